@@ -1,0 +1,3 @@
+from evaluator.cli import main
+
+main()

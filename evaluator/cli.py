@@ -1,0 +1,217 @@
+"""The `evaluator` command line (contract: DESIGN.md, Command line).
+
+Exit codes: 0 every scenario passed, 1 any scenario failed or errored, 2 bad input or configuration
+(a clear message on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from evaluator.config import Config, load_config
+from evaluator.errors import ConfigError, EvaluatorError, InputError, did_you_mean
+from evaluator.evaluation import evaluate
+from evaluator.langfuse_adapter import LangfuseAdapter
+from evaluator.prompts import PromptLibrary
+from evaluator.report import print_summary, progress_bar
+from evaluator.results import JudgeStatus, RunInfo, ScenarioResult, run_to_json
+from evaluator.runner import JUDGE_NOT_AVAILABLE, Runner, RunOptions, new_run_id
+from evaluator.scenario import LoadedScenario, load_scenarios
+from evaluator.scores import scores_for
+from evaluator.store import Store
+from evaluator.target import Target, load_target
+from evaluator.trace import load_trace_file
+
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+app = typer.Typer(
+    help="Evaluate multi-agent LLM systems through their Langfuse traces.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+ConfigOption = Annotated[Path | None, typer.Option("--config", help="evaluator.toml to use.")]
+
+
+def _prompt_pins(values: list[str], library: PromptLibrary) -> dict[str, int]:
+    pins: dict[str, int] = {}
+    for value in values:
+        name, sep, version = value.partition("=")
+        if not sep or not version.isdigit():
+            raise ConfigError(
+                f'--prompt "{value}": expected NAME=VERSION. Fix: e.g. --prompt agents/research=2'
+            )
+        library.get(name, version=int(version))  # raises naming valid names and versions
+        pins[name] = int(version)
+    return pins
+
+
+def _load_targets(config: Config, names: set[str]) -> dict[str, Target]:
+    configured = config.settings.targets
+    targets: dict[str, Target] = {}
+    for name in sorted(names):
+        if name not in configured:
+            raise ConfigError(
+                f'unknown target "{name}"{did_you_mean(name, configured)}. '
+                f"Fix: add [targets.{name}] to {config.source or 'evaluator.toml'}."
+            )
+        targets[name] = load_target(configured[name].entry, base_dir=config.base_dir, name=name)
+    return targets
+
+
+def _select(
+    config: Config, paths: list[str], tags: list[str], target: str | None, prompts: PromptLibrary
+) -> list[LoadedScenario]:
+    if not paths:
+        paths = [str(config.base_dir / "scenarios")]
+    loaded = load_scenarios(
+        paths,
+        targets=None if target else config.catalogs(),
+        tags=tags,
+        prompt_names=prompts.names(),
+    )
+    if not loaded:
+        raise ConfigError(
+            f"no scenarios match --tag {', '.join(tags)} in {', '.join(paths)}. "
+            "Fix: check the tag names (they are case-sensitive)."
+        )
+    if target:
+        loaded = [
+            LoadedScenario(scenario=s.scenario.model_copy(update={"target": target}), path=s.path)
+            for s in loaded
+        ]
+    return loaded
+
+
+def _run_with_progress(
+    runner: Runner, scenarios: list[LoadedScenario], options: RunOptions, store: Store
+) -> tuple[RunInfo, list[ScenarioResult]]:
+    """Run with a progress bar on stderr, storing each result and its scores as it finishes."""
+    with progress_bar(err) as progress:
+        task = progress.add_task("scenarios", total=len(scenarios))
+
+        def on_result(result: ScenarioResult) -> None:
+            store.record(options.run_id, result, scores_for(result, run_id=options.run_id))
+            progress.advance(task)
+
+        return runner.run(scenarios, options, on_result=on_result, on_start=store.start_run)
+
+
+@app.command()
+def run(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(help="Scenario files, folders or globs (default: scenarios/)."),
+    ] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="Only scenarios with this tag (repeatable).")] = None,
+    target: Annotated[str | None, typer.Option(help="Run every scenario against this target.")] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, max=256)] = None,
+    timeout: Annotated[float | None, typer.Option(help="Per-scenario timeout, seconds.")] = None,
+    no_judge: Annotated[bool, typer.Option("--no-judge", help="Do not run the LLM judge.")] = False,
+    prompt: Annotated[
+        list[str] | None, typer.Option(help="Pin a prompt version: NAME=VERSION (repeatable).")
+    ] = None,
+    output: Annotated[Path | None, typer.Option(help="Write the run's results JSON here.")] = None,
+    run_name: Annotated[str | None, typer.Option(help="A name for this run.")] = None,
+    config_path: ConfigOption = None,
+) -> None:
+    """Run scenarios against their targets and validate each run's trace."""
+    config = load_config(config_path)
+    prompts = PromptLibrary(config.prompts_dir)
+    pins = _prompt_pins(prompt or [], prompts)
+    scenarios = _select(config, paths or [], tag or [], target, prompts)
+    targets = _load_targets(config, {s.scenario.target for s in scenarios})
+    settings = config.settings.run
+    options = RunOptions(
+        concurrency=concurrency or settings.concurrency,
+        timeout_seconds=timeout or settings.timeout_seconds,
+        prompt_pins=pins,
+        run_id=new_run_id(),
+        run_name=run_name or "",
+        judge_status=JudgeStatus(status="skipped", reason="--no-judge was given")
+        if no_judge
+        else JUDGE_NOT_AVAILABLE,
+    )
+    llm = config.llm_endpoint() if config.settings.llm.targets else None
+    adapter = LangfuseAdapter.embedded()
+    store = Store(config.store_path)
+    runner = Runner(adapter=adapter, targets=targets, prompts=prompts, llm=llm)
+    run_info, results = _run_with_progress(runner, scenarios, options, store)
+    store.finish_run(run_info, results)
+    adapter.shutdown()
+    print_summary(out, run_info, results, expected_count=len(scenarios))
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(run_to_json(run_info, results), indent=2, default=str) + "\n")
+        out.print(f"Results: {output}")
+    out.print(f"Stored in {config.store_path} (run {run_info.id})")
+    passed = all(r.status == "passed" for r in results) and not run_info.interrupted
+    raise typer.Exit(EXIT_PASSED if passed else EXIT_FAILED)
+
+
+@app.command()
+def validate(
+    scenario: Annotated[Path, typer.Option(help="The scenario file.")],
+    trace: Annotated[
+        Path | None, typer.Option(help="A Langfuse trace or observations page (JSON file).")
+    ] = None,
+    trace_id: Annotated[str | None, typer.Option(help="A trace id to read from Langfuse.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result object.")] = False,
+) -> None:
+    """Validate one trace against one scenario."""
+    if (trace is None) == (trace_id is None):
+        raise ConfigError("give exactly one of --trace FILE or --trace-id ID.")
+    if trace_id is not None:
+        raise ConfigError(
+            "--trace-id reads the trace from Langfuse, which this version cannot do "
+            "yet. Fix: save the trace (GET /api/public/traces/{id}) and pass --trace."
+        )
+    assert trace is not None  # narrowed by the checks above  # noqa: S101
+    loaded = load_scenarios([str(scenario)])[0].scenario
+    normalized = load_trace_file(trace)
+    result = evaluate(
+        loaded,
+        normalized,
+        judge_status=JudgeStatus(status="skipped", reason="validate does not run the judge"),
+    )
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json(), indent=2, default=str) + "\n")
+    else:
+        from evaluator.report import summary_table
+
+        out.print(summary_table([result]))
+    raise typer.Exit(EXIT_PASSED if result.status == "passed" else EXIT_FAILED)
+
+
+@app.command()
+def lint(
+    paths: Annotated[list[str], typer.Argument(help="Scenario files, folders or globs.")],
+    config_path: ConfigOption = None,
+) -> None:
+    """Check scenario files: format, unknown keys, targets, agent and tool names, unique ids."""
+    config = load_config(config_path)
+    prompts = PromptLibrary(config.prompts_dir)
+    loaded = load_scenarios(paths, targets=config.catalogs(), prompt_names=prompts.names())
+    out.print(f"{len(loaded)} scenario files OK")
+
+
+def main() -> None:
+    try:
+        app()
+    except InputError as exc:
+        for problem in exc.problems:
+            err.print(f"[red]error[/red]: {problem}", markup=True, highlight=False)
+        err.print(f"{len(exc.problems)} problem(s); nothing was run.", highlight=False)
+        sys.exit(EXIT_BAD_INPUT)
+    except EvaluatorError as exc:
+        err.print(f"[red]error[/red]: {exc}", highlight=False)
+        sys.exit(EXIT_BAD_INPUT)

@@ -1,0 +1,151 @@
+"""Configuration: `evaluator.toml` (found in the working folder or a parent) plus the environment.
+
+    [targets.research]                      # or: research = "demo_agents.research:run"
+    entry = "demo_agents.research:run"
+    agents = ["orchestrator", "research", "clarification"]   # optional: lets lint catch typos
+    tools = ["pdf_retrieval", "web_search"]
+
+    [run]        concurrency = 4, timeout_seconds = 120, default_target = "research"
+    [store]      path = ".evaluator/evaluator.db"
+    [prompts]    dir = "prompts"
+    [judge]      prompt = "evaluation/quality", label = "production", model = "gpt-4o-mini"
+    [llm]        model = "gpt-4o-mini", targets = true   # offer the endpoint to targets
+
+Secrets never live here: the OpenAI-compatible endpoint comes from OPENAI_API_KEY / OPENAI_BASE_URL, Langfuse
+from LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY / LANGFUSE_BASE_URL. Relative paths are relative to the file.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from evaluator.errors import ConfigError
+from evaluator.scenario import TargetCatalog
+from evaluator.target import LLMEndpoint
+
+CONFIG_FILE = "evaluator.toml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TargetConfig(_Section):
+    entry: str
+    agents: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+
+
+class RunConfig(_Section):
+    concurrency: int = Field(default=4, ge=1, le=256)
+    timeout_seconds: float = Field(default=120.0, gt=0)
+    default_target: str | None = None
+
+
+class StoreConfig(_Section):
+    path: Path = Path(".evaluator/evaluator.db")
+
+
+class PromptsConfig(_Section):
+    dir: Path = Path("prompts")
+
+
+class JudgeConfig(_Section):
+    prompt: str = "evaluation/quality"
+    label: str | None = "production"
+    version: int | None = None
+    model: str = "gpt-4o-mini"
+
+
+class LLMConfig(_Section):
+    model: str = "gpt-4o-mini"
+    targets: bool = True  # offer the endpoint (when one is configured) to targets
+
+
+class Settings(_Section):
+    targets: dict[str, TargetConfig] = {}
+    run: RunConfig = RunConfig()
+    store: StoreConfig = StoreConfig()
+    prompts: PromptsConfig = PromptsConfig()
+    judge: JudgeConfig = JudgeConfig()
+    llm: LLMConfig = LLMConfig()
+
+    @field_validator("targets", mode="before")
+    @classmethod
+    def _shorthand(cls, value: object) -> object:
+        if isinstance(value, Mapping):
+            return {k: {"entry": v} if isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    settings: Settings
+    base_dir: Path
+    source: Path | None
+
+    def path(self, relative: Path) -> Path:
+        return relative if relative.is_absolute() else self.base_dir / relative
+
+    @property
+    def store_path(self) -> Path:
+        return self.path(self.settings.store.path)
+
+    @property
+    def prompts_dir(self) -> Path:
+        return self.path(self.settings.prompts.dir)
+
+    def catalogs(self) -> dict[str, TargetCatalog]:
+        return {
+            name: TargetCatalog(agents=t.agents, tools=t.tools) for name, t in self.settings.targets.items()
+        }
+
+    def llm_endpoint(self, env: Mapping[str, str] | None = None) -> LLMEndpoint | None:
+        """The OpenAI-compatible endpoint, when OPENAI_API_KEY or OPENAI_BASE_URL is set."""
+        env = os.environ if env is None else env
+        key, base_url = env.get("OPENAI_API_KEY"), env.get("OPENAI_BASE_URL")
+        if not key and not base_url:
+            return None
+        return LLMEndpoint(
+            base_url=base_url or None,
+            model=self.settings.llm.model,
+            api_key=SecretStr(key or "not-needed"),
+        )
+
+
+def find_config(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        candidate = folder / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(path: Path | None = None, *, cwd: Path | None = None) -> Config:
+    """Read `path`, or $EVALUATOR_CONFIG, or the nearest evaluator.toml; defaults when there is none."""
+    cwd = cwd or Path.cwd()
+    env_path = os.environ.get("EVALUATOR_CONFIG")
+    source = path or (Path(env_path) if env_path else None) or find_config(cwd)
+    if source is None:
+        return Config(settings=Settings(), base_dir=cwd, source=None)
+    try:
+        raw = tomllib.loads(source.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(
+            f"{source}: cannot read the configuration ({exc}). "
+            "Fix: check the path given to --config or EVALUATOR_CONFIG."
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: invalid TOML ({exc}). Fix: correct the syntax.") from None
+    try:
+        settings = Settings.model_validate(raw)
+    except ValidationError as exc:
+        lines = [f"{source}: {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+        raise ConfigError("\n".join(lines) + "\nFix: see the configuration section of the README.") from None
+    return Config(settings=settings, base_dir=source.parent.resolve(), source=source)

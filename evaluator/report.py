@@ -1,0 +1,88 @@
+"""Human-readable output: the progress bar while running and the summary table at the end."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from evaluator.results import RunInfo, ScenarioResult, totals
+
+_STATUS_STYLE = {"passed": "green", "failed": "red", "error": "bold red"}
+
+
+def progress_bar(console: Console) -> Progress:
+    return Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def _problems(result: ScenarioResult) -> str:
+    if result.error:
+        return result.error
+    parts: list[str] = []
+    if result.workflow is not None:
+        for kind, verdict in (("agents", result.workflow.agents), ("tools", result.workflow.tools)):
+            parts += [f"missing {kind[:-1]} {n}" for n in verdict.missing]
+            parts += [f"unexpected {kind[:-1]} {n}" for n in verdict.unexpected]
+    if result.trajectory is not None and not result.trajectory.passed:
+        tj = result.trajectory
+        if tj.expected_flow is not None and tj.actual_flow != tj.expected_flow:
+            parts.append(f"flow {tj.actual_flow} != {tj.expected_flow}")
+        if tj.full_path != 1.0:
+            parts.append(f"path {' > '.join(tj.actual) or '(none)'}")
+    if result.answer is not None:
+        parts += [f"answer lacks {s!r}" for s in result.answer.missing]
+    return "; ".join(parts) or "-"
+
+
+def _trajectory_cell(result: ScenarioResult) -> str:
+    tj = result.trajectory
+    if tj is None:
+        return "-"
+    return f"{tj.partial_path:.2f} / {tj.full_path:.0f} / {tj.path_nodes:.2f} / {tj.full_workflow:.0f}"
+
+
+def summary_table(results: Sequence[ScenarioResult]) -> Table:
+    table = Table(title="Scenario results", show_lines=False)
+    table.add_column("scenario", overflow="fold")
+    table.add_column("status")
+    table.add_column("missing / unexpected", overflow="fold")
+    table.add_column("trajectory\npartial / full / nodes / workflow", justify="center")
+    table.add_column("latency", justify="right")
+    for r in results:
+        style = _STATUS_STYLE[r.status]
+        latency = f"{r.latency_ms / 1000:.2f} s" if r.latency_ms is not None else "-"
+        table.add_row(
+            r.scenario_id,
+            f"[{style}]{r.status}[/{style}]",
+            _problems(r),
+            _trajectory_cell(r),
+            latency,
+        )
+    return table
+
+
+def print_summary(
+    console: Console, run: RunInfo, results: Sequence[ScenarioResult], expected_count: int
+) -> None:
+    console.print(summary_table(results))
+    counts = totals(results)
+    line = (
+        f"[bold]{counts['scenarios']} scenarios[/bold]: [green]{counts['passed']} passed[/green]"
+        f", [red]{counts['failed']} failed[/red], [bold red]{counts['error']} error[/bold red]"
+        f"  (run {run.id})"
+    )
+    console.print(line)
+    if run.interrupted:
+        console.print(
+            f"[yellow]Interrupted: {expected_count - len(results)} scenarios did not "
+            "finish; the finished ones are stored.[/yellow]"
+        )

@@ -1,0 +1,100 @@
+"""The system under test: a `module:callable` named in configuration, called once per scenario.
+
+A target is any callable `target(request: TargetRequest) -> object` (sync or async). It returns the final
+answer (a string, or anything JSON-serialisable) and records its work as Langfuse observations through the
+injected client: each agent an AGENT observation (`request.langfuse.start_as_current_observation(
+as_type="agent", name=...)`), each tool call a TOOL observation (LangChain tools invoked with
+`config={"callbacks": request.callbacks}` become one automatically). Everything it records nests below
+the evaluator's root span for the scenario, so the trace is the scenario's run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from evaluator.errors import ConfigError
+from evaluator.prompts import Prompt, PromptLibrary
+
+
+@dataclass(frozen=True, kw_only=True)
+class LLMEndpoint:
+    """An OpenAI-compatible endpoint. The key comes from the environment and is never printed."""
+
+    base_url: str | None
+    model: str
+    api_key: SecretStr
+
+    def __repr__(self) -> str:
+        return f"LLMEndpoint(base_url={self.base_url!r}, model={self.model!r})"
+
+
+class PromptResolver:
+    """Resolves the prompts a target asks for, honouring `--prompt NAME=VERSION`, and records each use.
+
+    One resolver per scenario run, so `used` lists exactly the prompt versions that run used.
+    """
+
+    def __init__(self, library: PromptLibrary, pins: Mapping[str, int] | None = None) -> None:
+        self._library = library
+        self._pins = dict(pins or {})
+        self.used: dict[str, Prompt] = {}
+
+    def get(self, name: str) -> Prompt:
+        prompt = self._library.get(name, version=self._pins.get(name))
+        self.used[name] = prompt
+        return prompt
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetRequest:
+    """What a target receives for one scenario run."""
+
+    input: str
+    scenario_id: str
+    run_id: str
+    langfuse: Any  # the injected `langfuse.Langfuse` client (typed loosely: the library's seam)
+    callbacks: Sequence[Any] = ()  # LangChain callback handlers that record runs in the same trace
+    prompts: PromptResolver
+    llm: LLMEndpoint | None = None  # None: the target should use its offline model
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+Target = Callable[[TargetRequest], object]
+
+
+def load_target(spec: str, *, base_dir: Path, name: str = "") -> Target:
+    """Import `module:callable`; `base_dir` (the configuration's folder) is importable, like a cwd."""
+    label = f'target "{name}"' if name else "target"
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(
+            f'{label}: "{spec}" is not of the form module:callable. '
+            'Fix: write it like "demo_agents.research:run".'
+        )
+    if str(base_dir) not in sys.path:
+        sys.path.insert(0, str(base_dir))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(
+            f'{label}: cannot import module "{module_name}" ({exc}). '
+            f"Fix: check the module path, relative to {base_dir}."
+        ) from None
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ConfigError(
+                f'{label}: module "{module_name}" has no attribute "{attr}". '
+                "Fix: name a callable defined in that module."
+            )
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ConfigError(f'{label}: "{spec}" is not callable. Fix: name a function or class.')
+    return obj

@@ -1,0 +1,73 @@
+"""Safe YAML reading for user files: size cap, no duplicate keys, problems instead of tracebacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evaluator.errors import Problem
+
+MAX_YAML_BYTES = 1024 * 1024
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a mapping with the same key twice (YAML would keep the last)."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f'duplicate key "{key}"', key_node.start_mark)
+        seen.add(key)
+    loader.flatten_mapping(node)
+    return dict(loader.construct_pairs(node))
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,
+)
+
+
+def read_yaml(path: Path) -> tuple[Any, list[Problem]]:
+    """(document, []) or (None, problems) for one file; never raises for bad content."""
+    source = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_YAML_BYTES:
+            return None, [
+                Problem(
+                    source=source,
+                    field="",
+                    found=f"file is {size} bytes",
+                    fix=f"keep a scenario file under {MAX_YAML_BYTES} bytes",
+                )
+            ]
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [
+            Problem(
+                source=source,
+                field="",
+                found=f"cannot read the file ({exc})",
+                fix="check the path and that the file is UTF-8 text",
+            )
+        ]
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader), []  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        return None, [
+            Problem(
+                source=source,
+                field=where,
+                found=f"invalid YAML: {problem}",
+                fix="correct the YAML syntax at that position",
+            )
+        ]
