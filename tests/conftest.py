@@ -1,0 +1,75 @@
+"""Test-wide guard: a test may reach loopback only. Any other connection attempt fails the test,
+even when the library that tried swallows the error (the Langfuse SDK logs and drops failures)."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_attempts: list[str] = []
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+_real_getaddrinfo = socket.getaddrinfo
+_LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+
+
+class OutsideNetworkError(ConnectionRefusedError):
+    """Raised instead of opening a connection beyond loopback."""
+
+
+def _is_loopback(host: object) -> bool:
+    if not isinstance(host, str):
+        return False
+    if host in _LOCAL_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _refuse(what: str) -> OutsideNetworkError:
+    _attempts.append(what)
+    return OutsideNetworkError(f"network guard: tests may reach only 127.0.0.1, not {what}")
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
+        raise _refuse(str(address))
+    _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
+        raise _refuse(str(address))
+    return _real_connect_ex(self, address)
+
+
+def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+    if host is not None and not _is_loopback(host.decode() if isinstance(host, bytes) else host):
+        raise _refuse(f"name lookup of {host!r}")
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+socket.getaddrinfo = _guarded_getaddrinfo
+
+
+@pytest.fixture(autouse=True)
+def _no_outside_network() -> Iterator[None]:
+    before = len(_attempts)
+    yield
+    tried = _attempts[before:]
+    if tried:
+        pytest.fail(f"test tried to reach beyond loopback: {tried}")
+
+
+@pytest.fixture
+def network_attempts() -> list[str]:
+    """The guard's record, for the test that checks the guard itself."""
+    return _attempts

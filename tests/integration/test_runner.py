@@ -1,0 +1,109 @@
+"""The runner with real SDK tracing in embedded mode and toy targets."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evaluator.langfuse_adapter import LangfuseAdapter
+from evaluator.prompts import PromptLibrary
+from evaluator.results import ScenarioResult
+from evaluator.runner import Runner, RunOptions
+from evaluator.scenario import LoadedScenario
+from tests.builders import scenario
+from tests.integration import toy_targets
+
+
+def _items(*inputs: str, target: str = "toy", **expected: object) -> list[LoadedScenario]:
+    return [
+        LoadedScenario(
+            scenario=scenario(id=f"s{i}", input=text, target=target, expected=expected or {}),
+            path=Path(f"s{i}.yaml"),
+        )
+        for i, text in enumerate(inputs)
+    ]
+
+
+@pytest.fixture
+def adapter() -> Iterator[LangfuseAdapter]:
+    adapter = LangfuseAdapter.embedded()
+    yield adapter
+    adapter.shutdown()
+
+
+def _runner(adapter: LangfuseAdapter, tmp_path: Path, target: object = toy_targets.by_input) -> Runner:
+    prompt = tmp_path / "prompts" / "agents" / "toy"
+    prompt.mkdir(parents=True)
+    (prompt / "v1.prompt").write_text("---\n---\nQ: {{question}}. ")
+    (prompt / "v2.prompt").write_text("---\n---\nQuestion: {{question}}. ")
+    return Runner(adapter=adapter, targets={"toy": target}, prompts=PromptLibrary(tmp_path / "prompts"))  # type: ignore[dict-item]
+
+
+def test_results_in_scenario_order_with_verdicts(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+    items = _items(
+        "one",
+        "two",
+        agents={"include": ["worker"]},
+        tools={"include": ["lookup"]},
+        trajectory={"tools": ["lookup"], "flow": "lookup"},
+    )
+    run, results = _runner(adapter, tmp_path).run(items, RunOptions(concurrency=2, run_id="run-x"))
+    assert [r.scenario_id for r in results] == ["s0", "s1"]
+    assert [r.status for r in results] == ["passed", "passed"]
+    assert results[0].output == "found one"
+    assert results[0].trace_id == adapter.trace_id_for("run-x", "s0")
+    assert results[0].trajectory is not None and results[0].trajectory.actual_flow == "lookup"
+    assert run.id == "run-x" and run.finished_at is not None and not run.interrupted
+
+
+def test_raise_and_hang_become_errors_and_the_rest_go_on(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+    items = _items("raise", "hang", "fine", agents={"include": ["worker"]}, tools={"include": ["lookup"]})
+    started = time.monotonic()
+    _, results = _runner(adapter, tmp_path).run(items, RunOptions(concurrency=3, timeout_seconds=0.5))
+    assert time.monotonic() - started < 10
+    by_id = {r.scenario_id: r for r in results}
+    assert by_id["s0"].status == "error"
+    assert by_id["s0"].error == "RuntimeError: the agent crashed"
+    assert by_id["s0"].workflow is None  # no verdict from a run that did not finish
+    assert by_id["s1"].status == "error"
+    assert by_id["s1"].error == "timed out after 0.5 s"
+    assert by_id["s2"].status == "passed"
+
+
+def test_concurrency_is_bounded(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+    toy_targets.gauge = toy_targets.Gauge()
+    items = _items(*["sleep:0.05"] * 12)
+    _runner(adapter, tmp_path).run(items, RunOptions(concurrency=3))
+    assert 1 < toy_targets.gauge.peak <= 3
+
+
+def test_each_result_is_handed_over_as_it_finishes(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+    finished_at: dict[str, float] = {}
+
+    def on_result(result: ScenarioResult) -> None:
+        finished_at[result.scenario_id] = time.monotonic()
+
+    items = _items("sleep:0.01", "sleep:0.6")
+    start = time.monotonic()
+    _runner(adapter, tmp_path).run(items, RunOptions(concurrency=2), on_result=on_result)
+    assert finished_at["s0"] - start < finished_at["s1"] - start
+    assert finished_at["s1"] - finished_at["s0"] > 0.3  # s0 was delivered long before s1 ended
+
+
+def test_prompt_pins_are_used_and_recorded(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+    runner = _runner(adapter, tmp_path, toy_targets.uses_prompt)
+    _, [default] = runner.run(_items("x"), RunOptions())
+    _, [pinned] = runner.run(_items("x"), RunOptions(prompt_pins={"agents/toy": 1}))
+    assert default.prompts == {"agents/toy": 2} and default.output.startswith("Question: x.")
+    assert pinned.prompts == {"agents/toy": 1} and pinned.output.startswith("Q: x.")
+
+
+def test_async_target(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+    _, [result] = _runner(adapter, tmp_path, toy_targets.async_target).run(
+        _items("a", agents={"include": ["worker"]}, tools={"include": ["lookup"]}), RunOptions()
+    )
+    assert result.status == "passed"
+    assert result.output == "found a"

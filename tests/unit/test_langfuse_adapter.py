@@ -1,0 +1,63 @@
+"""Embedded mode: the real SDK's spans, captured in-process, become the normalized trace."""
+
+from collections.abc import Iterator
+
+import pytest
+from langchain_core.tools import tool
+
+from evaluator.langfuse_adapter import LangfuseAdapter
+
+
+@tool
+def pdf_retrieval(query: str) -> str:
+    """Search the papers."""
+    return f"papers about {query}"
+
+
+@pytest.fixture
+def adapter() -> Iterator[LangfuseAdapter]:
+    adapter = LangfuseAdapter.embedded()
+    yield adapter
+    adapter.shutdown()
+
+
+def test_spans_become_trace_with_types_nesting_and_trace_attributes(adapter: LangfuseAdapter) -> None:
+    trace_id = adapter.trace_id_for("run-1", "scenario-a")
+    client = adapter.client
+    with adapter.scenario_run(
+        trace_id=trace_id, scenario_id="scenario-a", run_id="run-1", tags=["smoke"], input="q"
+    ) as root:
+        with client.start_as_current_observation(as_type="agent", name="orchestrator") as orch:
+            orch.update(metadata={"flow": "research"})
+            with client.start_as_current_observation(as_type="agent", name="research"):
+                pdf_retrieval.invoke({"query": "sql"}, config={"callbacks": adapter.callbacks()})
+        root.set_output("final answer")
+    trace = adapter.take_trace(trace_id)
+    assert trace.id == trace_id
+    assert trace.name == "scenario-a"
+    assert trace.agent_names == ["orchestrator", "research"]
+    assert trace.entry_agents == {"orchestrator"}  # the evaluator's root is a SPAN, not an agent
+    assert trace.tool_path == ["pdf_retrieval"]
+    assert trace.tools[0].agent == "research"
+    assert trace.tools[0].output is not None
+    assert trace.flow == "research"
+    assert trace.output == "final answer"
+
+
+def test_trace_ids_are_deterministic() -> None:
+    assert LangfuseAdapter.trace_id_for("r", "s") == LangfuseAdapter.trace_id_for("r", "s")
+    assert LangfuseAdapter.trace_id_for("r", "s") != LangfuseAdapter.trace_id_for("r", "t")
+    assert len(LangfuseAdapter.trace_id_for("r", "s")) == 32
+
+
+def test_traces_are_kept_apart(adapter: LangfuseAdapter) -> None:
+    ids = [adapter.trace_id_for("run", name) for name in ("a", "b")]
+    for trace_id, name in zip(ids, ("a", "b"), strict=True):
+        with (
+            adapter.scenario_run(trace_id=trace_id, scenario_id=name, run_id="run", tags=[], input=""),
+            adapter.client.start_as_current_observation(as_type="agent", name=f"agent-{name}"),
+        ):
+            pass
+    assert adapter.take_trace(ids[0]).agent_names == ["agent-a"]
+    assert adapter.take_trace(ids[1]).agent_names == ["agent-b"]
+    assert adapter.take_trace(ids[0]).observation_count == 0  # taken once

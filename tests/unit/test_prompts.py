@@ -1,0 +1,87 @@
+"""Prompt files: header, versions, labels, compiling like Langfuse, and clear errors."""
+
+from pathlib import Path
+
+import pytest
+from langfuse.model import TemplateParser
+
+from evaluator.errors import PromptError
+from evaluator.prompts import PromptLibrary, PromptVariableError
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> PromptLibrary:
+    _write(
+        tmp_path,
+        "agents/research/v1.prompt",
+        "---\nlabels: [production]\nconfig: {temperature: 0}\n---\nAnswer {{ question }} using {{tools}}.\n",
+    )
+    _write(tmp_path, "agents/research/v2.prompt", "---\ncommit_message: tighter\n---\nAnswer {{question}}.\n")
+    _write(
+        tmp_path,
+        "evaluation/quality/v1.prompt",
+        "---\ntype: chat\n---\n- role: system\n  content: You judge answers.\n"
+        "- role: user\n  content: 'Answer: {{answer}}'\n",
+    )
+    return PromptLibrary(tmp_path)
+
+
+def test_names_versions_labels(library: PromptLibrary) -> None:
+    assert library.names() == ["agents/research", "evaluation/quality"]
+    assert library.get("agents/research").version == 1  # the production label wins over "newest"
+    assert library.get("agents/research", version=2).commit_message == "tighter"
+    assert library.get("evaluation/quality").version == 1  # no label: the newest
+    assert library.get("agents/research").config == {"temperature": 0}
+
+
+def test_compiles_like_langfuse(library: PromptLibrary) -> None:
+    prompt = library.get("agents/research")
+    values = {"question": "What is RAG?", "tools": "pdf_retrieval"}
+    assert prompt.variables() == ["question", "tools"]
+    assert prompt.compile_text(**values) == TemplateParser.compile_template(prompt.text, values)
+    assert prompt.compile_text(**values) == "Answer What is RAG? using pdf_retrieval."
+
+
+def test_chat_prompt_messages(library: PromptLibrary) -> None:
+    messages = library.get("evaluation/quality").compile_messages(answer="42")
+    assert [(m.role, m.content) for m in messages] == [
+        ("system", "You judge answers."),
+        ("user", "Answer: 42"),
+    ]
+
+
+def test_missing_variable_is_a_named_error(library: PromptLibrary) -> None:
+    with pytest.raises(PromptVariableError, match="no value for tools"):
+        library.get("agents/research").compile_text(question="q")
+
+
+def test_unknown_name_version_label(library: PromptLibrary) -> None:
+    with pytest.raises(
+        PromptError, match='unknown prompt "agents/reserch" \\(did you mean "agents/research"\\?\\)'
+    ):
+        library.get("agents/reserch")
+    with pytest.raises(PromptError, match=r"no version 7 of agents/research\. Fix: use one of 1, 2"):
+        library.get("agents/research", version=7)
+    with pytest.raises(PromptError, match='no version of agents/research has label "staging"'):
+        library.get("agents/research", label="staging")
+
+
+def test_bad_files_reported_together(tmp_path: Path) -> None:
+    _write(tmp_path, "a/v1.prompt", "no header\n")
+    _write(tmp_path, "b/version1.prompt", "---\n---\nx\n")
+    _write(tmp_path, "c/v1.prompt", "---\nlables: [production]\n---\nx\n")
+    _write(tmp_path, "d/v1.prompt", "---\ntype: chat\n---\njust text\n")
+    with pytest.raises(PromptError) as info:
+        PromptLibrary(tmp_path)
+    text = str(info.value)
+    assert "a/v1.prompt: header: no opening '---' line" in text
+    assert 'b/version1.prompt: file name: "version1.prompt"' in text
+    assert "c/v1.prompt: lables: Extra inputs are not permitted" in text
+    assert "d/v1.prompt: body: not a chat message list" in text
+    assert len(info.value.problems) == 4

@@ -1,0 +1,150 @@
+"""Scenario loading: the format, and every kind of bad input reported together with a fix."""
+
+from pathlib import Path
+
+import pytest
+
+from evaluator.errors import ScenarioError
+from evaluator.scenario import TargetCatalog, load_scenarios
+
+GOOD = """\
+id: research-pdf-only
+description: Answerable from the PDF corpus alone
+tags: [research, smoke]
+target: research
+input: "What is the state of the art in text-to-SQL?"
+expected:
+  agents: {include: [research], exclude: [clarification]}
+  tools:  {include: [pdf_retrieval], exclude: [web_search]}
+  trajectory: {flow: research, tools: [pdf_retrieval]}
+  answer:
+    criteria: |
+      Names a specific approach and cites its accuracy.
+    contains: ["Spider"]
+judge: {prompt: evaluation/quality, version: 1}
+"""
+CATALOG = {
+    "research": TargetCatalog(
+        agents=("orchestrator", "research", "clarification"), tools=("pdf_retrieval", "web_search")
+    )
+}
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _problems(paths: list[str], **kwargs: object) -> list[str]:
+    with pytest.raises(ScenarioError) as info:
+        load_scenarios(paths, **kwargs)  # type: ignore[arg-type]
+    return [str(p) for p in info.value.problems]
+
+
+def test_design_example_loads(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.yaml", GOOD)
+    [loaded] = load_scenarios([str(path)], targets=CATALOG, prompt_names=["evaluation/quality"])
+    scenario = loaded.scenario
+    assert loaded.path == path
+    assert scenario.expected.tools.exclude == ("web_search",)
+    assert scenario.expected.tools.strict is True
+    assert scenario.expected.trajectory is not None and scenario.expected.trajectory.flow == "research"
+    assert scenario.judge is not None and scenario.judge.version == 1
+
+
+def test_folder_recursive_glob_and_tags(tmp_path: Path) -> None:
+    _write(tmp_path, "a.yaml", GOOD)
+    _write(tmp_path, "sub/b.yml", GOOD.replace("research-pdf-only", "b").replace("smoke", "slow"))
+    _write(tmp_path, "sub/notes.txt", "ignored")
+    assert [s.scenario.id for s in load_scenarios([str(tmp_path)])] == ["research-pdf-only", "b"]
+    assert [s.scenario.id for s in load_scenarios([str(tmp_path / "sub" / "*.yml")])] == ["b"]
+    assert [s.scenario.id for s in load_scenarios([str(tmp_path)], tags=["slow"])] == ["b"]
+    assert load_scenarios([str(tmp_path)], tags=["nothing"]) == []
+
+
+def test_unknown_key_did_you_mean(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.yaml", GOOD.replace("exclude: [web_search]", "exlude: [web_search]"))
+    [problem] = _problems([str(path)])
+    assert f'{path}: expected.tools.exlude: unknown key "exlude" (did you mean "exclude"?)' in problem
+    assert "Fix: use one of: include, exclude, allow, strict" in problem
+
+
+def test_all_problems_in_all_files_reported_together(tmp_path: Path) -> None:
+    bad_yaml = _write(tmp_path, "1.yaml", "id: [unclosed\n")
+    missing = _write(tmp_path, "2.yaml", "id: x\ntarget: research\n")
+    unknown = _write(
+        tmp_path,
+        "3.yaml",
+        GOOD.replace("target: research", "target: reserch").replace("research-pdf-only", "three"),
+    )
+    bad_agent = _write(
+        tmp_path,
+        "4.yaml",
+        GOOD.replace("include: [pdf_retrieval]", "include: [pdf_retreival]").replace(
+            "research-pdf-only", "four"
+        ),
+    )
+    problems = _problems([str(tmp_path)], targets=CATALOG)
+    text = "\n".join(problems)
+    assert f"{bad_yaml}: line 2, column 1: invalid YAML" in text
+    assert f"{missing}: input: required field is missing" in text
+    assert f'{unknown}: target: unknown target "reserch" (did you mean "research"?)' in text
+    assert (
+        f'{bad_agent}: expected.tools: unknown tool "pdf_retreival" for target "research" (did you mean '
+        f'"pdf_retrieval"?)' in text
+    )
+    assert len(problems) == 4
+
+
+def test_duplicate_ids(tmp_path: Path) -> None:
+    _write(tmp_path, "a.yaml", GOOD)
+    second = _write(tmp_path, "b.yaml", GOOD)
+    [problem] = _problems([str(tmp_path)])
+    assert problem.startswith(f'{second}: id: "research-pdf-only" is also the id of')
+
+
+def test_duplicate_yaml_key_is_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.yaml", GOOD + "input: again\n")
+    [problem] = _problems([str(path)])
+    assert 'duplicate key "input"' in problem
+
+
+def test_include_and_exclude_overlap(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.yaml", GOOD.replace("exclude: [clarification]", "exclude: [research]"))
+    [problem] = _problems([str(path)])
+    assert "expected.agents: research is both in include and in exclude" in problem
+
+
+def test_bad_id_and_not_a_mapping_and_missing_path(tmp_path: Path) -> None:
+    bad_id = _write(tmp_path, "a.yaml", GOOD.replace("research-pdf-only", "Research PDF"))
+    listing = _write(tmp_path, "b.yaml", "- just\n- a list\n")
+    problems = _problems([str(bad_id), str(listing), str(tmp_path / "nope")])
+    assert any("id: 'Research PDF' is not a valid id" in p for p in problems)
+    assert any("the file is not a YAML mapping" in p for p in problems)
+    assert any("nope: no scenario files here" in p for p in problems)
+
+
+def test_unsafe_yaml_tag_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.yaml", "id: !!python/object/apply:os.system ['echo pwned']\n")
+    [problem] = _problems([str(path)])
+    assert "invalid YAML" in problem
+
+
+def test_size_cap(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.yaml", GOOD + "# " + "x" * (1024 * 1024) + "\n")
+    [problem] = _problems([str(path)])
+    assert "bytes" in problem and "under" in problem
+
+
+def test_unknown_judge_prompt(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.yaml", GOOD.replace("evaluation/quality", "evaluation/qualty"))
+    [problem] = _problems([str(path)], prompt_names=["evaluation/quality"])
+    assert 'judge.prompt: unknown prompt "evaluation/qualty" (did you mean "evaluation/quality"?)' in problem
+
+
+def test_judge_version_and_label_together(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.yaml", GOOD.replace("version: 1}", "version: 1, label: production}"))
+    [problem] = _problems([str(path)])
+    assert "give either version or label" in problem

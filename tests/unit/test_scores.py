@@ -1,0 +1,63 @@
+"""Scores: contract names and types, deterministic ids, nothing for what was not evaluated."""
+
+from evaluator.evaluation import error_result, evaluate
+from evaluator.results import JudgeStatus, ScenarioResult
+from evaluator.scores import score_id, scores_for
+from tests.builders import scenario, trace_of
+
+SKIPPED = JudgeStatus(status="skipped", reason="test")
+
+
+def _result() -> ScenarioResult:
+    s = scenario(
+        expected={
+            "agents": {"include": ["research"]},
+            "tools": {"include": ["pdf_retrieval", "web_search"]},
+            "trajectory": {"tools": ["pdf_retrieval"], "flow": "research"},
+        }
+    )
+    return evaluate(
+        s,
+        trace_of(["orchestrator", "research"], ["pdf_retrieval"], flow="research"),
+        judge_status=SKIPPED,
+        finished_at="2026-11-22T10:00:00.000Z",
+    )
+
+
+def test_names_types_values_comments() -> None:
+    scores = {s.name: s for s in scores_for(_result(), run_id="run-1")}
+    assert list(scores) == [
+        "workflow_pass",
+        "workflow_agents_pass",
+        "workflow_tools_pass",
+        "trajectory_partial_path",
+        "trajectory_full_path",
+        "trajectory_path_nodes",
+        "trajectory_full_workflow",
+    ]
+    assert scores["workflow_pass"].data_type == "BOOLEAN"
+    assert scores["workflow_pass"].value == 0.0
+    assert scores["workflow_pass"].comment == "tools missing: web_search"
+    assert scores["workflow_agents_pass"].value == 1.0
+    assert scores["workflow_agents_pass"].comment is None
+    assert scores["trajectory_full_workflow"].data_type == "NUMERIC"
+    assert scores["trajectory_full_workflow"].value == 1.0
+    assert scores["workflow_pass"].metadata["scenario_id"] == "s1"
+    assert scores["workflow_pass"].metadata["run_id"] == "run-1"
+    assert scores["workflow_pass"].timestamp == "2026-11-22T10:00:00.000Z"
+
+
+def test_ids_are_deterministic_per_run_trace_and_name() -> None:
+    first = scores_for(_result(), run_id="run-1")
+    again = scores_for(_result(), run_id="run-1")
+    other_run = scores_for(_result(), run_id="run-2")
+    assert [s.id for s in first] == [s.id for s in again]
+    assert not {s.id for s in first} & {s.id for s in other_run}
+    assert len({s.id for s in first}) == len(first)
+    assert first[0].id == score_id("run-1", first[0].trace_id, "workflow_pass")
+
+
+def test_no_scores_for_an_error_or_a_skipped_judge() -> None:
+    failed = error_result(scenario(), "t", "RuntimeError: boom", judge_status=SKIPPED, latency_ms=1.0)
+    assert scores_for(failed, run_id="r") == []
+    assert not [s for s in scores_for(_result(), run_id="r") if s.name.startswith("quality_")]

@@ -1,0 +1,154 @@
+"""The normalized trace from each source: built observations, Langfuse API bodies, captured spans."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evaluator.errors import TraceError
+from evaluator.trace import Trace, load_trace_file, trace_from_langfuse_trace, trace_from_observations
+from tests.builders import TraceBuilder
+
+LANGFUSE_TRACE = {
+    "id": "abc123",
+    "name": "research-pdf-only",
+    "timestamp": "2026-11-22T10:00:00.000Z",
+    "output": "DIN-SQL reaches 85.3% on Spider.",
+    "tags": ["research"],
+    "observations": [
+        # deliberately out of order; one with an unknown extra field
+        {
+            "id": "t1",
+            "traceId": "abc123",
+            "type": "TOOL",
+            "name": "pdf_retrieval",
+            "parentObservationId": "a2",
+            "startTime": "2026-11-22T10:00:02.000Z",
+            "endTime": "2026-11-22T10:00:02.100Z",
+            "input": '{"query": "text-to-SQL"}',
+            "output": "hits",
+            "level": "DEFAULT",
+            "somethingNew": 1,
+        },
+        {
+            "id": "root",
+            "traceId": "abc123",
+            "type": "SPAN",
+            "name": "research-pdf-only",
+            "parentObservationId": None,
+            "startTime": "2026-11-22T10:00:00.000Z",
+            "endTime": "2026-11-22T10:00:03.000Z",
+        },
+        {
+            "id": "a1",
+            "traceId": "abc123",
+            "type": "AGENT",
+            "name": "orchestrator",
+            "parentObservationId": "root",
+            "startTime": "2026-11-22T10:00:00.500Z",
+            "metadata": {"flow": "research"},
+        },
+        {
+            "id": "a2",
+            "traceId": "abc123",
+            "type": "agent",
+            "name": "research",
+            "parentObservationId": "a1",
+            "startTime": "2026-11-22T10:00:01.000Z",
+            "promptName": "agents/research",
+            "promptVersion": 2,
+        },
+        {
+            "id": "t2",
+            "traceId": "abc123",
+            "type": "TOOL",
+            "name": "web_search",
+            "parentObservationId": "a2",
+            "startTime": "2026-11-22T10:00:02.500Z",
+            "level": "ERROR",
+            "statusMessage": "index unavailable",
+        },
+    ],
+}
+
+
+def _check_research_trace(trace_id: str, trace_name: str | None, trace: Trace) -> None:
+    assert trace.id == trace_id
+    assert trace.name == trace_name
+    assert trace.agent_names == ["orchestrator", "research"]
+    assert trace.entry_agents == {"orchestrator"}
+    assert trace.tool_path == ["pdf_retrieval", "web_search"]
+    assert trace.tools[0].input == {"query": "text-to-SQL"}
+    assert trace.tools[0].agent == "research"
+    assert trace.flow == "research"
+    assert trace.errors == ("web_search: index unavailable",)
+    assert trace.tools[1].error == "index unavailable"
+    assert trace.prompts == (("agents/research", 2),)
+
+
+def test_from_langfuse_trace_body() -> None:
+    trace = trace_from_langfuse_trace(LANGFUSE_TRACE)
+    _check_research_trace("abc123", "research-pdf-only", trace)
+    assert trace.output == "DIN-SQL reaches 85.3% on Spider."
+    assert trace.duration_seconds == pytest.approx(3.0)
+
+
+def test_from_observations_pages_dedupes_by_id_keeping_newest() -> None:
+    rows = [dict(o, updatedAt="2026-11-22T10:00:05.000Z") for o in LANGFUSE_TRACE["observations"]]
+    stale = dict(rows[0], name="stale_name", updatedAt="2026-11-22T10:00:04.000Z")
+    # v2 observations return metadata values as JSON strings
+    rows[2] = dict(rows[2], metadata={"flow": '"research"'})
+    pages = [{"data": [*rows[:3], stale], "meta": {"cursor": "c1"}}, {"data": [*rows[3:], stale], "meta": {}}]
+    trace = trace_from_observations(pages)
+    _check_research_trace("abc123", "research-pdf-only", trace)
+    assert trace.observation_count == 5
+
+
+def test_flow_falls_back_to_first_non_entry_agent() -> None:
+    builder = TraceBuilder()
+    orchestrator = builder.agent("orchestrator")
+    builder.agent("clarification", parent=orchestrator)
+    assert builder.build().flow == "clarification"
+
+
+def test_no_agents_no_flow_and_missing_fields_degrade() -> None:
+    trace = trace_from_langfuse_trace({"id": "x", "observations": [{"id": "1"}, {"name": "n", "id": "2"}]})
+    assert trace.flow is None
+    assert trace.agents == ()
+    assert trace.observation_count == 2
+
+
+def test_earliest_flow_metadata_wins() -> None:
+    builder = TraceBuilder()
+    first = builder.agent("orchestrator", metadata={"flow": "research"})
+    builder.agent("research", parent=first, metadata={"flow": "other"})
+    assert builder.build().flow == "research"
+
+
+def test_cycle_in_parent_links_does_not_hang() -> None:
+    body = {
+        "id": "x",
+        "observations": [
+            {"id": "a", "type": "AGENT", "name": "a", "parentObservationId": "b"},
+            {"id": "b", "type": "SPAN", "name": "b", "parentObservationId": "a"},
+        ],
+    }
+    assert trace_from_langfuse_trace(body).agent_names == ["a"]
+
+
+def test_load_trace_file_both_shapes_and_errors(tmp_path: Path) -> None:
+    trace_file = tmp_path / "trace.json"
+    trace_file.write_text(json.dumps(LANGFUSE_TRACE))
+    assert load_trace_file(trace_file).tool_path == ["pdf_retrieval", "web_search"]
+    page_file = tmp_path / "page.json"
+    page_file.write_text(json.dumps({"data": LANGFUSE_TRACE["observations"], "meta": {}}))
+    assert load_trace_file(page_file).id == "abc123"
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"hello": 1}')
+    with pytest.raises(TraceError, match="not a Langfuse trace"):
+        load_trace_file(bad)
+    with pytest.raises(TraceError, match="cannot read"):
+        load_trace_file(tmp_path / "missing.json")
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(TraceError, match="not JSON"):
+        load_trace_file(tmp_path / "broken.json")

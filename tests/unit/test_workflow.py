@@ -1,0 +1,112 @@
+"""The workflow rules, on the seed's examples (seeds/workflow-and-quality-metrics.md) and edge cases."""
+
+from evaluator.scenario import Expectation
+from evaluator.workflow import WorkflowValidator, validate_kind
+from tests.builders import TraceBuilder, expected, trace_of
+
+
+def test_seed_pass_example() -> None:
+    trace = trace_of(["orchestrator", "research"], ["pdf_retrieval"])
+    verdict = WorkflowValidator().validate(
+        expected(
+            agents={"include": ["research"], "exclude": ["clarification"]},
+            tools={"include": ["pdf_retrieval"], "exclude": ["web_search"]},
+        ),
+        trace,
+    )
+    assert verdict.to_json() == {
+        "pass": True,
+        "agents": {
+            "pass": True,
+            "included": ["research"],
+            "excluded": ["clarification"],
+            "missing": [],
+            "unexpected": [],  # orchestrator is an entry agent: always expected
+        },
+        "tools": {
+            "pass": True,
+            "included": ["pdf_retrieval"],
+            "excluded": ["web_search"],
+            "missing": [],
+            "unexpected": [],
+        },
+    }
+
+
+def test_seed_fail_example_missing_tool() -> None:
+    trace = trace_of(["orchestrator", "research"], ["pdf_retrieval"])
+    verdict = WorkflowValidator().validate(
+        expected(agents={"include": ["research"]}, tools={"include": ["pdf_retrieval", "web_search"]}),
+        trace,
+    )
+    assert verdict.passed is False
+    assert verdict.tools.passed is False
+    assert verdict.tools.included == ("pdf_retrieval",)
+    assert verdict.tools.missing == ("web_search",)
+    assert verdict.agents.passed is True
+    assert verdict.comment() == "tools missing: web_search"
+
+
+def test_excluded_and_called_is_unexpected_not_excluded() -> None:
+    verdict = validate_kind(
+        ["pdf_retrieval", "web_search"], Expectation(include=("pdf_retrieval",), exclude=("web_search",))
+    )
+    assert verdict.unexpected == ("web_search",)
+    assert verdict.excluded == ()
+    assert not verdict.passed
+
+
+def test_excluded_item_is_unexpected_even_when_not_strict() -> None:
+    verdict = validate_kind(["a", "b"], Expectation(include=("a",), exclude=("b",), strict=False))
+    assert verdict.unexpected == ("b",)
+
+
+def test_strict_flags_unlisted_calls_in_first_call_order_without_duplicates() -> None:
+    verdict = validate_kind(["c", "a", "b", "c", "b"], Expectation(include=("a",)))
+    assert verdict.unexpected == ("c", "b")
+
+
+def test_not_strict_ignores_unlisted_calls() -> None:
+    verdict = validate_kind(["c", "a"], Expectation(include=("a",), strict=False))
+    assert verdict.passed and verdict.unexpected == ()
+
+
+def test_allow_permits_without_requiring() -> None:
+    allowed = validate_kind(["a", "b"], Expectation(include=("a",), allow=("b",)))
+    assert allowed.passed
+    assert validate_kind(["a"], Expectation(include=("a",), allow=("b",))).passed
+
+
+def test_repeated_calls_count_once_and_lists_keep_scenario_order() -> None:
+    verdict = validate_kind(["b", "a", "a", "b"], Expectation(include=("a", "b", "c"), exclude=("d", "e")))
+    assert verdict.included == ("a", "b")
+    assert verdict.missing == ("c",)
+    assert verdict.excluded == ("d", "e")
+
+
+def test_empty_expectation_empty_calls_passes() -> None:
+    assert validate_kind([], Expectation()).passed
+
+
+def test_empty_expectation_strict_fails_on_any_call() -> None:
+    verdict = validate_kind(["x"], Expectation())
+    assert verdict.unexpected == ("x",)
+
+
+def test_nested_agents_only_top_level_ones_are_entry_agents() -> None:
+    builder = TraceBuilder()
+    orchestrator = builder.agent("orchestrator")
+    span = builder.add("SPAN", "routing", parent=orchestrator)
+    research = builder.agent("research", parent=span)  # nested through a plain span: not an entry agent
+    builder.agent("summarizer", parent=research)
+    builder.agent("monitor")  # a second top-level agent: also an entry agent
+    trace = builder.build()
+    assert trace.entry_agents == {"orchestrator", "monitor"}
+    verdict = WorkflowValidator().validate(expected(agents={"include": ["research"]}), trace)
+    assert verdict.agents.unexpected == ("summarizer",)
+
+
+def test_entry_agent_in_exclude_is_unexpected() -> None:
+    trace = trace_of(["orchestrator", "research"], [])
+    verdict = WorkflowValidator().validate(expected(agents={"exclude": ["orchestrator"]}), trace)
+    assert verdict.agents.unexpected == ("orchestrator", "research")
