@@ -209,9 +209,9 @@ def main() -> None:
         app()
     except InputError as exc:
         for problem in exc.problems:
-            err.print(f"[red]error[/red]: {problem}", markup=True, highlight=False)
+            err.print(f"[red]error[/red]: {problem}", highlight=False, soft_wrap=True)
         err.print(f"{len(exc.problems)} problem(s); nothing was run.", highlight=False)
         sys.exit(EXIT_BAD_INPUT)
     except EvaluatorError as exc:
-        err.print(f"[red]error[/red]: {exc}", highlight=False)
+        err.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_BAD_INPUT)

@@ -1,0 +1,240 @@
+"""The command line: exit codes, bad-input messages, output files, and the store, on a toy project."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from evaluator.cli import app, main
+
+ROOT = Path(__file__).resolve().parents[2]
+TOY_CONFIG = """\
+[targets.toy]
+entry = "toy_targets:by_input"
+agents = ["orchestrator", "worker"]
+tools = ["lookup"]
+[run]
+timeout_seconds = 5
+[store]
+path = "state/evaluator.db"
+"""
+PASSING = """\
+id: toy-pass
+tags: [smoke]
+target: toy
+input: hello
+expected:
+  agents: {include: [worker]}
+  tools: {include: [lookup]}
+  trajectory: {flow: lookup, tools: [lookup]}
+  answer: {contains: ["found hello"]}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "evaluator.toml").write_text(TOY_CONFIG)
+    (tmp_path / "toy_targets.py").write_text((ROOT / "tests/integration/toy_targets.py").read_text())
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios/pass.yaml").write_text(PASSING)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EVALUATOR_CONFIG", raising=False)
+    return tmp_path
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    """Run the CLI in-process through main(), as the console script does."""
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    monkeypatch.setattr(sys, "argv", ["evaluator", *args])
+    with pytest.raises(SystemExit) as info:
+        main()
+    captured = capsys.readouterr()
+    return int(info.value.code or 0), captured.out + captured.err
+
+
+def test_run_all_passed_exit_0_output_and_store(project: Path) -> None:
+    code, out, _ = _run("run", "--output", "out/results.json", "--run-name", "nightly")
+    assert code == 0, out
+    assert "1 scenarios: 1 passed" in out
+    document = json.loads((project / "out/results.json").read_text())
+    assert document["run"]["name"] == "nightly"
+    assert document["run"]["totals"] == {"scenarios": 1, "passed": 1, "failed": 0, "error": 0}
+    [result] = document["results"]
+    assert result["status"] == "passed"
+    assert result["workflow"]["tools"]["included"] == ["lookup"]
+    assert result["trajectory"]["full_workflow"] == 1.0
+    assert result["quality"] is None and result["judge_status"]["status"] == "skipped"
+    with sqlite3.connect(project / "state/evaluator.db") as db:
+        assert db.execute("SELECT status FROM results").fetchall() == [("passed",)]
+        assert db.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 7
+        assert db.execute("SELECT finished_at IS NOT NULL FROM runs").fetchone()[0] == 1
+
+
+def test_run_with_a_failure_and_an_error_exit_1(project: Path) -> None:
+    failing = PASSING.replace("toy-pass", "toy-fail").replace(
+        "include: [worker]", "include: [worker, helper]"
+    )
+    (project / "scenarios/fail.yaml").write_text(failing)
+    (project / "evaluator.toml").write_text(TOY_CONFIG.replace('"worker"]', '"worker", "helper"]'))
+    (project / "scenarios/crash.yaml").write_text("id: toy-crash\ntarget: toy\ninput: raise\n")
+    code, out, _ = _run("run", "--config", "evaluator.toml")
+    assert code == 1, out
+    assert "3 scenarios: 1 passed, 1 failed, 1 error" in out
+    assert "missing agent helper" in out
+    assert "RuntimeError" in out  # the table folds the message; the JSON has it whole
+
+
+def test_tag_filter_and_no_match(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _run("run", "--tag", "smoke")
+    assert code == 0, out
+    code, text = _main(monkeypatch, capsys, "run", "--tag", "nope")
+    assert code == 2
+    assert "no scenarios match --tag nope" in text
+
+
+def test_bad_input_is_reported_without_traceback(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "scenarios/typo.yaml").write_text(
+        PASSING.replace("toy-pass", "typo").replace("tools: {", "tols: {")
+    )
+    (project / "scenarios/agent.yaml").write_text(
+        PASSING.replace("toy-pass", "agent").replace("[worker]", "[wroker]")
+    )
+    code, text = _main(monkeypatch, capsys, "run")
+    assert code == 2
+    assert 'expected.tols: unknown key "tols" (did you mean "tools"?)' in text
+    assert 'unknown agent "wroker" for target "toy" (did you mean "worker"?)' in text
+    assert "2 problem(s); nothing was run." in text
+    assert "Traceback" not in text
+    code, text = _main(monkeypatch, capsys, "lint", "scenarios")
+    assert code == 2 and "2 problem(s)" in text
+
+
+def test_bad_prompt_pin_and_unknown_target(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, text = _main(monkeypatch, capsys, "run", "--prompt", "agents/research")
+    assert code == 2 and "expected NAME=VERSION" in text
+    code, text = _main(monkeypatch, capsys, "run", "--prompt", "agents/research=1")
+    assert code == 2 and 'unknown prompt "agents/research"' in text
+    code, text = _main(monkeypatch, capsys, "run", "--target", "tyo")
+    assert code == 2 and 'unknown target "tyo" (did you mean "toy"?)' in text
+
+
+def test_bad_config(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "evaluator.toml").write_text("[run]\nconcurency = 2\n")
+    code, text = _main(monkeypatch, capsys, "run")
+    assert code == 2 and "run.concurency: Extra inputs are not permitted" in text
+
+
+def test_lint_ok(project: Path) -> None:
+    code, out, _ = _run("lint", "scenarios")
+    assert code == 0 and "1 scenario files OK" in out
+
+
+def test_validate_json_from_a_saved_trace(project: Path) -> None:
+    trace = {
+        "id": "t-1",
+        "name": "toy-pass",
+        "output": "found hello",
+        "observations": [
+            {"id": "r", "type": "SPAN", "name": "toy-pass", "startTime": "2026-11-22T10:00:00Z"},
+            {
+                "id": "a",
+                "type": "AGENT",
+                "name": "orchestrator",
+                "parentObservationId": "r",
+                "startTime": "2026-11-22T10:00:01Z",
+                "metadata": {"flow": "lookup"},
+            },
+            {
+                "id": "b",
+                "type": "AGENT",
+                "name": "worker",
+                "parentObservationId": "a",
+                "startTime": "2026-11-22T10:00:02Z",
+            },
+            {
+                "id": "c",
+                "type": "TOOL",
+                "name": "lookup",
+                "parentObservationId": "b",
+                "startTime": "2026-11-22T10:00:03Z",
+            },
+        ],
+    }
+    (project / "trace.json").write_text(json.dumps(trace))
+    code, out, _ = _run("validate", "--scenario", "scenarios/pass.yaml", "--trace", "trace.json", "--json")
+    assert code == 0, out
+    result = json.loads(out)
+    assert set(result) >= {
+        "scenario_id",
+        "trace_id",
+        "status",
+        "workflow",
+        "trajectory",
+        "quality",
+        "judge_status",
+    }
+    assert result["trace_id"] == "t-1"
+    assert result["workflow"]["agents"] == {
+        "pass": True,
+        "included": ["worker"],
+        "excluded": [],
+        "missing": [],
+        "unexpected": [],
+    }
+    assert result["trajectory"]["flow"] == {"expected": "lookup", "actual": "lookup"}
+    trace["observations"] = trace["observations"][:3]  # drop the tool call
+    (project / "trace.json").write_text(json.dumps(trace))
+    code, out, _ = _run("validate", "--scenario", "scenarios/pass.yaml", "--trace", "trace.json", "--json")
+    assert code == 1
+    assert json.loads(out)["workflow"]["tools"]["missing"] == ["lookup"]
+
+
+def test_validate_missing_trace_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, text = _main(
+        monkeypatch, capsys, "validate", "--scenario", "scenarios/pass.yaml", "--trace", "nope.json"
+    )
+    assert code == 2 and "nope.json: cannot read the trace file" in text
+
+
+def test_script_and_module_entry_points(project: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    script = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/run_scenarios.py"), "--tag", "smoke"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    assert script.returncode == 0, script.stderr
+    assert "1 passed" in script.stdout
+    module = subprocess.run(
+        [sys.executable, "-m", "evaluator", "lint", "scenarios"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    assert module.returncode == 0, module.stderr
