@@ -5,7 +5,9 @@
     │   ├── ScenarioError          scenario files (YAML, unknown keys, unknown targets, duplicate ids)
     │   └── PromptError            prompt files (header, version, missing variables)
     ├── ConfigError                evaluator.toml, --prompt/--target values, environment
-    └── TraceError                 a trace that cannot be read (missing file, unknown shape)
+    │   └── LangfuseAuthError      Langfuse rejected the keys (401/403): one message, no retries
+    ├── LangfuseUnavailableError   Langfuse unreachable, failing (5xx) or rate-limiting (429)
+    └── TraceError                 a trace that cannot be read (missing file, unknown shape, not found)
 
 Each problem names the file, the field, what was found and the fix. Validators never raise for what a
 trace contains: "could not evaluate" is a value, not an exception.
@@ -54,6 +56,20 @@ class PromptError(InputError):
 
 class ConfigError(EvaluatorError):
     """Bad configuration: evaluator.toml, command-line values, environment."""
+
+
+class LangfuseAuthError(ConfigError):
+    """Langfuse answered 401/403: wrong keys or wrong project. Retrying cannot help."""
+
+
+class LangfuseUnavailableError(EvaluatorError):
+    """Langfuse could not be reached or did not accept a request: `status` is the HTTP status (None:
+    no answer), `retry_after` the seconds it asked to wait, if it did."""
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
 
 
 class TraceError(EvaluatorError):

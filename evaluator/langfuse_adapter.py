@@ -1,29 +1,79 @@
 """The one module that imports `langfuse`: the client, built from configuration and injected.
 
-Embedded mode (no Langfuse keys): the real SDK instrumentation runs on an isolated TracerProvider, its
-span exporter discards (nothing leaves the process), and the `SpanCollector` beside it captures every
-span for validation. The client gets a unique throwaway key because the SDK keeps one resource manager
-per public key for the whole process: a reused key would silently reuse another client's exporter.
+Two modes, one code path:
+
+- Embedded (no Langfuse keys): the real SDK instrumentation runs on an isolated TracerProvider, its span
+  exporter discards (nothing leaves the process), and the `SpanCollector` beside it captures every span.
+  The client gets a unique throwaway key because the SDK keeps one resource manager per public key for
+  the whole process: a reused key would silently reuse another client's exporter.
+- Connected (LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY / LANGFUSE_BASE_URL): the SDK's own OTLP exporter
+  sends the spans to Langfuse and the collector still captures them, so validation never waits for
+  ingestion. Scores do NOT go through the SDK's `create_score` queue (it logs and drops failures): they
+  are posted synchronously through the SDK's API client, so every rejection and outage is seen and
+  the score stays in the local outbox (see `delivery.py`).
+
+Langfuse's failures become `LangfuseAuthError` (wrong keys: retrying cannot help) or
+`LangfuseUnavailableError` (network, 5xx, 429 with its Retry-After): never a log line and a drop.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+import httpx
 from langfuse import Langfuse, propagate_attributes
+from langfuse.api import CreateScoreBatchResults, CreateScoreRequest, ScoreDataType
+from langfuse.api.core.api_error import ApiError
 from langfuse.langchain import CallbackHandler
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from pydantic import SecretStr
 
 from evaluator.capture import SpanCollector, trace_from_spans
+from evaluator.errors import ConfigError, LangfuseAuthError, LangfuseUnavailableError
+from evaluator.scores import Score
 from evaluator.trace import Trace
 
+DEFAULT_BASE_URL = "https://cloud.langfuse.com"
 _EMBEDDED_BASE_URL = "http://127.0.0.1:9"  # never contacted: spans go to the discarding exporter
 _METADATA_VALUE_LIMIT = 200  # Langfuse keeps trace metadata values up to 200 characters
+_NO_SDK_RETRIES: Any = {"max_retries": 0}  # retries are ours (delivery.py), so they are counted
+
+
+@dataclass(frozen=True, kw_only=True)
+class LangfuseSettings:
+    """Where Langfuse is and the keys for it: from the environment only, never from files in the repo."""
+
+    public_key: str
+    secret_key: SecretStr
+    base_url: str = DEFAULT_BASE_URL
+    timeout_seconds: int = 10
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> LangfuseSettings | None:
+        """None when no key is set (embedded mode); ConfigError when only one of the two is."""
+        env = os.environ if env is None else env
+        public, secret = env.get("LANGFUSE_PUBLIC_KEY", ""), env.get("LANGFUSE_SECRET_KEY", "")
+        if not public and not secret:
+            return None
+        if not public or not secret:
+            missing = "LANGFUSE_SECRET_KEY" if public else "LANGFUSE_PUBLIC_KEY"
+            raise ConfigError(
+                f"{missing} is not set, but the other Langfuse key is. Fix: set both "
+                "(Langfuse > Settings > API keys), or neither for the embedded mode."
+            )
+        base_url = env.get("LANGFUSE_BASE_URL") or env.get("LANGFUSE_HOST") or DEFAULT_BASE_URL
+        return cls(public_key=public, secret_key=SecretStr(secret), base_url=base_url.rstrip("/"))
+
+    def __repr__(self) -> str:
+        return f"LangfuseSettings(base_url={self.base_url!r}, public_key={self.public_key[:8]!r}...)"
 
 
 class _DiscardingExporter(SpanExporter):
@@ -49,7 +99,7 @@ class ScenarioSpan:
 
 
 class LangfuseAdapter:
-    """Tracing for scenario runs through one injected Langfuse client."""
+    """Tracing, scores, prompts and read-back through one injected Langfuse client."""
 
     def __init__(
         self,
@@ -58,13 +108,18 @@ class LangfuseAdapter:
         public_key: str,
         provider: TracerProvider,
         collector: SpanCollector,
-        mode: str,
+        settings: LangfuseSettings | None,
     ) -> None:
         self.client = client
-        self.mode = mode
+        self.settings = settings
         self._public_key = public_key
         self._provider = provider
         self._collector = collector
+        self._project_id: str | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self.settings is not None
 
     @classmethod
     def embedded(cls) -> LangfuseAdapter:
@@ -74,19 +129,43 @@ class LangfuseAdapter:
         provider.add_span_processor(collector)
         client = Langfuse(
             public_key=public_key,
-            secret_key="sk-lf-embedded",  # noqa: S106 - a placeholder, never sent
+            secret_key="sk-lf-embedded",  # noqa: S106 - placeholder
             base_url=_EMBEDDED_BASE_URL,
             tracer_provider=provider,
             span_exporter=_DiscardingExporter(),
             tracing_enabled=True,
         )
         return cls(
+            client=client, public_key=public_key, provider=provider, collector=collector, settings=None
+        )
+
+    @classmethod
+    def connect(cls, settings: LangfuseSettings) -> LangfuseAdapter:
+        """Spans exported to Langfuse and captured in-process."""
+        provider, collector = TracerProvider(), SpanCollector()
+        provider.add_span_processor(collector)
+        client = Langfuse(
+            public_key=settings.public_key,
+            secret_key=settings.secret_key.get_secret_value(),
+            base_url=settings.base_url,
+            tracer_provider=provider,
+            timeout=settings.timeout_seconds,
+            tracing_enabled=True,
+        )
+        return cls(
             client=client,
-            public_key=public_key,
+            public_key=settings.public_key,
             provider=provider,
             collector=collector,
-            mode="embedded",
+            settings=settings,
         )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> LangfuseAdapter:
+        settings = LangfuseSettings.from_env(env)
+        return cls.connect(settings) if settings else cls.embedded()
+
+    # --- tracing -------------------------------------------------------------------------------------
 
     @staticmethod
     def trace_id_for(run_id: str, scenario_id: str) -> str:
@@ -123,5 +202,117 @@ class LangfuseAdapter:
         """The normalized trace of a finished scenario run, from the captured spans."""
         return trace_from_spans(trace_id, self._collector.take(trace_id))
 
-    def shutdown(self) -> None:
-        self.client.shutdown()
+    def flush(self, timeout_seconds: float) -> bool:
+        """Push out queued spans, waiting at most `timeout_seconds` (the SDK's flush has no bound).
+        False when it did not finish in time."""
+        worker = threading.Thread(target=self.client.flush, daemon=True, name="langfuse-flush")
+        worker.start()
+        worker.join(timeout_seconds)
+        return not worker.is_alive()
+
+    def shutdown(self, timeout_seconds: float = 10.0) -> bool:
+        worker = threading.Thread(target=self.client.shutdown, daemon=True, name="langfuse-shutdown")
+        worker.start()
+        worker.join(timeout_seconds)
+        return not worker.is_alive()
+
+    # --- the Langfuse API ---------------------------------------------------------------------------
+
+    def _call(self, what: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run one API call, turning every failure into one of our two exceptions."""
+        try:
+            return call(
+                *args, request_options={**_NO_SDK_RETRIES, "timeout_in_seconds": self._timeout()}, **kwargs
+            )
+        except ApiError as exc:
+            raise _api_failure(what, exc, self._base_url()) from None
+        except httpx.HTTPError as exc:
+            raise LangfuseUnavailableError(
+                f"Langfuse at {self._base_url()} is unreachable ({what}: {type(exc).__name__}: {exc})"
+            ) from None
+
+    def _timeout(self) -> int:
+        return self.settings.timeout_seconds if self.settings else 10
+
+    def _base_url(self) -> str:
+        return self.settings.base_url if self.settings else _EMBEDDED_BASE_URL
+
+    def project_id(self) -> str:
+        """The keys' project (checks the keys too: a wrong key raises LangfuseAuthError)."""
+        if self._project_id is None:
+            projects = self._call("checking the keys", self.client.api.projects.get)
+            if not projects.data:
+                raise LangfuseAuthError(
+                    "Langfuse accepted the keys but shows no project for them. "
+                    "Fix: use a project-scoped API key."
+                )
+            self._project_id = str(projects.data[0].id)
+        return self._project_id
+
+    def trace_url(self, trace_id: str) -> str | None:
+        if not self.connected or self._project_id is None:
+            return None
+        return f"{self._base_url()}/project/{self._project_id}/traces/{trace_id}"
+
+    def post_scores(self, scores: Sequence[Score]) -> dict[str, str]:
+        """Post one batch; returns {score id: reason} for scores Langfuse rejected (empty: all
+        accepted). A 207 names no ids, so a partly rejected batch is re-posted one score at a time to
+        learn which; re-posting is safe because ids and timestamps are deterministic."""
+        if not scores:
+            return {}
+        try:
+            response = self._call(
+                "posting scores", self.client.api.scores.create, request=[_score_request(s) for s in scores]
+            )
+        except LangfuseUnavailableError as exc:
+            if exc.status == 400:  # the whole batch is malformed: retrying cannot help
+                return {s.id: str(exc) for s in scores}
+            raise
+        if isinstance(response, CreateScoreBatchResults) and response.rejected:
+            if len(scores) == 1:
+                reason = "; ".join(e.message for e in response.errors) or "rejected"
+                return {scores[0].id: reason}
+            rejected: dict[str, str] = {}
+            for score in scores:
+                rejected.update(self.post_scores([score]))
+            return rejected
+        return {}
+
+
+def _api_failure(what: str, exc: ApiError, base_url: str) -> Exception:
+    status = exc.status_code or 0
+    if status in (401, 403):
+        return LangfuseAuthError(
+            f"Langfuse at {base_url} rejected the API keys (HTTP {status}) while {what}. Fix: check "
+            "LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL (keys belong to one "
+            "project and one region)."
+        )
+    retry_after = _retry_after(exc.headers or {})
+    body = str(exc.body)[:300]
+    return LangfuseUnavailableError(
+        f"Langfuse at {base_url} answered HTTP {status} while {what}: {body}",
+        status=status,
+        retry_after=retry_after,
+    )
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    lowered = {k.lower(): v for k, v in headers.items()}
+    value = lowered.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _score_request(score: Score) -> CreateScoreRequest:
+    return CreateScoreRequest(
+        id=score.id,
+        trace_id=score.trace_id,
+        name=score.name,
+        value=score.value,
+        data_type=ScoreDataType(score.data_type),
+        comment=score.comment,
+        metadata=dict(score.metadata),
+        timestamp=datetime.fromisoformat(score.timestamp),
+    )

@@ -1,7 +1,8 @@
 """The local SQLite store: every run, result and score, written as each scenario finishes.
 
-It is also the score outbox: a score row stays `sent_at IS NULL` until Langfuse has acknowledged it,
-so an interrupted run or an unreachable Langfuse loses nothing.
+It is also the score outbox: a score row stays unsent (`sent_at IS NULL`) until Langfuse has acknowledged
+it, so an interrupted run or an unreachable Langfuse loses nothing. A score Langfuse refused keeps the
+reason in `rejected` and is not posted again.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -31,9 +32,9 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE TABLE IF NOT EXISTS scores (
     id TEXT PRIMARY KEY, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL, trace_id TEXT NOT NULL,
     name TEXT NOT NULL, value REAL NOT NULL, data_type TEXT NOT NULL, comment TEXT,
-    metadata TEXT NOT NULL, timestamp TEXT NOT NULL, sent_at TEXT, last_error TEXT
+    metadata TEXT NOT NULL, timestamp TEXT NOT NULL, sent_at TEXT, rejected TEXT
 );
-CREATE INDEX IF NOT EXISTS scores_unsent ON scores(sent_at) WHERE sent_at IS NULL;
+CREATE INDEX IF NOT EXISTS scores_unsent ON scores(run_id) WHERE sent_at IS NULL AND rejected IS NULL;
 """
 
 
@@ -122,15 +123,14 @@ class Store:
             )
             return [json.loads(row[0]) for row in rows]
 
-    def unsent_scores(self, limit: int | None = None) -> list[Score]:
+    def unsent_scores(self, *, run_id: str | None = None) -> list[Score]:
+        """Scores not yet acknowledged nor rejected, oldest first (of one run, or all)."""
         query = (
-            "SELECT id, trace_id, name, value, data_type, comment, timestamp, metadata "
-            "FROM scores WHERE sent_at IS NULL ORDER BY timestamp, id"
+            "SELECT id, trace_id, name, value, data_type, comment, timestamp, metadata FROM scores "
+            "WHERE sent_at IS NULL AND rejected IS NULL AND (? IS NULL OR run_id = ?) ORDER BY timestamp, id"
         )
         with self._lock:
-            rows = self._db.execute(
-                query + (" LIMIT ?" if limit else ""), (limit,) if limit else ()
-            ).fetchall()
+            rows = self._db.execute(query, (run_id, run_id)).fetchall()
         return [
             Score(
                 id=r[0],
@@ -147,22 +147,21 @@ class Store:
 
     def mark_sent(self, score_ids: Sequence[str], sent_at: str) -> None:
         with self._transaction() as db:
-            db.executemany(
-                "UPDATE scores SET sent_at=?, last_error=NULL WHERE id=?",
-                [(sent_at, sid) for sid in score_ids],
-            )
+            db.executemany("UPDATE scores SET sent_at=? WHERE id=?", [(sent_at, sid) for sid in score_ids])
 
-    def mark_failed(self, errors: dict[str, str]) -> None:
+    def mark_rejected(self, reasons: Mapping[str, str]) -> None:
         with self._transaction() as db:
             db.executemany(
-                "UPDATE scores SET last_error=? WHERE id=?",
-                [(err, sid) for sid, err in errors.items()],
+                "UPDATE scores SET rejected=? WHERE id=?", [(r, sid) for sid, r in reasons.items()]
             )
 
     def count_scores(self, *, unsent_only: bool = False) -> int:
+        """All scores, or those still waiting to be sent (not sent, not rejected)."""
         with self._lock:
-            row = self._db.execute("SELECT COUNT(*), COUNT(*) - COUNT(sent_at) FROM scores").fetchone()
-        return int(row[1] if unsent_only else row[0])
+            row = self._db.execute(
+                "SELECT COUNT(*), SUM(sent_at IS NULL AND rejected IS NULL) FROM scores"
+            ).fetchone()
+        return int((row[1] or 0) if unsent_only else row[0])
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,107 @@
+"""Score delivery from the local outbox (the SQLite `scores` table) to a score sink such as Langfuse.
+
+A score is marked sent only once the sink acknowledged it. Transient failures (network, 5xx, 429) are
+retried with exponential backoff, honouring Retry-After, within a deadline; what is still unsent then
+stays in the outbox for `evaluator sync`. Wrong keys stop delivery at once (retrying cannot help).
+Rejected scores (a 207's per-item errors, a 400) keep their reason in `last_error` and are not retried.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from tenacity import (
+    RetryCallState,
+    RetryError,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+)
+
+from evaluator.errors import LangfuseUnavailableError
+from evaluator.scores import Score
+from evaluator.store import Store
+
+
+class ScoreSink(Protocol):
+    def post_scores(self, scores: Sequence[Score]) -> dict[str, str]:
+        """Post a batch; return {id: reason} for rejected scores; raise LangfuseUnavailableError for a
+        transient failure and LangfuseAuthError for wrong keys."""
+        ...
+
+
+@dataclass
+class MemorySink:
+    """An in-memory sink for tests and dry runs: records every post."""
+
+    posts: list[list[Score]] = field(default_factory=list)
+    reject: Callable[[Score], str | None] = lambda _: None
+
+    def post_scores(self, scores: Sequence[Score]) -> dict[str, str]:
+        self.posts.append(list(scores))
+        return {s.id: reason for s in scores if (reason := self.reject(s))}
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeliveryReport:
+    sent: int
+    rejected: dict[str, str]
+    unsent: int  # still in the outbox
+    error: str | None = None  # why delivery stopped early
+
+    @property
+    def complete(self) -> bool:
+        return self.unsent == 0 and not self.rejected
+
+
+def _wait(backoff: wait_exponential, cap: float) -> Callable[[RetryCallState], float]:
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, LangfuseUnavailableError) and exc.retry_after is not None:
+            return min(exc.retry_after, cap)
+        return float(backoff(state))
+
+    return wait
+
+
+def deliver(
+    store: Store,
+    sink: ScoreSink,
+    *,
+    batch_size: int = 50,
+    deadline_seconds: float = 30.0,
+    max_attempts: int = 8,
+    run_id: str | None = None,
+    now: Callable[[], str],
+) -> DeliveryReport:
+    """Post every unsent score (of `run_id`, or all), in batches, until done or the deadline."""
+    started = time.monotonic()
+    sent, rejected = 0, {}
+    pending = store.unsent_scores(run_id=run_id)
+    error: str | None = None
+    for offset in range(0, len(pending), batch_size):
+        batch = pending[offset : offset + batch_size]
+        remaining = deadline_seconds - (time.monotonic() - started)
+        retrying = Retrying(
+            retry=retry_if_exception_type(LangfuseUnavailableError),
+            stop=stop_after_attempt(max_attempts) | stop_after_delay(max(remaining, 0.0)),
+            wait=_wait(wait_exponential(multiplier=0.5, max=8), cap=max(remaining, 0.0)),
+            reraise=False,
+        )
+        try:
+            batch_rejected = retrying(sink.post_scores, batch)
+        except RetryError as exc:
+            last = exc.last_attempt.exception()
+            error = f"{last} (gave up after {exc.last_attempt.attempt_number} attempts)"
+            break
+        store.mark_sent([s.id for s in batch if s.id not in batch_rejected], now())
+        store.mark_rejected(batch_rejected)
+        sent += len(batch) - len(batch_rejected)
+        rejected.update(batch_rejected)
+    unsent = len(store.unsent_scores(run_id=run_id))
+    return DeliveryReport(sent=sent, rejected=rejected, unsent=unsent, error=error)
