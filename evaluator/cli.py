@@ -15,15 +15,16 @@ import typer
 from rich.console import Console
 
 from evaluator.config import Config, load_config
-from evaluator.errors import ConfigError, EvaluatorError, InputError, did_you_mean
+from evaluator.delivery import deliver
+from evaluator.errors import ConfigError, EvaluatorError, InputError, LangfuseUnavailableError, did_you_mean
 from evaluator.evaluation import evaluate
-from evaluator.langfuse_adapter import LangfuseAdapter
+from evaluator.langfuse_adapter import LangfuseAdapter, LangfuseSettings
 from evaluator.prompts import PromptLibrary
-from evaluator.report import print_summary, progress_bar
+from evaluator.report import print_delivery, print_summary, progress_bar
 from evaluator.results import JudgeStatus, RunInfo, ScenarioResult, run_to_json
-from evaluator.runner import JUDGE_NOT_AVAILABLE, Runner, RunOptions, new_run_id
+from evaluator.runner import JUDGE_NOT_AVAILABLE, Runner, RunOptions, new_run_id, utc_now
 from evaluator.scenario import LoadedScenario, load_scenarios
-from evaluator.scores import scores_for
+from evaluator.scores import DEFINITIONS, scores_for
 from evaluator.store import Store
 from evaluator.target import Target, load_target
 from evaluator.trace import load_trace_file
@@ -142,20 +143,78 @@ def run(
         else JUDGE_NOT_AVAILABLE,
     )
     llm = config.llm_endpoint() if config.settings.llm.targets else None
-    adapter = LangfuseAdapter.embedded()
+    adapter = LangfuseAdapter.from_env()
+    langfuse_ok = _check_langfuse(adapter)
     store = Store(config.store_path)
     runner = Runner(adapter=adapter, targets=targets, prompts=prompts, llm=llm)
     run_info, results = _run_with_progress(runner, scenarios, options, store)
     store.finish_run(run_info, results)
-    adapter.shutdown()
     print_summary(out, run_info, results, expected_count=len(scenarios))
-    if output is not None:
+    if output is not None:  # written before anything is posted
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(run_to_json(run_info, results), indent=2, default=str) + "\n")
         out.print(f"Results: {output}")
     out.print(f"Stored in {config.store_path} (run {run_info.id})")
+    if adapter.connected:
+        _publish(adapter, store, config, run_info.id, results, reachable=langfuse_ok)
+    adapter.shutdown(config.settings.langfuse.flush_timeout_seconds)
     passed = all(r.status == "passed" for r in results) and not run_info.interrupted
     raise typer.Exit(EXIT_PASSED if passed else EXIT_FAILED)
+
+
+def _check_langfuse(adapter: LangfuseAdapter) -> bool:
+    """Wrong keys stop the run before it starts; an unreachable Langfuse only warns."""
+    if not adapter.connected:
+        return False
+    try:
+        adapter.project_id()
+    except LangfuseUnavailableError as exc:
+        err.print(
+            f"[yellow]warning[/yellow]: {exc}. The run goes on; results are stored locally and "
+            "scores wait in the outbox for `evaluator sync`.",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return False
+    return True
+
+
+def _publish(
+    adapter: LangfuseAdapter,
+    store: Store,
+    config: Config,
+    run_id: str,
+    results: list[ScenarioResult],
+    *,
+    reachable: bool,
+) -> None:
+    """Flush spans, make sure score configs exist, deliver this run's scores; say what is unsent."""
+    limits = config.settings.langfuse
+    if not adapter.flush(limits.flush_timeout_seconds):
+        err.print(
+            f"[yellow]warning[/yellow]: spans were still being sent to Langfuse after "
+            f"{limits.flush_timeout_seconds:g} s; some traces may be incomplete there.",
+            soft_wrap=True,
+        )
+    report = None
+    try:
+        if reachable:
+            adapter.ensure_score_configs(DEFINITIONS)
+        report = deliver(
+            store,
+            adapter,
+            run_id=run_id,
+            batch_size=limits.score_batch_size,
+            deadline_seconds=limits.delivery_deadline_seconds,
+            now=utc_now,
+        )
+    except LangfuseUnavailableError as exc:
+        err.print(f"[yellow]warning[/yellow]: {exc}", highlight=False, soft_wrap=True)
+    for result in results:
+        url = adapter.trace_url(result.trace_id)
+        if url:
+            out.print(f"  {result.scenario_id}: {url}", highlight=False, soft_wrap=True)
+    print_delivery(out, report, unsent=store.count_scores(unsent_only=True))
 
 
 @app.command()
@@ -202,6 +261,42 @@ def lint(
     prompts = PromptLibrary(config.prompts_dir)
     loaded = load_scenarios(paths, targets=config.catalogs(), prompt_names=prompts.names())
     out.print(f"{len(loaded)} scenario files OK")
+
+
+@app.command()
+def sync(config_path: ConfigOption = None) -> None:
+    """Post every score still in the local outbox to Langfuse (each once: ids are deterministic)."""
+    config = load_config(config_path)
+    settings = LangfuseSettings.from_env()
+    if settings is None:
+        raise ConfigError(
+            "sync posts scores to Langfuse, but no keys are set. Fix: set LANGFUSE_PUBLIC_KEY, "
+            "LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL."
+        )
+    store = Store(config.store_path)
+    waiting = store.count_scores(unsent_only=True)
+    if not waiting:
+        out.print("Nothing to send: every score is already in Langfuse.")
+        raise typer.Exit(EXIT_PASSED)
+    adapter = LangfuseAdapter.connect(settings)
+    limits = config.settings.langfuse
+    try:
+        adapter.project_id()
+        adapter.ensure_score_configs(DEFINITIONS)
+        report = deliver(
+            store,
+            adapter,
+            batch_size=limits.score_batch_size,
+            deadline_seconds=limits.delivery_deadline_seconds,
+            now=utc_now,
+        )
+    except LangfuseUnavailableError as exc:
+        err.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
+        report = None
+    finally:
+        adapter.shutdown(limits.flush_timeout_seconds)
+    print_delivery(out, report, unsent=store.count_scores(unsent_only=True))
+    raise typer.Exit(EXIT_PASSED if report is not None and report.complete else EXIT_FAILED)
 
 
 def main() -> None:

@@ -10,6 +10,7 @@
     [prompts]    dir = "prompts"
     [judge]      prompt = "evaluation/quality", label = "production", model = "gpt-4o-mini"
     [llm]        model = "gpt-4o-mini", targets = true   # offer the endpoint to targets
+    [langfuse]   flush_timeout_seconds = 30, delivery_deadline_seconds = 60, score_batch_size = 50
 
 Secrets never live here: the OpenAI-compatible endpoint comes from OPENAI_API_KEY / OPENAI_BASE_URL, Langfuse
 from LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY / LANGFUSE_BASE_URL. Relative paths are relative to the file.
@@ -68,6 +69,14 @@ class LLMConfig(_Section):
     targets: bool = True  # offer the endpoint (when one is configured) to targets
 
 
+class LangfuseConfig(_Section):
+    """Bounds on talking to Langfuse; where it is and the keys come from the environment only."""
+
+    flush_timeout_seconds: float = Field(default=30.0, gt=0)
+    delivery_deadline_seconds: float = Field(default=60.0, gt=0)
+    score_batch_size: int = Field(default=50, ge=1, le=500)
+
+
 class Settings(_Section):
     targets: dict[str, TargetConfig] = {}
     run: RunConfig = RunConfig()
@@ -75,6 +84,7 @@ class Settings(_Section):
     prompts: PromptsConfig = PromptsConfig()
     judge: JudgeConfig = JudgeConfig()
     llm: LLMConfig = LLMConfig()
+    langfuse: LangfuseConfig = LangfuseConfig()
 
     @field_validator("targets", mode="before")
     @classmethod

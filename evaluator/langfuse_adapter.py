@@ -29,7 +29,7 @@ from typing import Any
 
 import httpx
 from langfuse import Langfuse, propagate_attributes
-from langfuse.api import CreateScoreBatchResults, CreateScoreRequest, ScoreDataType
+from langfuse.api import CreateScoreBatchResults, CreateScoreRequest, ScoreConfigDataType, ScoreDataType
 from langfuse.api.core.api_error import ApiError
 from langfuse.langchain import CallbackHandler
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -38,7 +38,7 @@ from pydantic import SecretStr
 
 from evaluator.capture import SpanCollector, trace_from_spans
 from evaluator.errors import ConfigError, LangfuseAuthError, LangfuseUnavailableError
-from evaluator.scores import Score
+from evaluator.scores import Score, ScoreDefinition
 from evaluator.trace import Trace
 
 DEFAULT_BASE_URL = "https://cloud.langfuse.com"
@@ -253,6 +253,34 @@ class LangfuseAdapter:
         if not self.connected or self._project_id is None:
             return None
         return f"{self._base_url()}/project/{self._project_id}/traces/{trace_id}"
+
+    def ensure_score_configs(self, definitions: Sequence[ScoreDefinition]) -> list[str]:
+        """Create a score config for each name Langfuse has none for; returns the names created."""
+        existing: set[str] = set()
+        page = 1
+        while True:
+            configs = self._call(
+                "listing score configs", self.client.api.score_configs.get, page=page, limit=100
+            )
+            existing.update(c.name for c in configs.data)
+            if page >= (configs.meta.total_pages or 1):
+                break
+            page += 1
+        created = []
+        for definition in definitions:
+            if definition.name in existing:
+                continue
+            bounds = {"min_value": 0.0, "max_value": 1.0} if definition.data_type == "NUMERIC" else {}
+            self._call(
+                "creating a score config",
+                self.client.api.score_configs.create,
+                name=definition.name,
+                data_type=ScoreConfigDataType(definition.data_type),
+                description=definition.description,
+                **bounds,
+            )
+            created.append(definition.name)
+        return created
 
     def post_scores(self, scores: Sequence[Score]) -> dict[str, str]:
         """Post one batch; returns {score id: reason} for scores Langfuse rejected (empty: all

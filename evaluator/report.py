@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from evaluator.delivery import DeliveryReport
 from evaluator.results import RunInfo, ScenarioResult, totals
 
 _STATUS_STYLE = {"passed": "green", "failed": "red", "error": "bold red"}
@@ -85,4 +86,19 @@ def print_summary(
         console.print(
             f"[yellow]Interrupted: {expected_count - len(results)} scenarios did not "
             "finish; the finished ones are stored.[/yellow]"
+        )
+
+
+def print_delivery(console: Console, report: DeliveryReport | None, *, unsent: int) -> None:
+    """What reached Langfuse, and what waits in the outbox (all runs)."""
+    if report is not None:
+        console.print(f"Scores posted to Langfuse: {report.sent}")
+        for score_id, reason in report.rejected.items():
+            console.print(f"[red]rejected[/red] score {score_id}: {reason}", highlight=False)
+        if report.error:
+            console.print(f"[yellow]Delivery stopped[/yellow]: {report.error}", highlight=False)
+    if unsent:
+        console.print(
+            f"[yellow]{unsent} scores are not yet in Langfuse[/yellow]; they are kept in the "
+            "local outbox. Send them with: evaluator sync"
         )

@@ -22,6 +22,67 @@ QUALITY_METRICS = ("answer_quality", "factual_correctness", "completeness")
 
 
 @dataclass(frozen=True, kw_only=True)
+class ScoreDefinition:
+    """What a score name means: Langfuse shows it with this type, range and description."""
+
+    name: str
+    data_type: DataType
+    description: str
+
+
+DEFINITIONS: tuple[ScoreDefinition, ...] = (
+    ScoreDefinition(
+        name="workflow_pass",
+        data_type="BOOLEAN",
+        description="All expected agents and tools called, none unexpected (comment: what failed)",
+    ),
+    ScoreDefinition(
+        name="workflow_agents_pass",
+        data_type="BOOLEAN",
+        description="No agent missing, no unexpected agent (entry agents are always expected)",
+    ),
+    ScoreDefinition(
+        name="workflow_tools_pass", data_type="BOOLEAN", description="No tool missing, no unexpected tool"
+    ),
+    ScoreDefinition(
+        name="trajectory_partial_path",
+        data_type="NUMERIC",
+        description="Expected tools matched in order until the first mismatch / expected length",
+    ),
+    ScoreDefinition(
+        name="trajectory_full_path",
+        data_type="NUMERIC",
+        description="1 when the tool path equals the expected path exactly, else 0",
+    ),
+    ScoreDefinition(
+        name="trajectory_path_nodes",
+        data_type="NUMERIC",
+        description="Expected tools present regardless of order (multiset) / expected length",
+    ),
+    ScoreDefinition(
+        name="trajectory_full_workflow",
+        data_type="NUMERIC",
+        description="1 when the full path and the flow both match, else 0 (the strictest mode)",
+    ),
+    ScoreDefinition(
+        name="quality_answer_quality",
+        data_type="NUMERIC",
+        description="LLM judge: clear, well-structured, helpful (0-1)",
+    ),
+    ScoreDefinition(
+        name="quality_factual_correctness",
+        data_type="NUMERIC",
+        description="LLM judge: supported by the sources, no hallucination (0-1)",
+    ),
+    ScoreDefinition(
+        name="quality_completeness",
+        data_type="NUMERIC",
+        description="LLM judge: meets the scenario's expected answer criteria (0-1)",
+    ),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Score:
     id: str
     trace_id: str

@@ -69,6 +69,21 @@ def _no_outside_network() -> Iterator[None]:
         pytest.fail(f"test tried to reach beyond loopback: {tried}")
 
 
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests decide for themselves whether Langfuse or an LLM endpoint is configured."""
+    for name in (
+        "LANGFUSE_PUBLIC_KEY",
+        "LANGFUSE_SECRET_KEY",
+        "LANGFUSE_BASE_URL",
+        "LANGFUSE_HOST",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "EVALUATOR_CONFIG",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def network_attempts() -> list[str]:
     """The guard's record, for the test that checks the guard itself."""
