@@ -37,7 +37,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
+# Rich assumes 80 columns when output is not a terminal (CI logs, pipes): give tables room there.
+out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 ConfigOption = Annotated[Path | None, typer.Option("--config", help="evaluator.toml to use.")]

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evaluator.results import AnswerCheck, JudgeStatus, ScenarioResult
+from evaluator.results import AnswerCheck, JudgeStatus, PromptUse, ScenarioResult
 from evaluator.scenario import Scenario
 from evaluator.trace import Trace
 from evaluator.trajectory import score_trajectory
@@ -36,7 +36,7 @@ def evaluate(
     judge_status: JudgeStatus,
     output: Any = None,
     latency_ms: float | None = None,
-    prompts: Mapping[str, int] | None = None,
+    prompts: Mapping[str, PromptUse] | None = None,
     finished_at: str = "",
 ) -> ScenarioResult:
     """The result of a completed run. `output` defaults to the trace's final output."""
@@ -74,7 +74,7 @@ def error_result(
     *,
     judge_status: JudgeStatus,
     latency_ms: float | None,
-    prompts: Mapping[str, int] | None = None,
+    prompts: Mapping[str, PromptUse] | None = None,
     finished_at: str = "",
 ) -> ScenarioResult:
     """A run that raised or timed out: no verdict is drawn from a run that did not finish."""

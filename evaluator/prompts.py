@@ -19,15 +19,15 @@ without a value is an error here (`PromptVariableError`), never silently sent to
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from evaluator.errors import Problem, PromptError, did_you_mean
+from evaluator.errors import EvaluatorError, Problem, PromptError, did_you_mean
 
 PRODUCTION_LABEL = "production"
 _VERSION_FILE = re.compile(r"^v([1-9][0-9]*)\.prompt$")
@@ -329,3 +329,36 @@ class PromptLibrary:
                 ]
             )
         return versions[max(versions)]
+
+
+class PromptSource(Protocol):
+    """Where prompts come from at run time: local files, or Langfuse prompt management."""
+
+    def get(self, name: str, *, version: int | None = None, label: str | None = None) -> Prompt: ...
+
+
+class ManagedPrompts:
+    """Prompts served by Langfuse prompt management (so generations link to their versions), with the
+    local file as the fallback when Langfuse cannot serve one: the run says so (`on_fallback`) and the
+    prompt is marked `source="local"`, i.e. not linked.
+
+    The local library is consulted first, so an unknown name or version is still a clear error.
+    """
+
+    def __init__(
+        self,
+        library: PromptLibrary,
+        fetch: Callable[[Prompt, int | None, str | None], Prompt],
+        on_fallback: Callable[[str, Exception], None],
+    ) -> None:
+        self._library = library
+        self._fetch = fetch
+        self._on_fallback = on_fallback
+
+    def get(self, name: str, *, version: int | None = None, label: str | None = None) -> Prompt:
+        local = self._library.get(name, version=version, label=label)
+        try:
+            return self._fetch(local, version, label)
+        except EvaluatorError as exc:
+            self._on_fallback(local.ref, exc)
+            return local

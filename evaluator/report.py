@@ -26,21 +26,26 @@ def progress_bar(console: Console) -> Progress:
 
 
 def _problems(result: ScenarioResult) -> str:
+    """What went wrong, in one line: missing and unexpected names, the flow, the path, the answer."""
     if result.error:
         return result.error
     parts: list[str] = []
     if result.workflow is not None:
-        for kind, verdict in (("agents", result.workflow.agents), ("tools", result.workflow.tools)):
-            parts += [f"missing {kind[:-1]} {n}" for n in verdict.missing]
-            parts += [f"unexpected {kind[:-1]} {n}" for n in verdict.unexpected]
-    if result.trajectory is not None and not result.trajectory.passed:
-        tj = result.trajectory
+        agents, tools = result.workflow.agents, result.workflow.tools
+        missing = [*agents.missing, *tools.missing]
+        unexpected = [*agents.unexpected, *tools.unexpected]
+        if missing:
+            parts.append(f"missing {', '.join(missing)}")
+        if unexpected:
+            parts.append(f"unexpected {', '.join(unexpected)}")
+    tj = result.trajectory
+    if tj is not None and not tj.passed:
         if tj.expected_flow is not None and tj.actual_flow != tj.expected_flow:
-            parts.append(f"flow {tj.actual_flow} != {tj.expected_flow}")
+            parts.append(f"flow {tj.actual_flow} (expected {tj.expected_flow})")
         if tj.full_path != 1.0:
             parts.append(f"path {' > '.join(tj.actual) or '(none)'}")
-    if result.answer is not None:
-        parts += [f"answer lacks {s!r}" for s in result.answer.missing]
+    if result.answer is not None and result.answer.missing:
+        parts.append(f"answer lacks {', '.join(repr(s) for s in result.answer.missing)}")
     return "; ".join(parts) or "-"
 
 
@@ -53,7 +58,7 @@ def _trajectory_cell(result: ScenarioResult) -> str:
 
 def summary_table(results: Sequence[ScenarioResult]) -> Table:
     table = Table(title="Scenario results", show_lines=False)
-    table.add_column("scenario", overflow="fold")
+    table.add_column("scenario", no_wrap=True)
     table.add_column("status")
     table.add_column("missing / unexpected", overflow="fold")
     table.add_column("trajectory\npartial / full / nodes / workflow", justify="center")

@@ -39,6 +39,17 @@ class JudgeStatus:
 
 
 @dataclass(frozen=True, kw_only=True)
+class PromptUse:
+    """A prompt version a run used; `source` "langfuse" means its generations link to that version."""
+
+    version: int
+    source: Literal["local", "langfuse"] = "local"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "source": self.source}
+
+
+@dataclass(frozen=True, kw_only=True)
 class ScenarioResult:
     scenario_id: str
     trace_id: str
@@ -51,7 +62,7 @@ class ScenarioResult:
     output: Any = None
     latency_ms: float | None = None
     error: str | None = None
-    prompts: Mapping[str, int] = field(default_factory=dict)  # prompt name -> version used
+    prompts: Mapping[str, PromptUse] = field(default_factory=dict)  # by prompt name
     finished_at: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -65,7 +76,7 @@ class ScenarioResult:
             "quality": dict(self.quality) if self.quality is not None else None,
             "judge_status": self.judge_status.to_json(),
             "output": self.output,
-            "prompts": dict(self.prompts),
+            "prompts": {name: use.to_json() for name, use in self.prompts.items()},
             "latency_ms": self.latency_ms,
             "error": self.error,
         }
@@ -92,9 +103,9 @@ def run_to_json(run: RunInfo, results: Sequence[ScenarioResult]) -> dict[str, An
     """The `run --output` document: the run, then one result object per scenario."""
     versions: dict[str, list[int]] = {}
     for result in results:
-        for name, version in result.prompts.items():
-            if version not in versions.setdefault(name, []):
-                versions[name].append(version)
+        for name, use in result.prompts.items():
+            if use.version not in versions.setdefault(name, []):
+                versions[name].append(use.version)
     return {
         "run": {
             "id": run.id,

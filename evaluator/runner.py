@@ -25,8 +25,8 @@ from typing import Any
 
 from evaluator.evaluation import error_result, evaluate
 from evaluator.langfuse_adapter import LangfuseAdapter
-from evaluator.prompts import PromptLibrary
-from evaluator.results import JudgeStatus, RunInfo, ScenarioResult
+from evaluator.prompts import PromptSource
+from evaluator.results import JudgeStatus, PromptUse, RunInfo, ScenarioResult
 from evaluator.scenario import LoadedScenario
 from evaluator.target import LLMEndpoint, PromptResolver, Target, TargetRequest
 
@@ -65,7 +65,7 @@ class Runner:
         *,
         adapter: LangfuseAdapter,
         targets: Mapping[str, Target],
-        prompts: PromptLibrary,
+        prompts: PromptSource,
         llm: LLMEndpoint | None = None,
     ) -> None:
         self._adapter = adapter
@@ -150,7 +150,7 @@ class Runner:
                 root.set_error(error)
         latency_ms = round((time.perf_counter() - started) * 1000, 1)
         trace = self._adapter.take_trace(trace_id)
-        used = {name: prompt.version for name, prompt in resolver.used.items()}
+        used = {name: PromptUse(version=p.version, source=p.source) for name, p in resolver.used.items()}
         if error is not None:
             return error_result(
                 scenario,

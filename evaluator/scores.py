@@ -103,7 +103,7 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
     metadata: dict[str, Any] = {
         "scenario_id": result.scenario_id,
         "run_id": run_id,
-        "prompts": dict(result.prompts),
+        "prompts": {name: use.version for name, use in result.prompts.items()},
     }
     values: list[tuple[str, float, DataType, str | None]] = []
     if result.workflow is not None:

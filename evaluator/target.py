@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from evaluator.errors import ConfigError
-from evaluator.prompts import Prompt, PromptLibrary
+from evaluator.prompts import Prompt, PromptSource
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,13 +41,13 @@ class PromptResolver:
     One resolver per scenario run, so `used` lists exactly the prompt versions that run used.
     """
 
-    def __init__(self, library: PromptLibrary, pins: Mapping[str, int] | None = None) -> None:
-        self._library = library
+    def __init__(self, source: PromptSource, pins: Mapping[str, int] | None = None) -> None:
+        self._source = source
         self._pins = dict(pins or {})
         self.used: dict[str, Prompt] = {}
 
     def get(self, name: str) -> Prompt:
-        prompt = self._library.get(name, version=self._pins.get(name))
+        prompt = self._source.get(name, version=self._pins.get(name))
         self.used[name] = prompt
         return prompt
 

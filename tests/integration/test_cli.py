@@ -91,7 +91,7 @@ def test_run_with_a_failure_and_an_error_exit_1(project: Path) -> None:
     code, out, _ = _run("run", "--config", "evaluator.toml")
     assert code == 1, out
     assert "3 scenarios: 1 passed, 1 failed, 1 error" in out
-    assert "missing agent helper" in out
+    assert "missing helper" in out
     assert "RuntimeError" in out  # the table folds the message; the JSON has it whole
 
 

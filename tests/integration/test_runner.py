@@ -10,7 +10,7 @@ import pytest
 
 from evaluator.langfuse_adapter import LangfuseAdapter
 from evaluator.prompts import PromptLibrary
-from evaluator.results import ScenarioResult
+from evaluator.results import PromptUse, ScenarioResult
 from evaluator.runner import Runner, RunOptions
 from evaluator.scenario import LoadedScenario
 from tests.builders import scenario
@@ -97,8 +97,10 @@ def test_prompt_pins_are_used_and_recorded(adapter: LangfuseAdapter, tmp_path: P
     runner = _runner(adapter, tmp_path, toy_targets.uses_prompt)
     _, [default] = runner.run(_items("x"), RunOptions())
     _, [pinned] = runner.run(_items("x"), RunOptions(prompt_pins={"agents/toy": 1}))
-    assert default.prompts == {"agents/toy": 2} and default.output.startswith("Question: x.")
-    assert pinned.prompts == {"agents/toy": 1} and pinned.output.startswith("Q: x.")
+    assert default.prompts == {"agents/toy": PromptUse(version=2)} and default.output.startswith(
+        "Question: x."
+    )
+    assert pinned.prompts == {"agents/toy": PromptUse(version=1)} and pinned.output.startswith("Q: x.")
 
 
 def test_async_target(adapter: LangfuseAdapter, tmp_path: Path) -> None:
