@@ -74,7 +74,8 @@ class Prompt:
     def generation_metadata(self) -> dict[str, Any]:
         """LangChain run metadata that links a generation to this prompt version in Langfuse.
 
-        Empty for a local prompt: Langfuse links generations only to versions it actually served.
+        Put it on the prompt-template runnable that feeds the chat model (Langfuse's handler ignores it
+        on the model call itself). Empty for a local prompt: Langfuse links only versions it served.
         """
         return {"langfuse_prompt": self.link} if self.link is not None else {}
 

@@ -6,13 +6,17 @@ injected client: each agent an AGENT observation (`request.langfuse.start_as_cur
 as_type="agent", name=...)`), each tool call a TOOL observation (LangChain tools invoked with
 `config={"callbacks": request.callbacks}` become one automatically). Everything it records nests below
 the evaluator's root span for the scenario, so the trace is the scenario's run.
+
+To link a model call to the Langfuse prompt version it used, put `prompt.generation_metadata` on the
+prompt-template step that feeds the model (`template.with_config(metadata=...) | model`): Langfuse's
+LangChain handler takes the link from there, not from the model call.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,7 +64,7 @@ class TargetRequest:
     scenario_id: str
     run_id: str
     langfuse: Any  # the injected `langfuse.Langfuse` client (typed loosely: the library's seam)
-    callbacks: Sequence[Any] = ()  # LangChain callback handlers that record runs in the same trace
+    callbacks: list[Any] = field(default_factory=list)  # LangChain handlers recording runs in this trace
     prompts: PromptResolver
     llm: LLMEndpoint | None = None  # None: the target should use its offline model
     metadata: Mapping[str, Any] = field(default_factory=dict)

@@ -334,6 +334,11 @@ class LangfuseStandIn:
             return {row.id: dict(row.body) for row in rows}
 
     @property
+    def score_configs(self) -> list[JsonObject]:
+        with self._lock:
+            return [dict(config) for config in self._store.score_configs.values()]
+
+    @property
     def score_rows(self) -> list[StoredScore]:
         """Score rows as Langfuse keys them: (id, name, date of timestamp)."""
         with self._lock:
