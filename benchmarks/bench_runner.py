@@ -58,7 +58,9 @@ def main() -> None:
             options = RunOptions(concurrency=args.concurrency, run_id=f"bench-{attempt}")
             started = time.perf_counter()
             run, results = runner.run(
-                items, options, on_result=lambda r: store.record(r.scenario_id, r, scores_for(r, run_id="b"))
+                items,
+                options,
+                on_result=lambda r: store.record(r.scenario_id, r, scores_for(r, run_id="b"), outbox=False),
             )
             walls.append(time.perf_counter() - started)
             assert len(results) == args.scenarios and not run.interrupted

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -16,10 +17,18 @@ from rich.console import Console
 
 from evaluator.config import Config, load_config
 from evaluator.delivery import deliver
-from evaluator.errors import ConfigError, EvaluatorError, InputError, LangfuseUnavailableError, did_you_mean
+from evaluator.errors import (
+    ConfigError,
+    EvaluatorError,
+    InputError,
+    LangfuseUnavailableError,
+    PromptError,
+    did_you_mean,
+)
 from evaluator.evaluation import evaluate
 from evaluator.langfuse_adapter import LangfuseAdapter, LangfuseSettings
-from evaluator.prompts import PromptLibrary
+from evaluator.prompt_push import push_prompts
+from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
 from evaluator.report import print_delivery, print_summary, progress_bar
 from evaluator.results import JudgeStatus, RunInfo, ScenarioResult, run_to_json
 from evaluator.runner import JUDGE_NOT_AVAILABLE, Runner, RunOptions, new_run_id, utc_now
@@ -95,14 +104,14 @@ def _select(
 
 
 def _run_with_progress(
-    runner: Runner, scenarios: list[LoadedScenario], options: RunOptions, store: Store
+    runner: Runner, scenarios: list[LoadedScenario], options: RunOptions, store: Store, *, outbox: bool
 ) -> tuple[RunInfo, list[ScenarioResult]]:
     """Run with a progress bar on stderr, storing each result and its scores as it finishes."""
     with progress_bar(err) as progress:
         task = progress.add_task("scenarios", total=len(scenarios))
 
         def on_result(result: ScenarioResult) -> None:
-            store.record(options.run_id, result, scores_for(result, run_id=options.run_id))
+            store.record(options.run_id, result, scores_for(result, run_id=options.run_id), outbox=outbox)
             progress.advance(task)
 
         return runner.run(scenarios, options, on_result=on_result, on_start=store.start_run)
@@ -147,8 +156,9 @@ def run(
     adapter = LangfuseAdapter.from_env()
     langfuse_ok = _check_langfuse(adapter)
     store = Store(config.store_path)
-    runner = Runner(adapter=adapter, targets=targets, prompts=prompts, llm=llm)
-    run_info, results = _run_with_progress(runner, scenarios, options, store)
+    source = _prompt_source(prompts, adapter) if langfuse_ok else prompts
+    runner = Runner(adapter=adapter, targets=targets, prompts=source, llm=llm)
+    run_info, results = _run_with_progress(runner, scenarios, options, store, outbox=adapter.connected)
     store.finish_run(run_info, results)
     print_summary(out, run_info, results, expected_count=len(scenarios))
     if output is not None:  # written before anything is posted
@@ -161,6 +171,26 @@ def run(
     adapter.shutdown(config.settings.langfuse.flush_timeout_seconds)
     passed = all(r.status == "passed" for r in results) and not run_info.interrupted
     raise typer.Exit(EXIT_PASSED if passed else EXIT_FAILED)
+
+
+def _prompt_source(library: PromptLibrary, adapter: LangfuseAdapter) -> PromptSource:
+    """Prompts from Langfuse (generations link to their versions); a local file, said once, when not."""
+    warned: set[str] = set()
+    lock = threading.Lock()
+
+    def on_fallback(ref: str, exc: Exception) -> None:
+        with lock:
+            if ref in warned:
+                return
+            warned.add(ref)
+        err.print(
+            f"[yellow]warning[/yellow]: {exc}. Using the local file {ref} instead: its generations "
+            "are not linked to a Langfuse prompt version (run `evaluator prompts push`).",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    return ManagedPrompts(library, adapter.fetch_prompt, on_fallback)
 
 
 def _check_langfuse(adapter: LangfuseAdapter) -> bool:
@@ -300,13 +330,44 @@ def sync(config_path: ConfigOption = None) -> None:
     raise typer.Exit(EXIT_PASSED if report is not None and report.complete else EXIT_FAILED)
 
 
+prompts_app = typer.Typer(help="Prompt management: local prompt files and Langfuse.", no_args_is_help=True)
+app.add_typer(prompts_app, name="prompts")
+
+
+@prompts_app.command("push")
+def prompts_push(config_path: ConfigOption = None) -> None:
+    """Push every prompt file under prompts/ to Langfuse: new versions in order, labels as the files say;
+    content already there is not pushed again."""
+    config = load_config(config_path)
+    library = PromptLibrary(config.prompts_dir)
+    settings = LangfuseSettings.from_env()
+    if settings is None:
+        raise ConfigError(
+            "prompts push needs Langfuse. Fix: set LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and "
+            "LANGFUSE_BASE_URL."
+        )
+    adapter = LangfuseAdapter.connect(settings)
+    try:
+        adapter.project_id()
+        outcomes, problems = push_prompts(library, adapter)
+    finally:
+        adapter.shutdown(config.settings.langfuse.flush_timeout_seconds)
+    for outcome in outcomes:
+        labels = f" (labels: {', '.join(outcome.labels)})" if outcome.labels else ""
+        out.print(f"{outcome.action:>9}  {outcome.ref}{labels}", highlight=False)
+    created = sum(o.action == "created" for o in outcomes)
+    out.print(f"{created} created, {len(outcomes) - created} already in Langfuse")
+    if problems:
+        raise PromptError(problems)
+
+
 def main() -> None:
     try:
         app()
     except InputError as exc:
         for problem in exc.problems:
             err.print(f"[red]error[/red]: {problem}", highlight=False, soft_wrap=True)
-        err.print(f"{len(exc.problems)} problem(s); nothing was run.", highlight=False)
+        err.print(f"{len(exc.problems)} problem(s); fix them and run the command again.", highlight=False)
         sys.exit(EXIT_BAD_INPUT)
     except EvaluatorError as exc:
         err.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
+import urllib.parse
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ from pydantic import SecretStr
 
 from evaluator.capture import SpanCollector, trace_from_spans
 from evaluator.errors import ConfigError, LangfuseAuthError, LangfuseUnavailableError
+from evaluator.prompts import ChatMessage, Prompt
 from evaluator.scores import Score, ScoreDefinition
 from evaluator.trace import Trace
 
@@ -74,6 +76,25 @@ class LangfuseSettings:
 
     def __repr__(self) -> str:
         return f"LangfuseSettings(base_url={self.base_url!r}, public_key={self.public_key[:8]!r}...)"
+
+
+_capture_lock = threading.Lock()
+_capture_by_key: dict[str, tuple[TracerProvider, SpanCollector]] = {}
+
+
+def _capture_for(public_key: str) -> tuple[TracerProvider, SpanCollector]:
+    """The TracerProvider and span collector for a public key, made once per process.
+
+    The SDK keeps one resource manager per public key for the whole process, and a second client with
+    the same key silently keeps the first one's TracerProvider; capture has to follow it, or a second
+    adapter (e.g. `prompts push` then `run` in one process) would capture nothing.
+    """
+    with _capture_lock:
+        if public_key not in _capture_by_key:
+            provider, collector = TracerProvider(), SpanCollector()
+            provider.add_span_processor(collector)
+            _capture_by_key[public_key] = (provider, collector)
+        return _capture_by_key[public_key]
 
 
 class _DiscardingExporter(SpanExporter):
@@ -142,8 +163,7 @@ class LangfuseAdapter:
     @classmethod
     def connect(cls, settings: LangfuseSettings) -> LangfuseAdapter:
         """Spans exported to Langfuse and captured in-process."""
-        provider, collector = TracerProvider(), SpanCollector()
-        provider.add_span_processor(collector)
+        provider, collector = _capture_for(settings.public_key)
         client = Langfuse(
             public_key=settings.public_key,
             secret_key=settings.secret_key.get_secret_value(),
@@ -305,6 +325,114 @@ class LangfuseAdapter:
                 rejected.update(self.post_scores([score]))
             return rejected
         return {}
+
+    # --- prompt management -------------------------------------------------------------------------
+
+    def remote_prompt(self, name: str, version: int) -> Prompt | None:
+        """One stored version (None when Langfuse has no such version)."""
+        try:
+            raw = self._call(
+                f"reading prompt {name} v{version}",
+                self.client.api.prompts.get,
+                urllib.parse.quote(name, safe=""),
+                version=version,
+            )
+        except LangfuseUnavailableError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return _prompt_from_api(raw, link=None)
+
+    def latest_remote_version(self, name: str) -> int:
+        """The highest version Langfuse has of `name` (0: none)."""
+        listing = self._call(f"listing prompt {name}", self.client.api.prompts.list, name=name, limit=50)
+        versions = [v for meta in listing.data if meta.name == name for v in meta.versions]
+        return max(versions, default=0)
+
+    def create_prompt(self, prompt: Prompt) -> int:
+        """Create the next version of `prompt.name` with this content and labels; its version number."""
+        body: Any = (
+            prompt.text
+            if prompt.type == "text"
+            else [{"role": m.role, "content": m.content} for m in prompt.messages]
+        )
+        try:
+            created = self.client.create_prompt(
+                name=prompt.name,
+                prompt=body,
+                labels=list(prompt.labels),
+                type=prompt.type,
+                config=dict(prompt.config),
+                commit_message=prompt.commit_message,
+            )
+        except ApiError as exc:
+            raise _api_failure(f"creating prompt {prompt.ref}", exc, self._base_url()) from None
+        except httpx.HTTPError as exc:
+            raise LangfuseUnavailableError(f"Langfuse at {self._base_url()} is unreachable ({exc})") from None
+        return int(created.version)
+
+    def add_labels(self, name: str, version: int, labels: Sequence[str]) -> None:
+        try:
+            self.client.update_prompt(name=name, version=version, new_labels=list(labels))
+        except ApiError as exc:
+            raise _api_failure(f"labelling prompt {name} v{version}", exc, self._base_url()) from None
+
+    def fetch_prompt(self, local: Prompt, version: int | None, label: str | None) -> Prompt:
+        """The version Langfuse serves (by version, else by label, default `production`), linked:
+        generations that use it count toward that version's metrics in Langfuse."""
+        selector: dict[str, Any] = (
+            {"version": version} if version is not None else {"label": label or "production"}
+        )
+        try:
+            served = self.client.get_prompt(
+                local.name,
+                type=local.type,
+                cache_ttl_seconds=60,
+                max_retries=0,
+                fetch_timeout_seconds=self._timeout(),
+                **selector,
+            )
+        except Exception as exc:  # noqa: BLE001 - the SDK raises ApiError, httpx errors and others here
+            raise LangfuseUnavailableError(
+                f"Langfuse did not serve prompt {local.name} {selector}: "
+                f"{type(exc).__name__}: {str(exc)[:200]}"
+            ) from None
+        if served.is_fallback:
+            raise LangfuseUnavailableError(f"Langfuse did not serve prompt {local.name} {selector}")
+        body = served.prompt
+        return Prompt(
+            name=local.name,
+            version=int(served.version),
+            type=local.type,
+            text=body if isinstance(body, str) else "",
+            messages=() if isinstance(body, str) else tuple(_chat_message(m) for m in body),
+            config=dict(served.config or {}),
+            labels=tuple(served.labels),
+            source="langfuse",
+            link=served,
+        )
+
+
+def _chat_message(message: Any) -> ChatMessage:
+    if isinstance(message, Mapping):
+        return ChatMessage(role=message["role"], content=message["content"])
+    return ChatMessage(role=message.role, content=message.content)
+
+
+def _prompt_from_api(raw: Any, *, link: Any) -> Prompt:
+    body = raw.prompt
+    return Prompt(
+        name=raw.name,
+        version=int(raw.version),
+        type="text" if isinstance(body, str) else "chat",
+        text=body if isinstance(body, str) else "",
+        messages=() if isinstance(body, str) else tuple(_chat_message(m) for m in body),
+        config=dict(raw.config or {}),
+        labels=tuple(raw.labels),
+        commit_message=raw.commit_message,
+        source="langfuse",
+        link=link,
+    )
 
 
 def _api_failure(what: str, exc: ApiError, base_url: str) -> Exception:

@@ -2,7 +2,8 @@
 
 It is also the score outbox: a score row stays unsent (`sent_at IS NULL`) until Langfuse has acknowledged
 it, so an interrupted run or an unreachable Langfuse loses nothing. A score Langfuse refused keeps the
-reason in `rejected` and is not posted again.
+reason in `rejected` and is not posted again. Scores of embedded runs (no Langfuse configured) are stored
+with `outbox = 0`: their traces exist only locally, so they are never posted.
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE TABLE IF NOT EXISTS scores (
     id TEXT PRIMARY KEY, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL, trace_id TEXT NOT NULL,
     name TEXT NOT NULL, value REAL NOT NULL, data_type TEXT NOT NULL, comment TEXT,
-    metadata TEXT NOT NULL, timestamp TEXT NOT NULL, sent_at TEXT, rejected TEXT
+    metadata TEXT NOT NULL, timestamp TEXT NOT NULL,
+    outbox INTEGER NOT NULL,  -- 1: bound for Langfuse; 0: an embedded run's score, kept locally only
+    sent_at TEXT, rejected TEXT
 );
-CREATE INDEX IF NOT EXISTS scores_unsent ON scores(run_id) WHERE sent_at IS NULL AND rejected IS NULL;
+CREATE INDEX IF NOT EXISTS scores_unsent ON scores(run_id)
+    WHERE outbox = 1 AND sent_at IS NULL AND rejected IS NULL;
 """
 
 
@@ -79,7 +83,7 @@ class Store:
                 (run.finished_at, int(run.interrupted), json.dumps(info), run.id),
             )
 
-    def record(self, run_id: str, result: ScenarioResult, scores: Sequence[Score]) -> None:
+    def record(self, run_id: str, result: ScenarioResult, scores: Sequence[Score], *, outbox: bool) -> None:
         """A finished scenario and its scores, in one transaction. Re-recording replaces the result
         and updates the scores, keeping whether a score was already sent."""
         with self._transaction() as db:
@@ -96,7 +100,7 @@ class Store:
             )
             db.executemany(
                 """INSERT INTO scores (id, run_id, scenario_id, trace_id, name, value, data_type,
-                       comment, metadata, timestamp) VALUES (?,?,?,?,?,?,?,?,?,?)
+                       comment, metadata, timestamp, outbox) VALUES (?,?,?,?,?,?,?,?,?,?,?)
                    ON CONFLICT(id) DO UPDATE SET value=excluded.value, comment=excluded.comment,
                        metadata=excluded.metadata""",
                 [
@@ -111,6 +115,7 @@ class Store:
                         s.comment,
                         json.dumps(s.metadata, default=str),
                         s.timestamp,
+                        int(outbox),
                     )
                     for s in scores
                 ],
@@ -127,7 +132,8 @@ class Store:
         """Scores not yet acknowledged nor rejected, oldest first (of one run, or all)."""
         query = (
             "SELECT id, trace_id, name, value, data_type, comment, timestamp, metadata FROM scores "
-            "WHERE sent_at IS NULL AND rejected IS NULL AND (? IS NULL OR run_id = ?) ORDER BY timestamp, id"
+            "WHERE outbox = 1 AND sent_at IS NULL AND rejected IS NULL AND (? IS NULL OR run_id = ?) "
+            "ORDER BY timestamp, id"
         )
         with self._lock:
             rows = self._db.execute(query, (run_id, run_id)).fetchall()
@@ -159,7 +165,7 @@ class Store:
         """All scores, or those still waiting to be sent (not sent, not rejected)."""
         with self._lock:
             row = self._db.execute(
-                "SELECT COUNT(*), SUM(sent_at IS NULL AND rejected IS NULL) FROM scores"
+                "SELECT COUNT(*), SUM(outbox = 1 AND sent_at IS NULL AND rejected IS NULL) FROM scores"
             ).fetchone()
         return int((row[1] or 0) if unsent_only else row[0])
 

@@ -118,7 +118,7 @@ def test_bad_input_is_reported_without_traceback(
     assert code == 2
     assert 'expected.tols: unknown key "tols" (did you mean "tools"?)' in text
     assert 'unknown agent "wroker" for target "toy" (did you mean "worker"?)' in text
-    assert "2 problem(s); nothing was run." in text
+    assert "2 problem(s); fix them and run the command again." in text
     assert "Traceback" not in text
     code, text = _main(monkeypatch, capsys, "lint", "scenarios")
     assert code == 2 and "2 problem(s)" in text

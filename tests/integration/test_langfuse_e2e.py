@@ -8,41 +8,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 from pathlib import Path
+from typing import Any
 
-import pytest
-
-from evaluator.cli import main
 from evaluator.scores import DEFINITIONS
+from tests.integration.conftest import ROOT, Cli
 from tests.standin.langfuse_server import LangfuseStandIn
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, langfuse_standin: LangfuseStandIn) -> Path:
-    """The bundled demo configuration, with its state in tmp_path and Langfuse = the stand-in."""
-    config = (ROOT / "evaluator.toml").read_text()
-    config = config.replace('path = ".evaluator/evaluator.db"', f'path = "{tmp_path / "evaluator.db"}"')
-    config = config.replace('dir = "prompts"', f'dir = "{ROOT / "prompts"}"')
-    config += "\n[langfuse]\nflush_timeout_seconds = 10\ndelivery_deadline_seconds = 15\n"
-    (tmp_path / "evaluator.toml").write_text(config)
-    monkeypatch.syspath_prepend(str(ROOT))
-    monkeypatch.chdir(tmp_path)
-    public_key, secret_key = langfuse_standin.new_keys()
-    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", public_key)
-    monkeypatch.setenv("LANGFUSE_SECRET_KEY", secret_key)
-    monkeypatch.setenv("LANGFUSE_BASE_URL", langfuse_standin.base_url)
-    return tmp_path
-
-
-def _cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["evaluator", *args])
-    with pytest.raises(SystemExit) as info:
-        main()
-    captured = capsys.readouterr()
-    return int(info.value.code or 0), captured.out + captured.err
+SUITE = str(ROOT / "scenarios/research")
 
 
 def _local_scores(project: Path) -> dict[str, tuple[str, str, float, str]]:
@@ -51,59 +24,55 @@ def _local_scores(project: Path) -> dict[str, tuple[str, str, float, str]]:
     return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
 
 
-def _run_suite(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, dict]:  # type: ignore[type-arg]
-    code, text = _cli(
-        monkeypatch, capsys, "run", str(ROOT / "scenarios/research"), "--output", "results.json"
-    )
+def _run_suite(cli: Cli, *extra: str) -> tuple[int, str, dict[str, Any]]:
+    code, text = cli("run", SUITE, "--output", "results.json", *extra)
     return code, text, json.loads(Path("results.json").read_text())
 
 
+def _assert_each_score_once(standin: LangfuseStandIn, local: dict[str, Any]) -> None:
+    posts = standin.score_posts
+    assert set(posts) == set(local)
+    assert all(count == 1 for count in posts.values()), posts
+
+
 def test_suite_leaves_spans_scores_and_configs_in_langfuse(
-    project: Path,
-    langfuse_standin: LangfuseStandIn,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
 ) -> None:
-    code, text, document = _run_suite(monkeypatch, capsys)
+    code, text, document = _run_suite(cli)
     assert code == 1, text  # the demo's v1 prompts really fail some scenarios
     results = document["results"]
-    assert "/project/" in text and "/traces/" in text, text
     for result in results:
         spans = langfuse_standin.spans_for(result["trace_id"])
         by_id = {s.span_id: s for s in spans}
         [root] = [s for s in spans if s.parent_span_id not in by_id]
-        assert root.name == result["scenario_id"]
-        assert root.attributes["langfuse.observation.type"] == "span"
+        assert (root.name, root.attributes["langfuse.observation.type"]) == (result["scenario_id"], "span")
+        assert root.attributes["langfuse.trace.name"] == result["scenario_id"]
         agents = {s.name: s for s in spans if s.attributes.get("langfuse.observation.type") == "agent"}
-        assert by_id.get(agents["orchestrator"].parent_span_id) is root
-        for name, agent in agents.items():
-            if name != "orchestrator":
-                assert agent.parent_span_id == agents["orchestrator"].span_id
-        tools = sorted(spans, key=lambda s: s.start_time_ns)
-        tool_names = [s.name for s in tools if s.attributes.get("langfuse.observation.type") == "tool"]
-        if result["trajectory"]:
-            assert tool_names == result["trajectory"]["actual"]
+        assert agents["orchestrator"].parent_span_id == root.span_id
+        assert all(
+            a.parent_span_id == agents["orchestrator"].span_id
+            for n, a in agents.items()
+            if n != "orchestrator"
+        )
+        ordered = sorted(spans, key=lambda s: s.start_time_ns)
+        tool_names = [s.name for s in ordered if s.attributes.get("langfuse.observation.type") == "tool"]
         called = set(result["workflow"]["tools"]["included"]) | set(result["workflow"]["tools"]["unexpected"])
         assert set(tool_names) >= called
+        if result["trajectory"]:
+            assert tool_names == result["trajectory"]["actual"]
         assert f"{result['scenario_id']}: {langfuse_standin.base_url}/project/" in text
 
-    local = _local_scores(project)
+    local = _local_scores(with_langfuse)
     assert len(local) == 7 * len(results) - 4 * sum(r["trajectory"] is None for r in results)
-    posts = langfuse_standin.score_posts
-    assert set(posts) == set(local)
-    assert all(count == 1 for count in posts.values()), posts  # exactly once each
+    _assert_each_score_once(langfuse_standin, local)
     remote = langfuse_standin.scores
     for score_id, (name, data_type, value, trace_id) in local.items():
         body = remote[score_id]
-        assert (body["name"], body["dataType"], body["value"], body["traceId"]) == (
-            name,
-            data_type,
-            value,
-            trace_id,
-        )
+        assert (body["name"], body["dataType"], body["value"]) == (name, data_type, value)
+        assert body["traceId"] == trace_id
         assert body["metadata"]["run_id"] == document["run"]["id"]
         assert body["metadata"]["scenario_id"] in {r["scenario_id"] for r in results}
-    with sqlite3.connect(project / "evaluator.db") as db:
+    with sqlite3.connect(with_langfuse / "evaluator.db") as db:
         assert db.execute("SELECT COUNT(*) FROM scores WHERE sent_at IS NULL").fetchone()[0] == 0
     configs = {c["name"]: c for c in langfuse_standin.score_configs}
     assert set(configs) == {d.name for d in DEFINITIONS}
@@ -115,15 +84,12 @@ def test_suite_leaves_spans_scores_and_configs_in_langfuse(
 
 
 def test_langfuse_down_loses_nothing_and_sync_finishes_the_job(
-    project: Path,
-    langfuse_standin: LangfuseStandIn,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
 ) -> None:
     langfuse_standin.go_down()
-    code, text, document = _run_suite(monkeypatch, capsys)
+    code, text, document = _run_suite(cli)
     assert code == 1
-    local = _local_scores(project)
+    local = _local_scores(with_langfuse)
     assert len(document["results"]) == 11 and len(local) > 0
     assert "is unreachable" in text
     assert f"{len(local)} scores are not yet in Langfuse" in text
@@ -131,40 +97,29 @@ def test_langfuse_down_loses_nothing_and_sync_finishes_the_job(
     assert not langfuse_standin.score_posts
 
     langfuse_standin.come_back()
-    code, text = _cli(monkeypatch, capsys, "sync")
+    code, text = cli("sync")
     assert code == 0, text
     assert f"Scores posted to Langfuse: {len(local)}" in text
-    code, text = _cli(monkeypatch, capsys, "sync")
+    code, text = cli("sync")
     assert code == 0 and "Nothing to send" in text
-    posts = langfuse_standin.score_posts
-    assert set(posts) == set(local) and all(count == 1 for count in posts.values())
+    _assert_each_score_once(langfuse_standin, local)
 
 
-def test_a_429_storm_is_ridden_out(
-    project: Path,
-    langfuse_standin: LangfuseStandIn,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_a_429_storm_is_ridden_out(with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli) -> None:
     langfuse_standin.rate_limit_next(4, retry_after=0.5, path="/api/public/scores")
-    code, text, _ = _run_suite(monkeypatch, capsys)
+    code, text, _ = _run_suite(cli)
     assert code == 1
-    local = _local_scores(project)
     limited = [r for r in langfuse_standin.requests_to("/api/public/scores", "POST") if r.status == 429]
     assert len(limited) == 4
-    posts = langfuse_standin.score_posts
-    assert set(posts) == set(local) and all(count == 1 for count in posts.values())
+    _assert_each_score_once(langfuse_standin, _local_scores(with_langfuse))
     assert "not yet in Langfuse" not in text
 
 
 def test_wrong_keys_give_one_clear_message(
-    project: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    langfuse_standin: LangfuseStandIn,
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
 ) -> None:
     monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-wrong")
-    code, text = _cli(monkeypatch, capsys, "run", str(ROOT / "scenarios/research"))
+    code, text = cli("run", SUITE)
     assert code == 2
     assert "rejected the API keys (HTTP 401)" in text
     assert text.count("error") == 1 and "Traceback" not in text

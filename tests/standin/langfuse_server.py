@@ -334,6 +334,12 @@ class LangfuseStandIn:
             return {row.id: dict(row.body) for row in rows}
 
     @property
+    def prompt_versions(self) -> dict[str, list[PromptVersion]]:
+        """Every stored prompt version, by name, oldest first."""
+        with self._lock:
+            return {name: list(versions) for name, versions in self._store.prompts.items()}
+
+    @property
     def score_configs(self) -> list[JsonObject]:
         with self._lock:
             return [dict(config) for config in self._store.score_configs.values()]

@@ -25,7 +25,7 @@ def _store_with_scores(runs: Sequence[str] = ("run-1",)) -> Store:
             judge_status=JudgeStatus(status="skipped", reason="t"),
             finished_at=NOW,
         )
-        store.record(run_id, result, scores_for(result, run_id=run_id))
+        store.record(run_id, result, scores_for(result, run_id=run_id), outbox=True)
     return store
 
 

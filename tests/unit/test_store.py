@@ -21,10 +21,10 @@ def test_record_is_durable_idempotent_and_tracks_unsent(tmp_path: Path) -> None:
         finished_at="2026-11-22T10:00:01Z",
     )
     scores = scores_for(result, run_id=run.id)
-    store.record(run.id, result, scores)
-    store.record(run.id, result, scores)  # a retry replaces, never duplicates
+    store.record(run.id, result, scores, outbox=True)
+    store.record(run.id, result, scores, outbox=True)  # a retry replaces, never duplicates
     store.mark_sent([scores[0].id], "2026-11-22T10:00:02Z")
-    store.record(run.id, result, scores)  # re-recording keeps what was already sent
+    store.record(run.id, result, scores, outbox=True)  # re-recording keeps what was already sent
     store.close()
 
     reopened = Store(path)
@@ -38,3 +38,17 @@ def test_record_is_durable_idempotent_and_tracks_unsent(tmp_path: Path) -> None:
 def test_in_memory_store() -> None:
     store = Store(None)
     assert store.count_scores() == 0
+
+
+def test_embedded_scores_are_never_in_the_outbox() -> None:
+    store = Store(None)
+    result = evaluate(
+        scenario(),
+        trace_of(["o"], []),
+        judge_status=JudgeStatus(status="skipped", reason="t"),
+        finished_at="2026-11-22T10:00:01Z",
+    )
+    store.record("embedded-run", result, scores_for(result, run_id="embedded-run"), outbox=False)
+    assert store.count_scores() == 3
+    assert store.count_scores(unsent_only=True) == 0
+    assert store.unsent_scores() == []

@@ -1,0 +1,54 @@
+"""Fixtures for end-to-end tests: the bundled demo project with its state in a temporary folder."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from evaluator.cli import main
+from tests.standin.langfuse_server import LangfuseStandIn
+
+ROOT = Path(__file__).resolve().parents[2]
+Cli = Callable[..., tuple[int, str]]
+
+
+@pytest.fixture
+def demo_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The bundled evaluator.toml, with the store (and prompts, if copied) under tmp_path."""
+    config = (ROOT / "evaluator.toml").read_text()
+    config = config.replace('path = ".evaluator/evaluator.db"', f'path = "{tmp_path / "evaluator.db"}"')
+    config = config.replace('dir = "prompts"', f'dir = "{ROOT / "prompts"}"')
+    config += "\n[langfuse]\nflush_timeout_seconds = 10\ndelivery_deadline_seconds = 15\n"
+    (tmp_path / "evaluator.toml").write_text(config)
+    monkeypatch.syspath_prepend(str(ROOT))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def with_langfuse(
+    demo_project: Path, langfuse_standin: LangfuseStandIn, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """The demo project with LANGFUSE_* pointing at the stand-in, under a fresh key pair."""
+    public_key, secret_key = langfuse_standin.new_keys()
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", public_key)
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", secret_key)
+    monkeypatch.setenv("LANGFUSE_BASE_URL", langfuse_standin.base_url)
+    return demo_project
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
+    """Run `evaluator ARGS...` in-process as the console script does: (exit code, stdout + stderr)."""
+
+    def invoke(*args: str) -> tuple[int, str]:
+        monkeypatch.setattr(sys, "argv", ["evaluator", *args])
+        with pytest.raises(SystemExit) as info:
+            main()
+        captured = capsys.readouterr()
+        return int(info.value.code or 0), captured.out + captured.err
+
+    return invoke

@@ -1,0 +1,119 @@
+"""Prompt management against the stand-in: push is idempotent, runs link generations to versions,
+and a prompt Langfuse cannot serve falls back to the local file, said and recorded."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.integration.conftest import ROOT, Cli
+from tests.standin.langfuse_server import LangfuseStandIn
+
+LOCAL_VERSIONS = {"agents/clarification": [1], "agents/orchestrator": [1], "agents/research": [1, 2]}
+
+
+def _stored(standin: LangfuseStandIn) -> dict[str, list[tuple[int, list[str]]]]:
+    return {
+        name: [(v.version, sorted(set(v.labels) - {"latest"})) for v in versions]
+        for name, versions in standin.prompt_versions.items()
+    }
+
+
+def test_push_twice_creates_each_version_once(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    code, text = cli("prompts", "push")
+    assert code == 0, text
+    assert "4 created, 0 already in Langfuse" in text
+    stored = _stored(langfuse_standin)
+    assert {name: [v for v, _ in versions] for name, versions in stored.items()} == LOCAL_VERSIONS
+    assert stored["agents/research"] == [(1, ["production"]), (2, ["candidate"])]
+    creates = len(langfuse_standin.requests_to("/api/public/v2/prompts", "POST"))
+
+    code, text = cli("prompts", "push")
+    assert code == 0, text
+    assert "0 created" in text and "unchanged  agents/research@v2" in text
+    assert len(langfuse_standin.requests_to("/api/public/v2/prompts", "POST")) == creates
+    assert _stored(langfuse_standin) == stored
+
+
+def test_runs_link_generations_to_the_served_versions(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    assert cli("prompts", "push")[0] == 0
+    code, text = cli(
+        "run",
+        str(ROOT / "scenarios/research"),
+        "--tag",
+        "pdf",
+        "--prompt",
+        "agents/research=2",
+        "--output",
+        "results.json",
+    )
+    assert "warning" not in text, text
+    results = json.loads(Path("results.json").read_text())["results"]
+    assert results
+    for result in results:
+        assert result["prompts"]["agents/research"] == {"version": 2, "source": "langfuse"}
+        assert result["prompts"]["agents/orchestrator"] == {"version": 1, "source": "langfuse"}
+        generations = [
+            s
+            for s in langfuse_standin.spans_for(result["trace_id"])
+            if s.attributes.get("langfuse.observation.type") == "generation"
+        ]
+        linked = {
+            (
+                s.attributes.get("langfuse.observation.prompt.name"),
+                s.attributes.get("langfuse.observation.prompt.version"),
+            )
+            for s in generations
+        }
+        assert ("agents/research", 2) in linked and ("agents/orchestrator", 1) in linked
+    assert code == 0, text  # v2 fixes the flaw the pdf scenarios catch
+
+
+def test_a_prompt_langfuse_cannot_serve_falls_back_to_the_local_file(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    code, text = cli(
+        "run", str(ROOT / "scenarios/research/research-pdf-only.yaml"), "--output", "results.json"
+    )
+    assert "Using the local file agents/research@v1 instead" in text
+    assert text.count("Using the local file agents/research@v1") == 1  # said once, not per call
+    [result] = json.loads(Path("results.json").read_text())["results"]
+    assert result["prompts"]["agents/research"] == {"version": 1, "source": "local"}
+    generations = [
+        s
+        for s in langfuse_standin.spans_for(result["trace_id"])
+        if s.attributes.get("langfuse.observation.type") == "generation"
+    ]
+    assert generations and not any("langfuse.observation.prompt.name" in s.attributes for s in generations)
+    assert code == 1
+
+
+def test_an_edited_pushed_version_is_a_conflict(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, tmp_path: Path
+) -> None:
+    assert cli("prompts", "push")[0] == 0
+    prompts = tmp_path / "prompts"
+    shutil.copytree(ROOT / "prompts", prompts)
+    config = (
+        (tmp_path / "evaluator.toml").read_text().replace(f'dir = "{ROOT / "prompts"}"', f'dir = "{prompts}"')
+    )
+    (tmp_path / "evaluator.toml").write_text(config)
+    research_v1 = prompts / "agents/research/v1.prompt"
+    research_v1.write_text(research_v1.read_text().replace("To be thorough", "To be extra thorough"))
+    code, text = cli("prompts", "push")
+    assert code == 2
+    assert (
+        "agents/research/v1.prompt: body: Langfuse's version 1 of agents/research has different content"
+        in text
+    )
+    assert "put the change in v2.prompt" in text
+
+
+def test_push_without_keys_is_bad_input(demo_project: Path, cli: Cli) -> None:
+    code, text = cli("prompts", "push")
+    assert code == 2 and "prompts push needs Langfuse" in text
