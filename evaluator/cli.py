@@ -29,6 +29,7 @@ from evaluator.evaluation import evaluate
 from evaluator.langfuse_adapter import LangfuseAdapter, LangfuseSettings
 from evaluator.prompt_push import push_prompts
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
+from evaluator.readback import read_trace
 from evaluator.report import print_delivery, print_summary, progress_bar
 from evaluator.results import JudgeStatus, RunInfo, ScenarioResult, run_to_json
 from evaluator.runner import JUDGE_NOT_AVAILABLE, Runner, RunOptions, new_run_id, utc_now
@@ -36,7 +37,8 @@ from evaluator.scenario import LoadedScenario, load_scenarios
 from evaluator.scores import DEFINITIONS, scores_for
 from evaluator.store import Store
 from evaluator.target import Target, load_target
-from evaluator.trace import load_trace_file
+from evaluator.trace import Trace, load_trace_file
+from evaluator.verify import verify_run
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -133,6 +135,13 @@ def run(
     ] = None,
     output: Annotated[Path | None, typer.Option(help="Write the run's results JSON here.")] = None,
     run_name: Annotated[str | None, typer.Option(help="A name for this run.")] = None,
+    verify_langfuse: Annotated[
+        bool,
+        typer.Option(
+            "--verify-langfuse",
+            help="Read every trace back from Langfuse and check it gives the same verdict.",
+        ),
+    ] = False,
     config_path: ConfigOption = None,
 ) -> None:
     """Run scenarios against their targets and validate each run's trace."""
@@ -166,10 +175,15 @@ def run(
         output.write_text(json.dumps(run_to_json(run_info, results), indent=2, default=str) + "\n")
         out.print(f"Results: {output}")
     out.print(f"Stored in {config.store_path} (run {run_info.id})")
+    verified = True
     if adapter.connected:
         _publish(adapter, store, config, run_info.id, results, reachable=langfuse_ok)
+        if verify_langfuse:
+            verified = _verify(adapter, config, scenarios, results)
+    elif verify_langfuse:
+        err.print("[yellow]warning[/yellow]: --verify-langfuse needs Langfuse configured; nothing to verify.")
     adapter.shutdown(config.settings.langfuse.flush_timeout_seconds)
-    passed = all(r.status == "passed" for r in results) and not run_info.interrupted
+    passed = all(r.status == "passed" for r in results) and not run_info.interrupted and verified
     raise typer.Exit(EXIT_PASSED if passed else EXIT_FAILED)
 
 
@@ -191,6 +205,25 @@ def _prompt_source(library: PromptLibrary, adapter: LangfuseAdapter) -> PromptSo
         )
 
     return ManagedPrompts(library, adapter.fetch_prompt, on_fallback)
+
+
+def _verify(
+    adapter: LangfuseAdapter, config: Config, scenarios: list[LoadedScenario], results: list[ScenarioResult]
+) -> bool:
+    """Read every trace back; say which are missing or give a different verdict."""
+    with err.status("Reading the run's traces back from Langfuse..."):
+        report = verify_run(
+            adapter,
+            {s.scenario.id: s.scenario for s in scenarios},
+            results,
+            deadline_seconds=config.settings.langfuse.verify_deadline_seconds,
+        )
+    out.print(f"Verified in Langfuse: {len(report.matched)} traces give the same verdict", highlight=False)
+    for scenario_id, reason in report.differ.items():
+        out.print(f"[red]different[/red] {scenario_id}: {reason}", highlight=False, soft_wrap=True)
+    for scenario_id, reason in report.missing.items():
+        out.print(f"[red]missing[/red] {scenario_id}: {reason}", highlight=False, soft_wrap=True)
+    return report.ok
 
 
 def _check_langfuse(adapter: LangfuseAdapter) -> bool:
@@ -256,18 +289,15 @@ def validate(
     ] = None,
     trace_id: Annotated[str | None, typer.Option(help="A trace id to read from Langfuse.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result object.")] = False,
+    config_path: ConfigOption = None,
 ) -> None:
-    """Validate one trace against one scenario."""
+    """Validate one trace (a saved file, or read from Langfuse) against one scenario."""
     if (trace is None) == (trace_id is None):
         raise ConfigError("give exactly one of --trace FILE or --trace-id ID.")
-    if trace_id is not None:
-        raise ConfigError(
-            "--trace-id reads the trace from Langfuse, which this version cannot do "
-            "yet. Fix: save the trace (GET /api/public/traces/{id}) and pass --trace."
-        )
-    assert trace is not None  # narrowed by the checks above  # noqa: S101
     loaded = load_scenarios([str(scenario)])[0].scenario
-    normalized = load_trace_file(trace)
+    normalized = (
+        load_trace_file(trace) if trace is not None else _read_from_langfuse(trace_id or "", config_path)
+    )
     result = evaluate(
         loaded,
         normalized,
@@ -280,6 +310,25 @@ def validate(
 
         out.print(summary_table([result]))
     raise typer.Exit(EXIT_PASSED if result.status == "passed" else EXIT_FAILED)
+
+
+def _read_from_langfuse(trace_id: str, config_path: Path | None) -> Trace:
+    config = load_config(config_path)
+    settings = LangfuseSettings.from_env()
+    if settings is None:
+        raise ConfigError(
+            "--trace-id reads the trace from Langfuse, but no keys are set. Fix: set "
+            "LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL, or pass --trace FILE."
+        )
+    adapter = LangfuseAdapter.connect(settings)
+    try:
+        adapter.project_id()
+        with err.status(f"Reading trace {trace_id} from Langfuse..."):
+            return read_trace(
+                adapter, trace_id, deadline_seconds=config.settings.langfuse.read_deadline_seconds
+            )
+    finally:
+        adapter.shutdown(5)
 
 
 @app.command()

@@ -10,7 +10,8 @@
     [prompts]    dir = "prompts"
     [judge]      prompt = "evaluation/quality", label = "production", model = "gpt-4o-mini"
     [llm]        model = "gpt-4o-mini", targets = true   # offer the endpoint to targets
-    [langfuse]   flush_timeout_seconds = 30, delivery_deadline_seconds = 60, score_batch_size = 50
+    [langfuse]   flush_timeout_seconds = 30, delivery_deadline_seconds = 60, score_batch_size = 50,
+                 read_deadline_seconds = 60, verify_deadline_seconds = 120
 
 Secrets never live here: the OpenAI-compatible endpoint comes from OPENAI_API_KEY / OPENAI_BASE_URL, Langfuse
 from LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY / LANGFUSE_BASE_URL. Relative paths are relative to the file.
@@ -75,6 +76,8 @@ class LangfuseConfig(_Section):
     flush_timeout_seconds: float = Field(default=30.0, gt=0)
     delivery_deadline_seconds: float = Field(default=60.0, gt=0)
     score_batch_size: int = Field(default=50, ge=1, le=500)
+    read_deadline_seconds: float = Field(default=60.0, gt=0)  # validate --trace-id, per trace
+    verify_deadline_seconds: float = Field(default=120.0, gt=0)  # run --verify-langfuse, all traces
 
 
 class Settings(_Section):

@@ -64,6 +64,7 @@ def evaluate(
         latency_ms=latency_ms,
         prompts=dict(prompts or {}),
         finished_at=finished_at,
+        observation_count=trace.observation_count,
     )
 
 

@@ -18,6 +18,7 @@ Langfuse's failures become `LangfuseAuthError` (wrong keys: retrying cannot help
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import urllib.parse
@@ -46,7 +47,10 @@ from evaluator.trace import Trace
 DEFAULT_BASE_URL = "https://cloud.langfuse.com"
 _EMBEDDED_BASE_URL = "http://127.0.0.1:9"  # never contacted: spans go to the discarding exporter
 _METADATA_VALUE_LIMIT = 200  # Langfuse keeps trace metadata values up to 200 characters
-_NO_SDK_RETRIES: Any = {"max_retries": 0}  # retries are ours (delivery.py), so they are counted
+_NO_SDK_RETRIES: Any = {"max_retries": 0}
+_OBSERVATION_FIELDS = (
+    "core,basic,io,metadata,prompt,time"  # retries are ours (delivery.py), so they are counted
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -325,6 +329,52 @@ class LangfuseAdapter:
                 rejected.update(self.post_scores([score]))
             return rejected
         return {}
+
+    # --- reading traces back ------------------------------------------------------------------------
+
+    def observation_pages(self, trace_id: str) -> list[dict[str, Any]]:
+        """Every page of `GET /api/public/v2/observations?traceId=...` (cursor pagination), as JSON."""
+        pages: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            page = self._call(
+                "reading observations",
+                self.client.api.observations.get_many,
+                trace_id=trace_id,
+                fields=_OBSERVATION_FIELDS,
+                limit=1000,
+                cursor=cursor,
+            )
+            pages.append(json.loads(page.json()))
+            cursor = page.meta.cursor if page.meta else None
+            if not cursor or not page.data:
+                return pages
+
+    def trace_body(self, trace_id: str) -> dict[str, Any] | None:
+        """`GET /api/public/traces/{id}` (no longer in the SDK's client, still served): None on 404."""
+        assert self.settings is not None  # noqa: S101 - read-back is only offered when connected
+        try:
+            response = httpx.get(
+                f"{self.settings.base_url}/api/public/traces/{urllib.parse.quote(trace_id, safe='')}",
+                auth=(self.settings.public_key, self.settings.secret_key.get_secret_value()),
+                timeout=self._timeout(),
+            )
+        except httpx.HTTPError as exc:
+            raise LangfuseUnavailableError(f"Langfuse at {self._base_url()} is unreachable ({exc})") from None
+        if response.status_code == 404:
+            return None
+        if response.status_code in (401, 403):
+            raise _api_failure(
+                "reading a trace", ApiError(status_code=response.status_code), self._base_url()
+            )
+        if response.status_code >= 400:
+            raise LangfuseUnavailableError(
+                f"Langfuse answered HTTP {response.status_code} while reading trace {trace_id}",
+                status=response.status_code,
+                retry_after=_retry_after(response.headers),
+            )
+        body: dict[str, Any] = response.json()
+        return body
 
     # --- prompt management -------------------------------------------------------------------------
 

@@ -64,6 +64,7 @@ class ScenarioResult:
     error: str | None = None
     prompts: Mapping[str, PromptUse] = field(default_factory=dict)  # by prompt name
     finished_at: str = ""
+    observation_count: int = 0  # in the trace the verdict was drawn from
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,6 +78,7 @@ class ScenarioResult:
             "judge_status": self.judge_status.to_json(),
             "output": self.output,
             "prompts": {name: use.to_json() for name, use in self.prompts.items()},
+            "observations": self.observation_count,
             "latency_ms": self.latency_ms,
             "error": self.error,
         }
