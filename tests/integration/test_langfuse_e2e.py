@@ -7,6 +7,7 @@ value, id and metadata; with Langfuse down nothing is lost and `evaluator sync` 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -125,3 +126,50 @@ def test_wrong_keys_give_one_clear_message(
     assert text.count("error") == 1 and "Traceback" not in text
     assert "sk-lf-wrong" not in text
     assert len(langfuse_standin.requests_to("/api/public/projects")) == 1  # no retries
+
+
+def test_the_secret_key_never_leaves_the_environment(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
+) -> None:
+    secret = os.environ["LANGFUSE_SECRET_KEY"]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-never-printed")  # offered to targets, never recorded
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    (with_langfuse / "evaluator.toml").write_text(
+        (with_langfuse / "evaluator.toml").read_text().replace("[run]", "[llm]\ntargets = false\n\n[run]")
+    )
+    code, text, document = _run_suite(cli, "--tag", "smoke")
+    assert code in (0, 1), text
+    stored = (with_langfuse / "evaluator.db").read_bytes()
+    spans = json.dumps(
+        [(s.name, s.attributes, s.resource_attributes) for s in langfuse_standin.spans], default=str
+    )
+    for place, content in (
+        ("output", text),
+        ("results", json.dumps(document)),
+        ("spans", spans),
+        ("scores", json.dumps(langfuse_standin.scores)),
+    ):
+        assert secret not in content, place
+        assert "sk-openai-never-printed" not in content, place
+    assert secret.encode() not in stored and b"sk-openai-never-printed" not in stored
+
+
+def test_a_slow_langfuse_cannot_hold_the_run(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    (with_langfuse / "evaluator.toml").write_text(
+        (with_langfuse / "evaluator.toml")
+        .read_text()
+        .replace("flush_timeout_seconds = 10", "flush_timeout_seconds = 1")
+        .replace("delivery_deadline_seconds = 15", "delivery_deadline_seconds = 2")
+    )
+    langfuse_standin.slow = 1.5
+    code, text, document = _run_suite(cli, "--tag", "smoke")
+    assert code in (0, 1), text
+    local = _local_scores(with_langfuse)
+    with sqlite3.connect(with_langfuse / "evaluator.db") as db:
+        unsent = db.execute("SELECT COUNT(*) FROM scores WHERE sent_at IS NULL").fetchone()[0]
+    assert len(local) == unsent + len(
+        langfuse_standin.score_posts
+    )  # each score is sent or waiting, never lost
+    assert len(document["results"]) >= 1
