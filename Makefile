@@ -9,13 +9,19 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed (set PYTHON=...)")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]'
+	@echo "Installing pinned dependencies into $(VENV) (log: $(VENV)/install.log)"
+	@$(BIN)/python -m pip install --disable-pip-version-check -c requirements.lock -e '.[dev]' \
+	  > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
 	@touch $(STAMP)
 
-# Runs the bundled research scenarios offline. Exit 1 (some scenarios failed) is the demo's point,
-# so it does not fail the make target; exit 2 (bad input or configuration) does.
+# Runs the bundled research scenarios on the embedded default (Langfuse and LLM settings ignored: no
+# keys, no services). Exit 1 (some scenarios failed) is the demo's point, so it does not fail the make
+# target; exit 2 (bad input or configuration) does.
+DEMO_ENV := env -u LANGFUSE_PUBLIC_KEY -u LANGFUSE_SECRET_KEY -u LANGFUSE_BASE_URL -u LANGFUSE_HOST \
+	-u OPENAI_API_KEY -u OPENAI_BASE_URL -u EVALUATOR_CONFIG
+
 demo: $(STAMP)
-	@$(BIN)/evaluator run scenarios/research --output .evaluator/demo-results.json; \
+	@$(DEMO_ENV) $(BIN)/evaluator run scenarios/research --output .evaluator/demo-results.json; \
 	  code=$$?; if [ $$code -eq 1 ]; then echo "(exit 1: some scenarios failed, as the demo intends)"; exit 0; fi; exit $$code
 
 lint: $(STAMP)
