@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -312,23 +314,30 @@ def validate(
     raise typer.Exit(EXIT_PASSED if result.status == "passed" else EXIT_FAILED)
 
 
-def _read_from_langfuse(trace_id: str, config_path: Path | None) -> Trace:
-    config = load_config(config_path)
+@contextmanager
+def _langfuse(purpose: str, config: Config, alternative: str = "") -> Iterator[LangfuseAdapter]:
+    """A connected adapter for a command that needs Langfuse, shut down (bounded) afterwards."""
     settings = LangfuseSettings.from_env()
     if settings is None:
         raise ConfigError(
-            "--trace-id reads the trace from Langfuse, but no keys are set. Fix: set "
-            "LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL, or pass --trace FILE."
+            f"{purpose} needs Langfuse, but no keys are set. Fix: set LANGFUSE_PUBLIC_KEY, "
+            f"LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL{alternative}."
         )
     adapter = LangfuseAdapter.connect(settings)
     try:
+        yield adapter
+    finally:
+        adapter.shutdown(config.settings.langfuse.flush_timeout_seconds)
+
+
+def _read_from_langfuse(trace_id: str, config_path: Path | None) -> Trace:
+    config = load_config(config_path)
+    with _langfuse("--trace-id", config, ", or pass --trace FILE") as adapter:
         adapter.project_id()
         with err.status(f"Reading trace {trace_id} from Langfuse..."):
             return read_trace(
                 adapter, trace_id, deadline_seconds=config.settings.langfuse.read_deadline_seconds
             )
-    finally:
-        adapter.shutdown(5)
 
 
 @app.command()
@@ -347,34 +356,25 @@ def lint(
 def sync(config_path: ConfigOption = None) -> None:
     """Post every score still in the local outbox to Langfuse (each once: ids are deterministic)."""
     config = load_config(config_path)
-    settings = LangfuseSettings.from_env()
-    if settings is None:
-        raise ConfigError(
-            "sync posts scores to Langfuse, but no keys are set. Fix: set LANGFUSE_PUBLIC_KEY, "
-            "LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL."
-        )
     store = Store(config.store_path)
-    waiting = store.count_scores(unsent_only=True)
-    if not waiting:
+    if not store.count_scores(unsent_only=True):
         out.print("Nothing to send: every score is already in Langfuse.")
         raise typer.Exit(EXIT_PASSED)
-    adapter = LangfuseAdapter.connect(settings)
     limits = config.settings.langfuse
-    try:
-        adapter.project_id()
-        adapter.ensure_score_configs(DEFINITIONS)
-        report = deliver(
-            store,
-            adapter,
-            batch_size=limits.score_batch_size,
-            deadline_seconds=limits.delivery_deadline_seconds,
-            now=utc_now,
-        )
-    except LangfuseUnavailableError as exc:
-        err.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
-        report = None
-    finally:
-        adapter.shutdown(limits.flush_timeout_seconds)
+    report = None
+    with _langfuse("sync", config) as adapter:
+        try:
+            adapter.project_id()
+            adapter.ensure_score_configs(DEFINITIONS)
+            report = deliver(
+                store,
+                adapter,
+                batch_size=limits.score_batch_size,
+                deadline_seconds=limits.delivery_deadline_seconds,
+                now=utc_now,
+            )
+        except LangfuseUnavailableError as exc:
+            err.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
     print_delivery(out, report, unsent=store.count_scores(unsent_only=True))
     raise typer.Exit(EXIT_PASSED if report is not None and report.complete else EXIT_FAILED)
 
@@ -389,18 +389,9 @@ def prompts_push(config_path: ConfigOption = None) -> None:
     content already there is not pushed again."""
     config = load_config(config_path)
     library = PromptLibrary(config.prompts_dir)
-    settings = LangfuseSettings.from_env()
-    if settings is None:
-        raise ConfigError(
-            "prompts push needs Langfuse. Fix: set LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and "
-            "LANGFUSE_BASE_URL."
-        )
-    adapter = LangfuseAdapter.connect(settings)
-    try:
+    with _langfuse("prompts push", config) as adapter:
         adapter.project_id()
         outcomes, problems = push_prompts(library, adapter)
-    finally:
-        adapter.shutdown(config.settings.langfuse.flush_timeout_seconds)
     for outcome in outcomes:
         labels = f" (labels: {', '.join(outcome.labels)})" if outcome.labels else ""
         out.print(f"{outcome.action:>9}  {outcome.ref}{labels}", highlight=False)
