@@ -60,7 +60,9 @@ def main() -> None:
             run, results = runner.run(
                 items,
                 options,
-                on_result=lambda r: store.record(r.scenario_id, r, scores_for(r, run_id="b"), outbox=False),
+                on_result=lambda r: store.record(
+                    r.scenario_id, r, scores_for(r, run_id="b"), destination=None
+                ),
             )
             walls.append(time.perf_counter() - started)
             assert len(results) == args.scenarios and not run.interrupted

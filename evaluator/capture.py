@@ -8,7 +8,6 @@ exported; without it this is the only place they go.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -17,7 +16,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import StatusCode, format_span_id, format_trace_id
 
-from evaluator.trace import ERROR_LEVEL, Observation, Trace, build_trace
+from evaluator.trace import ERROR_LEVEL, Observation, Trace, build_trace, decode_io, decode_metadata_value
 
 # Attribute names written by the Langfuse SDK (langfuse._client.attributes), kept here as constants so
 # that only the adapter module imports langfuse.
@@ -94,8 +93,8 @@ def observation_from_span(span: ReadableSpan) -> Observation:
         end_time=span.end_time / 1e9 if span.end_time is not None else None,
         level=level,
         status_message=str(status_message) if status_message is not None else None,
-        input=_json_or_raw(attrs.get(OBSERVATION_INPUT)),
-        output=_json_or_raw(attrs.get(OBSERVATION_OUTPUT)),
+        input=decode_io(attrs.get(OBSERVATION_INPUT)),
+        output=decode_io(attrs.get(OBSERVATION_OUTPUT)),
         metadata=_metadata(attrs),
         prompt_name=attrs.get(OBSERVATION_PROMPT_NAME),
         prompt_version=int(version) if isinstance(version, int) else None,
@@ -104,13 +103,8 @@ def observation_from_span(span: ReadableSpan) -> Observation:
 
 def _metadata(attrs: Mapping[str, Any]) -> dict[str, Any]:
     prefix = OBSERVATION_METADATA + "."
-    return {key[len(prefix) :]: _json_or_raw(value) for key, value in attrs.items() if key.startswith(prefix)}
-
-
-def _json_or_raw(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+    return {
+        key[len(prefix) :]: decode_metadata_value(value)
+        for key, value in attrs.items()
+        if key.startswith(prefix)
+    }

@@ -32,7 +32,7 @@ from evaluator.langfuse_adapter import LangfuseAdapter, LangfuseSettings
 from evaluator.prompt_push import push_prompts
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
 from evaluator.readback import read_trace
-from evaluator.report import print_delivery, print_summary, progress_bar
+from evaluator.report import notice, print_delivery, print_summary, progress_bar, summary_table
 from evaluator.results import JudgeStatus, RunInfo, ScenarioResult, run_to_json
 from evaluator.runner import JUDGE_NOT_AVAILABLE, Runner, RunOptions, new_run_id, utc_now
 from evaluator.scenario import LoadedScenario, load_scenarios
@@ -108,17 +108,40 @@ def _select(
 
 
 def _run_with_progress(
-    runner: Runner, scenarios: list[LoadedScenario], options: RunOptions, store: Store, *, outbox: bool
+    runner: Runner,
+    scenarios: list[LoadedScenario],
+    options: RunOptions,
+    store: Store,
+    destination: str | None,
 ) -> tuple[RunInfo, list[ScenarioResult]]:
     """Run with a progress bar on stderr, storing each result and its scores as it finishes."""
     with progress_bar(err) as progress:
         task = progress.add_task("scenarios", total=len(scenarios))
 
         def on_result(result: ScenarioResult) -> None:
-            store.record(options.run_id, result, scores_for(result, run_id=options.run_id), outbox=outbox)
+            scores = scores_for(result, run_id=options.run_id)
+            store.record(options.run_id, result, scores, destination=destination)
             progress.advance(task)
 
         return runner.run(scenarios, options, on_result=on_result, on_start=store.start_run)
+
+
+def _check_output(output: Path | None) -> None:
+    """Refuse an --output that cannot be written before running, not after."""
+    if output is None:
+        return
+    if output.is_dir():
+        raise ConfigError(
+            f"--output {output} is a folder. Fix: give a file name, e.g. {output / 'results.json'}"
+        )
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with output.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise ConfigError(
+            f"--output {output} cannot be written ({exc}). Fix: choose a writable path."
+        ) from None
 
 
 @app.command()
@@ -130,7 +153,7 @@ def run(
     tag: Annotated[list[str] | None, typer.Option(help="Only scenarios with this tag (repeatable).")] = None,
     target: Annotated[str | None, typer.Option(help="Run every scenario against this target.")] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, max=256)] = None,
-    timeout: Annotated[float | None, typer.Option(help="Per-scenario timeout, seconds.")] = None,
+    timeout: Annotated[float | None, typer.Option(min=0.001, help="Per-scenario timeout, seconds.")] = None,
     no_judge: Annotated[bool, typer.Option("--no-judge", help="Do not run the LLM judge.")] = False,
     prompt: Annotated[
         list[str] | None, typer.Option(help="Pin a prompt version: NAME=VERSION (repeatable).")
@@ -152,10 +175,12 @@ def run(
     pins = _prompt_pins(prompt or [], prompts)
     scenarios = _select(config, paths or [], tag or [], target, prompts)
     targets = _load_targets(config, {s.scenario.target for s in scenarios})
+    _check_output(output)
+    store = Store(config.store_path)
     settings = config.settings.run
     options = RunOptions(
-        concurrency=concurrency or settings.concurrency,
-        timeout_seconds=timeout or settings.timeout_seconds,
+        concurrency=concurrency if concurrency is not None else settings.concurrency,
+        timeout_seconds=timeout if timeout is not None else settings.timeout_seconds,
         prompt_pins=pins,
         run_id=new_run_id(),
         run_name=run_name or "",
@@ -163,34 +188,38 @@ def run(
         if no_judge
         else JUDGE_NOT_AVAILABLE,
     )
-    llm = config.llm_endpoint() if config.settings.llm.targets else None
     adapter = LangfuseAdapter.from_env()
-    langfuse_ok = _check_langfuse(adapter)
-    store = Store(config.store_path)
-    source = _prompt_source(prompts, adapter) if langfuse_ok else prompts
-    runner = Runner(adapter=adapter, targets=targets, prompts=source, llm=llm)
-    run_info, results = _run_with_progress(runner, scenarios, options, store, outbox=adapter.connected)
+    reachable = _check_langfuse(adapter)
+    runner = Runner(
+        adapter=adapter,
+        targets=targets,
+        prompts=_prompt_source(prompts, adapter, reachable),
+        llm=config.llm_endpoint() if config.settings.llm.targets else None,
+    )
+    destination = adapter.destination if adapter.connected else None
+    run_info, results = _run_with_progress(runner, scenarios, options, store, destination)
     store.finish_run(run_info, results)
     print_summary(out, run_info, results, expected_count=len(scenarios))
     if output is not None:  # written before anything is posted
-        output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(run_to_json(run_info, results), indent=2, default=str) + "\n")
-        out.print(f"Results: {output}")
-    out.print(f"Stored in {config.store_path} (run {run_info.id})")
+        out.print(f"Results: {output}", highlight=False)
+    out.print(f"Stored in {config.store_path} (run {run_info.id})", highlight=False)
     verified = True
     if adapter.connected:
-        _publish(adapter, store, config, run_info.id, results, reachable=langfuse_ok)
+        _publish(adapter, store, config, run_info.id, results, reachable=reachable)
         if verify_langfuse:
             verified = _verify(adapter, config, scenarios, results)
     elif verify_langfuse:
-        err.print("[yellow]warning[/yellow]: --verify-langfuse needs Langfuse configured; nothing to verify.")
+        notice(err, "warning", "--verify-langfuse needs Langfuse configured; nothing to verify.")
     adapter.shutdown(config.settings.langfuse.flush_timeout_seconds)
     passed = all(r.status == "passed" for r in results) and not run_info.interrupted and verified
     raise typer.Exit(EXIT_PASSED if passed else EXIT_FAILED)
 
 
-def _prompt_source(library: PromptLibrary, adapter: LangfuseAdapter) -> PromptSource:
+def _prompt_source(library: PromptLibrary, adapter: LangfuseAdapter, reachable: bool) -> PromptSource:
     """Prompts from Langfuse (generations link to their versions); a local file, said once, when not."""
+    if not reachable:
+        return library
     warned: set[str] = set()
     lock = threading.Lock()
 
@@ -199,11 +228,11 @@ def _prompt_source(library: PromptLibrary, adapter: LangfuseAdapter) -> PromptSo
             if ref in warned:
                 return
             warned.add(ref)
-        err.print(
-            f"[yellow]warning[/yellow]: {exc}. Using the local file {ref} instead: its generations "
-            "are not linked to a Langfuse prompt version (run `evaluator prompts push`).",
-            highlight=False,
-            soft_wrap=True,
+        notice(
+            err,
+            "warning",
+            f"{exc}. Using the local file {ref} instead: its generations are not linked to "
+            "a Langfuse prompt version (run `evaluator prompts push`).",
         )
 
     return ManagedPrompts(library, adapter.fetch_prompt, on_fallback)
@@ -221,10 +250,13 @@ def _verify(
             deadline_seconds=config.settings.langfuse.verify_deadline_seconds,
         )
     out.print(f"Verified in Langfuse: {len(report.matched)} traces give the same verdict", highlight=False)
-    for scenario_id, reason in report.differ.items():
-        out.print(f"[red]different[/red] {scenario_id}: {reason}", highlight=False, soft_wrap=True)
-    for scenario_id, reason in report.missing.items():
-        out.print(f"[red]missing[/red] {scenario_id}: {reason}", highlight=False, soft_wrap=True)
+    for label, entries in (
+        ("different", report.differ),
+        ("missing", report.missing),
+        ("unsure", report.ambiguous),
+    ):
+        for scenario_id, reason in entries.items():
+            notice(out, label, f"{scenario_id}: {reason}")
     return report.ok
 
 
@@ -235,14 +267,22 @@ def _check_langfuse(adapter: LangfuseAdapter) -> bool:
     try:
         adapter.project_id()
     except LangfuseUnavailableError as exc:
-        err.print(
-            f"[yellow]warning[/yellow]: {exc}. The run goes on; results are stored locally and "
-            "scores wait in the outbox for `evaluator sync`.",
-            highlight=False,
-            soft_wrap=True,
+        notice(
+            err,
+            "warning",
+            f"{exc}. The run goes on; results are stored locally and scores wait in the "
+            "outbox for `evaluator sync`.",
         )
         return False
     return True
+
+
+def _ensure_score_configs(adapter: LangfuseAdapter) -> None:
+    """Best effort: a missing score config only makes the UI plainer; it must not hold scores back."""
+    try:
+        adapter.ensure_score_configs(DEFINITIONS)
+    except LangfuseUnavailableError as exc:
+        notice(err, "warning", f"score configs were not checked ({exc}); scores are posted all the same.")
 
 
 def _publish(
@@ -257,30 +297,28 @@ def _publish(
     """Flush spans, make sure score configs exist, deliver this run's scores; say what is unsent."""
     limits = config.settings.langfuse
     if not adapter.flush(limits.flush_timeout_seconds):
-        err.print(
-            f"[yellow]warning[/yellow]: spans were still being sent to Langfuse after "
-            f"{limits.flush_timeout_seconds:g} s; some traces may be incomplete there.",
-            soft_wrap=True,
+        notice(
+            err,
+            "warning",
+            f"spans were still being sent to Langfuse after {limits.flush_timeout_seconds:g} "
+            "s; some traces may be incomplete there.",
         )
-    report = None
-    try:
-        if reachable:
-            adapter.ensure_score_configs(DEFINITIONS)
-        report = deliver(
-            store,
-            adapter,
-            run_id=run_id,
-            batch_size=limits.score_batch_size,
-            deadline_seconds=limits.delivery_deadline_seconds,
-            now=utc_now,
-        )
-    except LangfuseUnavailableError as exc:
-        err.print(f"[yellow]warning[/yellow]: {exc}", highlight=False, soft_wrap=True)
+    if reachable:
+        _ensure_score_configs(adapter)
+    report = deliver(
+        store,
+        adapter,
+        adapter.destination,
+        run_id=run_id,
+        batch_size=limits.score_batch_size,
+        deadline_seconds=limits.delivery_deadline_seconds,
+        now=utc_now,
+    )
     for result in results:
         url = adapter.trace_url(result.trace_id)
         if url:
-            out.print(f"  {result.scenario_id}: {url}", highlight=False, soft_wrap=True)
-    print_delivery(out, report, unsent=store.count_scores(unsent_only=True))
+            out.print(f"  {result.scenario_id}: {url}", highlight=False, soft_wrap=True, markup=False)
+    print_delivery(out, report, waiting=len(store.unsent_scores(adapter.destination)))
 
 
 @app.command()
@@ -296,7 +334,12 @@ def validate(
     """Validate one trace (a saved file, or read from Langfuse) against one scenario."""
     if (trace is None) == (trace_id is None):
         raise ConfigError("give exactly one of --trace FILE or --trace-id ID.")
-    loaded = load_scenarios([str(scenario)])[0].scenario
+    matches = load_scenarios([str(scenario)])
+    if len(matches) != 1:
+        raise ConfigError(
+            f"--scenario {scenario} holds {len(matches)} scenarios. Fix: name one scenario file."
+        )
+    loaded = matches[0].scenario
     normalized = (
         load_trace_file(trace) if trace is not None else _read_from_langfuse(trace_id or "", config_path)
     )
@@ -308,8 +351,6 @@ def validate(
     if as_json:
         sys.stdout.write(json.dumps(result.to_json(), indent=2, default=str) + "\n")
     else:
-        from evaluator.report import summary_table
-
         out.print(summary_table([result]))
     raise typer.Exit(EXIT_PASSED if result.status == "passed" else EXIT_FAILED)
 
@@ -334,10 +375,17 @@ def _read_from_langfuse(trace_id: str, config_path: Path | None) -> Trace:
     config = load_config(config_path)
     with _langfuse("--trace-id", config, ", or pass --trace FILE") as adapter:
         adapter.project_id()
+        deadline = config.settings.langfuse.read_deadline_seconds
         with err.status(f"Reading trace {trace_id} from Langfuse..."):
-            return read_trace(
-                adapter, trace_id, deadline_seconds=config.settings.langfuse.read_deadline_seconds
-            )
+            read = read_trace(adapter, trace_id, deadline_seconds=deadline)
+    if not read.settled:
+        notice(
+            err,
+            "warning",
+            f"trace {trace_id} was still changing in Langfuse after {deadline:g} s; this "
+            f"verdict is on the {read.trace.observation_count} observations readable so far.",
+        )
+    return read.trace
 
 
 @app.command()
@@ -353,30 +401,47 @@ def lint(
 
 
 @app.command()
-def sync(config_path: ConfigOption = None) -> None:
+def sync(
+    retry_rejected: Annotated[
+        bool, typer.Option("--retry-rejected", help="Post again the scores Langfuse rejected before.")
+    ] = False,
+    config_path: ConfigOption = None,
+) -> None:
     """Post every score still in the local outbox to Langfuse (each once: ids are deterministic)."""
     config = load_config(config_path)
     store = Store(config.store_path)
-    if not store.count_scores(unsent_only=True):
-        out.print("Nothing to send: every score is already in Langfuse.")
-        raise typer.Exit(EXIT_PASSED)
     limits = config.settings.langfuse
     report = None
     with _langfuse("sync", config) as adapter:
-        try:
-            adapter.project_id()
-            adapter.ensure_score_configs(DEFINITIONS)
-            report = deliver(
-                store,
-                adapter,
-                batch_size=limits.score_batch_size,
-                deadline_seconds=limits.delivery_deadline_seconds,
-                now=utc_now,
-            )
-        except LangfuseUnavailableError as exc:
-            err.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
-    print_delivery(out, report, unsent=store.count_scores(unsent_only=True))
-    raise typer.Exit(EXIT_PASSED if report is not None and report.complete else EXIT_FAILED)
+        destination = adapter.destination
+        if retry_rejected:
+            out.print(f"{store.retry_rejected(destination)} rejected scores are back in the outbox")
+        if store.unsent_scores(destination):
+            try:
+                adapter.project_id()
+                _ensure_score_configs(adapter)
+                report = deliver(
+                    store,
+                    adapter,
+                    destination,
+                    batch_size=limits.score_batch_size,
+                    deadline_seconds=limits.delivery_deadline_seconds,
+                    now=utc_now,
+                )
+            except LangfuseUnavailableError as exc:
+                notice(err, "error", str(exc))
+        else:
+            out.print("Nothing to send to this Langfuse project.")
+    waiting = store.waiting_by_destination()
+    here = waiting.pop(destination, 0)
+    print_delivery(out, report, waiting=here, elsewhere=sum(waiting.values()))
+    rejected = store.count_scores(rejected_only=True)
+    if rejected:
+        out.print(
+            f"{rejected} scores were rejected by Langfuse (see above or earlier runs); "
+            "`evaluator sync --retry-rejected` posts them again."
+        )
+    raise typer.Exit(EXIT_PASSED if here == 0 and (report is None or report.complete) else EXIT_FAILED)
 
 
 prompts_app = typer.Typer(help="Prompt management: local prompt files and Langfuse.", no_args_is_help=True)
@@ -394,7 +459,7 @@ def prompts_push(config_path: ConfigOption = None) -> None:
         outcomes, problems = push_prompts(library, adapter)
     for outcome in outcomes:
         labels = f" (labels: {', '.join(outcome.labels)})" if outcome.labels else ""
-        out.print(f"{outcome.action:>9}  {outcome.ref}{labels}", highlight=False)
+        out.print(f"{outcome.action:>9}  {outcome.ref}{labels}", highlight=False, markup=False)
     created = sum(o.action == "created" for o in outcomes)
     out.print(f"{created} created, {len(outcomes) - created} already in Langfuse")
     if problems:
@@ -406,9 +471,9 @@ def main() -> None:
         app()
     except InputError as exc:
         for problem in exc.problems:
-            err.print(f"[red]error[/red]: {problem}", highlight=False, soft_wrap=True)
+            notice(err, "error", str(problem))
         err.print(f"{len(exc.problems)} problem(s); fix them and run the command again.", highlight=False)
         sys.exit(EXIT_BAD_INPUT)
     except EvaluatorError as exc:
-        err.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
+        notice(err, "error", str(exc))
         sys.exit(EXIT_BAD_INPUT)

@@ -5,10 +5,9 @@
     agents = ["orchestrator", "research", "clarification"]   # optional: lets lint catch typos
     tools = ["pdf_retrieval", "web_search"]
 
-    [run]        concurrency = 4, timeout_seconds = 120, default_target = "research"
+    [run]        concurrency = 4, timeout_seconds = 120
     [store]      path = ".evaluator/evaluator.db"
     [prompts]    dir = "prompts"
-    [judge]      prompt = "evaluation/quality", label = "production", model = "gpt-4o-mini"
     [llm]        model = "gpt-4o-mini", targets = true   # offer the endpoint to targets
     [langfuse]   flush_timeout_seconds = 30, delivery_deadline_seconds = 60, score_batch_size = 50,
                  read_deadline_seconds = 60, verify_deadline_seconds = 120
@@ -26,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
-from evaluator.errors import ConfigError
+from evaluator.errors import ConfigError, did_you_mean
 from evaluator.scenario import TargetCatalog
 from evaluator.target import LLMEndpoint
 
@@ -47,7 +47,6 @@ class TargetConfig(_Section):
 class RunConfig(_Section):
     concurrency: int = Field(default=4, ge=1, le=256)
     timeout_seconds: float = Field(default=120.0, gt=0)
-    default_target: str | None = None
 
 
 class StoreConfig(_Section):
@@ -56,13 +55,6 @@ class StoreConfig(_Section):
 
 class PromptsConfig(_Section):
     dir: Path = Path("prompts")
-
-
-class JudgeConfig(_Section):
-    prompt: str = "evaluation/quality"
-    label: str | None = "production"
-    version: int | None = None
-    model: str = "gpt-4o-mini"
 
 
 class LLMConfig(_Section):
@@ -85,7 +77,6 @@ class Settings(_Section):
     run: RunConfig = RunConfig()
     store: StoreConfig = StoreConfig()
     prompts: PromptsConfig = PromptsConfig()
-    judge: JudgeConfig = JudgeConfig()
     llm: LLMConfig = LLMConfig()
     langfuse: LangfuseConfig = LangfuseConfig()
 
@@ -159,6 +150,21 @@ def load_config(path: Path | None = None, *, cwd: Path | None = None) -> Config:
     try:
         settings = Settings.model_validate(raw)
     except ValidationError as exc:
-        lines = [f"{source}: {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+        lines = [f"{source}: {_config_problem(err)}" for err in exc.errors()]
         raise ConfigError("\n".join(lines) + "\nFix: see the configuration section of the README.") from None
     return Config(settings=settings, base_dir=source.parent.resolve(), source=source)
+
+
+def _config_problem(err: ErrorDetails) -> str:
+    """'run.concurency: unknown key "concurency" (did you mean "concurrency"?)', or pydantic's message."""
+    loc = [str(part) for part in err["loc"]]
+    field = ".".join(loc)
+    if err["type"] != "extra_forbidden":
+        return f"{field}: {err['msg']}"
+    model: type[BaseModel] = Settings
+    for part in loc[:-1]:
+        annotation = model.model_fields[part].annotation if part in model.model_fields else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            break
+        model = annotation
+    return f'{field}: unknown key "{loc[-1]}"{did_you_mean(loc[-1], model.model_fields)}'

@@ -3,7 +3,8 @@
 A score is marked sent only once the sink acknowledged it. Transient failures (network, 5xx, 429) are
 retried with exponential backoff, honouring Retry-After, within a deadline; what is still unsent then
 stays in the outbox for `evaluator sync`. Wrong keys stop delivery at once (retrying cannot help).
-Rejected scores (a 207's per-item errors, a 400) keep their reason in `last_error` and are not retried.
+Rejected scores (a 207's per-item errors, a 400 for that score) keep their reason in the store's `rejected`
+column and are not posted again unless `sync --retry-rejected` asks.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def _wait(backoff: wait_exponential, cap: float) -> Callable[[RetryCallState], f
 def deliver(
     store: Store,
     sink: ScoreSink,
+    destination: str,
     *,
     batch_size: int = 50,
     deadline_seconds: float = 30.0,
@@ -79,18 +81,22 @@ def deliver(
     run_id: str | None = None,
     now: Callable[[], str],
 ) -> DeliveryReport:
-    """Post every unsent score (of `run_id`, or all), in batches, until done or the deadline."""
+    """Post every score waiting for `destination` (of `run_id`, or all), in batches, until done or the
+    deadline; no batch starts after the deadline."""
     started = time.monotonic()
     sent, rejected = 0, {}
-    pending = store.unsent_scores(run_id=run_id)
+    pending = store.unsent_scores(destination, run_id=run_id)
     error: str | None = None
     for offset in range(0, len(pending), batch_size):
-        batch = pending[offset : offset + batch_size]
         remaining = deadline_seconds - (time.monotonic() - started)
+        if remaining <= 0:
+            error = f"the delivery deadline ({deadline_seconds:g} s) passed"
+            break
+        batch = pending[offset : offset + batch_size]
         retrying = Retrying(
             retry=retry_if_exception_type(LangfuseUnavailableError),
-            stop=stop_after_attempt(max_attempts) | stop_after_delay(max(remaining, 0.0)),
-            wait=_wait(wait_exponential(multiplier=0.5, max=8), cap=max(remaining, 0.0)),
+            stop=stop_after_attempt(max_attempts) | stop_after_delay(remaining),
+            wait=_wait(wait_exponential(multiplier=0.5, max=8), cap=remaining),
             reraise=False,
         )
         try:
@@ -103,5 +109,5 @@ def deliver(
         store.mark_rejected(batch_rejected)
         sent += len(batch) - len(batch_rejected)
         rejected.update(batch_rejected)
-    unsent = len(store.unsent_scores(run_id=run_id))
+    unsent = len(store.unsent_scores(destination, run_id=run_id))
     return DeliveryReport(sent=sent, rejected=rejected, unsent=unsent, error=error)

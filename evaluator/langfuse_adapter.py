@@ -229,25 +229,23 @@ class LangfuseAdapter:
     def flush(self, timeout_seconds: float) -> bool:
         """Push out queued spans, waiting at most `timeout_seconds` (the SDK's flush has no bound).
         False when it did not finish in time."""
-        worker = threading.Thread(target=self.client.flush, daemon=True, name="langfuse-flush")
-        worker.start()
-        worker.join(timeout_seconds)
-        return not worker.is_alive()
+        return _bounded(self.client.flush, timeout_seconds)
 
     def shutdown(self, timeout_seconds: float = 10.0) -> bool:
-        worker = threading.Thread(target=self.client.shutdown, daemon=True, name="langfuse-shutdown")
-        worker.start()
-        worker.join(timeout_seconds)
-        return not worker.is_alive()
+        """Flush and stop the SDK's threads, waiting at most `timeout_seconds`."""
+        return _bounded(self.client.shutdown, timeout_seconds)
 
     # --- the Langfuse API ---------------------------------------------------------------------------
 
     def _call(self, what: str, call: Any, *args: Any, **kwargs: Any) -> Any:
-        """Run one API call, turning every failure into one of our two exceptions."""
+        """Run one API call without the SDK's own retries (ours are counted), translating failures."""
+        options = {**_NO_SDK_RETRIES, "timeout_in_seconds": self._timeout()}
+        return self._translated(what, call, *args, request_options=options, **kwargs)
+
+    def _translated(self, what: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run `call`, turning every Langfuse or network failure into one of our two exceptions."""
         try:
-            return call(
-                *args, request_options={**_NO_SDK_RETRIES, "timeout_in_seconds": self._timeout()}, **kwargs
-            )
+            return call(*args, **kwargs)
         except ApiError as exc:
             raise _api_failure(what, exc, self._base_url()) from None
         except httpx.HTTPError as exc:
@@ -306,10 +304,18 @@ class LangfuseAdapter:
             created.append(definition.name)
         return created
 
+    @property
+    def destination(self) -> str:
+        """Where this adapter's scores go: the base URL and the project's public key (not a secret)."""
+        return f"{self._base_url()} {self._public_key}"
+
     def post_scores(self, scores: Sequence[Score]) -> dict[str, str]:
-        """Post one batch; returns {score id: reason} for scores Langfuse rejected (empty: all
-        accepted). A 207 names no ids, so a partly rejected batch is re-posted one score at a time to
-        learn which; re-posting is safe because ids and timestamps are deterministic."""
+        """Post one batch; returns {score id: reason} for scores Langfuse rejected (empty: all accepted).
+
+        A 207 names no ids, and a 400 or 413 refuses the whole batch for what may be one score, so such
+        a batch is re-posted one score at a time to learn which; re-posting is safe because ids and
+        timestamps are deterministic (Langfuse updates, never duplicates).
+        """
         if not scores:
             return {}
         try:
@@ -317,18 +323,22 @@ class LangfuseAdapter:
                 "posting scores", self.client.api.scores.create, request=[_score_request(s) for s in scores]
             )
         except LangfuseUnavailableError as exc:
-            if exc.status == 400:  # the whole batch is malformed: retrying cannot help
-                return {s.id: str(exc) for s in scores}
-            raise
+            if exc.status not in (400, 413):
+                raise
+            if len(scores) == 1:
+                return {scores[0].id: str(exc)}
+            return self._post_one_by_one(scores)
         if isinstance(response, CreateScoreBatchResults) and response.rejected:
             if len(scores) == 1:
-                reason = "; ".join(e.message for e in response.errors) or "rejected"
-                return {scores[0].id: reason}
-            rejected: dict[str, str] = {}
-            for score in scores:
-                rejected.update(self.post_scores([score]))
-            return rejected
+                return {scores[0].id: "; ".join(e.message for e in response.errors) or "rejected"}
+            return self._post_one_by_one(scores)
         return {}
+
+    def _post_one_by_one(self, scores: Sequence[Score]) -> dict[str, str]:
+        rejected: dict[str, str] = {}
+        for score in scores:
+            rejected.update(self.post_scores([score]))
+        return rejected
 
     # --- reading traces back ------------------------------------------------------------------------
 
@@ -373,7 +383,10 @@ class LangfuseAdapter:
                 status=response.status_code,
                 retry_after=_retry_after(response.headers),
             )
-        body: dict[str, Any] = response.json()
+        try:
+            body: dict[str, Any] = response.json()
+        except ValueError:
+            raise LangfuseUnavailableError(f"Langfuse sent a trace that is not JSON ({trace_id})") from None
         return body
 
     # --- prompt management -------------------------------------------------------------------------
@@ -406,26 +419,26 @@ class LangfuseAdapter:
             if prompt.type == "text"
             else [{"role": m.role, "content": m.content} for m in prompt.messages]
         )
-        try:
-            created = self.client.create_prompt(
-                name=prompt.name,
-                prompt=body,
-                labels=list(prompt.labels),
-                type=prompt.type,
-                config=dict(prompt.config),
-                commit_message=prompt.commit_message,
-            )
-        except ApiError as exc:
-            raise _api_failure(f"creating prompt {prompt.ref}", exc, self._base_url()) from None
-        except httpx.HTTPError as exc:
-            raise LangfuseUnavailableError(f"Langfuse at {self._base_url()} is unreachable ({exc})") from None
+        created = self._translated(
+            f"creating prompt {prompt.ref}",
+            self.client.create_prompt,
+            name=prompt.name,
+            prompt=body,
+            labels=list(prompt.labels),
+            type=prompt.type,
+            config=dict(prompt.config),
+            commit_message=prompt.commit_message,
+        )
         return int(created.version)
 
     def add_labels(self, name: str, version: int, labels: Sequence[str]) -> None:
-        try:
-            self.client.update_prompt(name=name, version=version, new_labels=list(labels))
-        except ApiError as exc:
-            raise _api_failure(f"labelling prompt {name} v{version}", exc, self._base_url()) from None
+        self._translated(
+            f"labelling prompt {name} v{version}",
+            self.client.update_prompt,
+            name=name,
+            version=version,
+            new_labels=list(labels),
+        )
 
     def fetch_prompt(self, local: Prompt, version: int | None, label: str | None) -> Prompt:
         """The version Langfuse serves (by version, else by label, default `production`), linked:
@@ -443,12 +456,14 @@ class LangfuseAdapter:
                 **selector,
             )
         except Exception as exc:  # noqa: BLE001 - the SDK raises ApiError, httpx errors and others here
+            reason = f"HTTP {exc.status_code}" if isinstance(exc, ApiError) else type(exc).__name__
             raise LangfuseUnavailableError(
-                f"Langfuse did not serve prompt {local.name} {selector}: "
-                f"{type(exc).__name__}: {str(exc)[:200]}"
+                f"Langfuse did not serve prompt {local.name} ({_selector_text(selector)}: {reason})"
             ) from None
         if served.is_fallback:
-            raise LangfuseUnavailableError(f"Langfuse did not serve prompt {local.name} {selector}")
+            raise LangfuseUnavailableError(
+                f"Langfuse did not serve prompt {local.name} ({_selector_text(selector)})"
+            )
         body = served.prompt
         return Prompt(
             name=local.name,
@@ -461,6 +476,19 @@ class LangfuseAdapter:
             source="langfuse",
             link=served,
         )
+
+
+def _bounded(work: Any, timeout_seconds: float) -> bool:
+    """Run `work()` in a daemon thread and wait at most `timeout_seconds`; False if it is still running.
+    (A daemon thread cannot keep the process alive, so a hung Langfuse cannot hold the evaluator.)"""
+    worker = threading.Thread(target=work, daemon=True, name="langfuse-bounded")
+    worker.start()
+    worker.join(timeout_seconds)
+    return not worker.is_alive()
+
+
+def _selector_text(selector: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in selector.items())
 
 
 def _chat_message(message: Any) -> ChatMessage:

@@ -47,8 +47,9 @@ def push_prompts(library: PromptLibrary, registry: PromptRegistry) -> tuple[list
     outcomes: list[PushOutcome] = []
     problems: list[Problem] = []
     for name in library.names():
-        for prompt in library.versions(name):
-            outcome = _push_one(prompt, registry)
+        versions = library.versions(name)
+        for prompt in versions:
+            outcome = _push_one(prompt, registry, next_free=versions[-1].version + 1)
             if isinstance(outcome, Problem):
                 problems.append(outcome)
                 break  # later versions would land on the wrong numbers
@@ -56,7 +57,7 @@ def push_prompts(library: PromptLibrary, registry: PromptRegistry) -> tuple[list
     return outcomes, problems
 
 
-def _push_one(prompt: Prompt, registry: PromptRegistry) -> PushOutcome | Problem:
+def _push_one(prompt: Prompt, registry: PromptRegistry, *, next_free: int) -> PushOutcome | Problem:
     remote = registry.remote_prompt(prompt.name, prompt.version)
     source = str(prompt.path or prompt.ref)
     if remote is None:
@@ -83,8 +84,8 @@ def _push_one(prompt: Prompt, registry: PromptRegistry) -> PushOutcome | Problem
             source=source,
             field="body",
             found=f"Langfuse's version {prompt.version} of {prompt.name} has different content",
-            fix=f"never edit a pushed version: put the change in v{prompt.version + 1}.prompt "
-            "(or restore this file to what Langfuse has)",
+            fix=f"never edit a pushed version: restore this file, and put the change in a new "
+            f"v{next_free}.prompt",
         )
     missing = [
         label for label in prompt.labels if label not in remote.labels and label not in RESERVED_LABELS

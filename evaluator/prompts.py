@@ -151,7 +151,20 @@ def parse_prompt_file(path: Path, root: Path) -> Prompt:
                 )
             ]
         )
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PromptError(
+            [
+                Problem(
+                    source=source,
+                    field="",
+                    found=f"cannot read the file ({exc})",
+                    fix="check the file is readable UTF-8 text",
+                )
+            ]
+        ) from None
     if len(data) > MAX_PROMPT_BYTES:
         raise PromptError(
             [
@@ -163,7 +176,7 @@ def parse_prompt_file(path: Path, root: Path) -> Prompt:
                 )
             ]
         )
-    header, body = _split_header(data.decode("utf-8"), source)
+    header, body = _split_header(text, source)
     default_name = path.parent.relative_to(root).as_posix()
     prompt = Prompt(
         name=header.name or default_name,
@@ -260,6 +273,28 @@ def _parse_messages(body: str, source: str) -> tuple[ChatMessage, ...]:
         ) from None
 
 
+def _shared_labels(prompts: Mapping[str, Mapping[int, Prompt]]) -> list[Problem]:
+    """A label names one version (as in Langfuse); on two local versions it would flip between them."""
+    problems = []
+    for name, versions in prompts.items():
+        holders: dict[str, list[int]] = {}
+        for version, prompt in sorted(versions.items()):
+            for label in prompt.labels:
+                holders.setdefault(label, []).append(version)
+        for label, numbers in holders.items():
+            if len(numbers) > 1:
+                newest = versions[numbers[-1]]
+                problems.append(
+                    Problem(
+                        source=str(newest.path or newest.ref),
+                        field="labels",
+                        found=f'label "{label}" is on versions {", ".join(map(str, numbers))} of {name}',
+                        fix=f'keep "{label}" on one version only (a label names one version)',
+                    )
+                )
+    return problems
+
+
 class PromptLibrary:
     """All prompt files below one folder, by name and version."""
 
@@ -274,6 +309,7 @@ class PromptLibrary:
                 problems.extend(exc.problems)
                 continue
             self._prompts.setdefault(prompt.name, {})[prompt.version] = prompt
+        problems += _shared_labels(self._prompts)
         if problems:
             raise PromptError(problems)
 

@@ -1,17 +1,32 @@
-"""Human-readable output: the progress bar while running and the summary table at the end."""
+"""Human-readable output: notices, the progress bar while running and the summary table at the end.
+
+Text that comes from users or targets (scenario ids, names, error messages) is never read as Rich
+markup: a `[/]` in an exception message must print, not crash the summary.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from evaluator.delivery import DeliveryReport
 from evaluator.results import RunInfo, ScenarioResult, totals
 
 _STATUS_STYLE = {"passed": "green", "failed": "red", "error": "bold red"}
+
+
+_NOTICE_STYLE = {"error": "red", "warning": "yellow"}
+
+
+def notice(console: Console, kind: str, message: str) -> None:
+    """'error: ...' or 'warning: ...', the message printed literally."""
+    style = _NOTICE_STYLE.get(kind, "bold")
+    console.print(f"[{style}]{kind}[/{style}]: {escape(message)}", highlight=False, soft_wrap=True)
 
 
 def progress_bar(console: Console) -> Progress:
@@ -67,11 +82,7 @@ def summary_table(results: Sequence[ScenarioResult]) -> Table:
         style = _STATUS_STYLE[r.status]
         latency = f"{r.latency_ms / 1000:.2f} s" if r.latency_ms is not None else "-"
         table.add_row(
-            r.scenario_id,
-            f"[{style}]{r.status}[/{style}]",
-            _problems(r),
-            _trajectory_cell(r),
-            latency,
+            Text(r.scenario_id), Text(r.status, style=style), Text(_problems(r)), _trajectory_cell(r), latency
         )
     return table
 
@@ -84,7 +95,7 @@ def print_summary(
     line = (
         f"[bold]{counts['scenarios']} scenarios[/bold]: [green]{counts['passed']} passed[/green]"
         f", [red]{counts['failed']} failed[/red], [bold red]{counts['error']} error[/bold red]"
-        f"  (run {run.id})"
+        f"  (run {escape(run.id)})"
     )
     console.print(line)
     if run.interrupted:
@@ -94,16 +105,23 @@ def print_summary(
         )
 
 
-def print_delivery(console: Console, report: DeliveryReport | None, *, unsent: int) -> None:
-    """What reached Langfuse, and what waits in the outbox (all runs)."""
+def print_delivery(
+    console: Console, report: DeliveryReport | None, *, waiting: int, elsewhere: int = 0
+) -> None:
+    """What reached Langfuse, what it refused, and what waits in the outbox."""
     if report is not None:
         console.print(f"Scores posted to Langfuse: {report.sent}")
         for score_id, reason in report.rejected.items():
-            console.print(f"[red]rejected[/red] score {score_id}: {reason}", highlight=False)
+            console.print(f"[red]rejected[/red] score {score_id}: {escape(reason)}", highlight=False)
         if report.error:
-            console.print(f"[yellow]Delivery stopped[/yellow]: {report.error}", highlight=False)
-    if unsent:
+            console.print(f"[yellow]Delivery stopped[/yellow]: {escape(report.error)}", highlight=False)
+    if waiting:
         console.print(
-            f"[yellow]{unsent} scores are not yet in Langfuse[/yellow]; they are kept in the "
-            "local outbox. Send them with: evaluator sync"
+            f"[yellow]{waiting} scores are not yet in Langfuse[/yellow]; they are kept in the local "
+            "outbox. Send them with: evaluator sync"
+        )
+    if elsewhere:
+        console.print(
+            f"{elsewhere} more scores wait for another Langfuse project or host; run `evaluator "
+            "sync` with that project's keys to send them."
         )

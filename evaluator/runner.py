@@ -6,7 +6,8 @@ the other scenarios go on. Every result is handed to `on_result` (the store, the
 moment it finishes, so an interrupted run keeps everything it finished.
 
 A hung target cannot be killed in Python; it runs in a daemon thread that the runner stops waiting for
-at the timeout, so it cannot keep the process alive.
+at the timeout, so it cannot keep the process alive. The workers are daemon threads too: on Ctrl-C the
+runner returns what finished at once, and nothing holds the process until running scenarios end.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import queue
 import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -92,17 +94,17 @@ class Runner:
         on_start(run)
         finished: dict[str, ScenarioResult] = {}
         interrupted = False
-        pool = ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="scenario")
+        done = self._start_workers(scenarios, run_id, options)
         try:
-            futures = {pool.submit(self._run_one, item, run_id, options): item for item in scenarios}
-            for future in as_completed(futures):
-                result = future.result()
+            while len(finished) < len(scenarios):
+                try:
+                    result = done.get(timeout=0.2)  # a timeout keeps Ctrl-C responsive
+                except queue.Empty:
+                    continue
                 finished[result.scenario_id] = result
                 on_result(result)
         except KeyboardInterrupt:
-            interrupted = True
-        finally:
-            pool.shutdown(wait=not interrupted, cancel_futures=True)
+            interrupted = True  # the workers are daemon threads: nothing waits for them
         ordered = [finished[s.scenario.id] for s in scenarios if s.scenario.id in finished]
         run = RunInfo(
             id=run.id,
@@ -113,6 +115,41 @@ class Runner:
             interrupted=interrupted,
         )
         return run, ordered
+
+    def _start_workers(
+        self, scenarios: Sequence[LoadedScenario], run_id: str, options: RunOptions
+    ) -> queue.SimpleQueue[ScenarioResult]:
+        """`concurrency` daemon threads working through the scenarios; results arrive on the queue."""
+        todo: queue.SimpleQueue[LoadedScenario] = queue.SimpleQueue()
+        for item in scenarios:
+            todo.put(item)
+        done: queue.SimpleQueue[ScenarioResult] = queue.SimpleQueue()
+
+        def work() -> None:
+            while True:
+                try:
+                    item = todo.get_nowait()
+                except queue.Empty:
+                    return
+                done.put(self._run_safely(item, run_id, options))
+
+        for index in range(min(options.concurrency, len(scenarios))):
+            threading.Thread(target=work, daemon=True, name=f"scenario-worker-{index}").start()
+        return done
+
+    def _run_safely(self, item: LoadedScenario, run_id: str, options: RunOptions) -> ScenarioResult:
+        """Never raises: a failure of the evaluator itself around one scenario is that scenario's error."""
+        try:
+            return self._run_one(item, run_id, options)
+        except Exception as exc:  # noqa: BLE001 - one scenario's failure must not stop the others
+            return error_result(
+                item.scenario,
+                self._adapter.trace_id_for(run_id, item.scenario.id),
+                f"evaluator error: {type(exc).__name__}: {exc}",
+                judge_status=options.judge_status,
+                latency_ms=None,
+                finished_at=utc_now(),
+            )
 
     def _run_one(self, item: LoadedScenario, run_id: str, options: RunOptions) -> ScenarioResult:
         scenario = item.scenario

@@ -43,9 +43,13 @@ class Expectation(_Strict):
 
 
 class TrajectorySpec(_Strict):
-    """The expected ordered tool path and, optionally, the expected flow."""
+    """The expected ordered tool path and, optionally, the expected flow.
 
-    tools: tuple[str, ...] = ()
+    `tools` is required: left out, it would read as "no tool at all" and fail every run that calls one.
+    Write `tools: []` to expect exactly that.
+    """
+
+    tools: tuple[str, ...]
     flow: str | None = None
 
 

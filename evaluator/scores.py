@@ -99,13 +99,17 @@ def score_id(run_id: str, trace_id: str, name: str) -> str:
 
 
 def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
-    """Every score a result yields; none for what was not evaluated (an error, a skipped judge)."""
+    """Every score a result yields. A run that raised or timed out yields only `workflow_pass` = 0, its
+    comment the error (it never finished its workflow; leaving it out would flatter dashboards); nothing
+    is scored that was not evaluated (no trajectory of an unfinished run, no skipped judge)."""
     metadata: dict[str, Any] = {
         "scenario_id": result.scenario_id,
         "run_id": run_id,
         "prompts": {name: use.version for name, use in result.prompts.items()},
     }
     values: list[tuple[str, float, DataType, str | None]] = []
+    if result.status == "error":  # the run never finished its workflow: dashboards must see it fail
+        values.append(("workflow_pass", 0.0, "BOOLEAN", f"error: {result.error}"))
     if result.workflow is not None:
         wf = result.workflow
         values += [

@@ -1,9 +1,11 @@
 """The local SQLite store: every run, result and score, written as each scenario finishes.
 
-It is also the score outbox: a score row stays unsent (`sent_at IS NULL`) until Langfuse has acknowledged
-it, so an interrupted run or an unreachable Langfuse loses nothing. A score Langfuse refused keeps the
-reason in `rejected` and is not posted again. Scores of embedded runs (no Langfuse configured) are stored
-with `outbox = 0`: their traces exist only locally, so they are never posted.
+It is also the score outbox. A score bound for Langfuse records its *destination* (the Langfuse base URL
+and public key of the run) and stays unsent (`sent_at IS NULL`) until that Langfuse acknowledged it, so
+an interrupted run or an unreachable Langfuse loses nothing, and `sync` never posts a score into another
+project than its trace's. A score Langfuse refused keeps the reason in `rejected` and is not posted again
+unless asked (`sync --retry-rejected`). Scores of embedded runs have no destination: their traces exist
+only on this machine, so they are never posted.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from evaluator.errors import ConfigError
 from evaluator.results import RunInfo, ScenarioResult, totals
 from evaluator.scores import Score
 
@@ -34,39 +37,63 @@ CREATE TABLE IF NOT EXISTS scores (
     id TEXT PRIMARY KEY, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL, trace_id TEXT NOT NULL,
     name TEXT NOT NULL, value REAL NOT NULL, data_type TEXT NOT NULL, comment TEXT,
     metadata TEXT NOT NULL, timestamp TEXT NOT NULL,
-    outbox INTEGER NOT NULL,  -- 1: bound for Langfuse; 0: an embedded run's score, kept locally only
+    destination TEXT,  -- the Langfuse it is bound for; NULL: an embedded run's score, kept locally only
     sent_at TEXT, rejected TEXT
 );
-CREATE INDEX IF NOT EXISTS scores_unsent ON scores(run_id)
-    WHERE outbox = 1 AND sent_at IS NULL AND rejected IS NULL;
+CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id)
+    WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL;
 """
+# A score waits when it is bound for a Langfuse, not yet acknowledged and not rejected.
+_UNSENT_QUERY = """SELECT id, trace_id, name, value, data_type, comment, timestamp, metadata FROM scores
+    WHERE destination = ? AND sent_at IS NULL AND rejected IS NULL AND (? IS NULL OR run_id = ?)
+    ORDER BY timestamp, id"""
+_WAITING_QUERY = """SELECT destination, COUNT(*) FROM scores
+    WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL GROUP BY destination"""
+_COUNT_QUERIES = {
+    "all": "SELECT COUNT(*) FROM scores",
+    "waiting": """SELECT COUNT(*) FROM scores
+        WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL""",
+    "rejected": "SELECT COUNT(*) FROM scores WHERE rejected IS NOT NULL",
+}
 
 
 class Store:
     """A thread-safe handle on the evaluator database (one connection, one lock)."""
 
     def __init__(self, path: Path | None) -> None:
-        """`path=None`: an in-memory database (tests, `validate`)."""
+        """`path=None`: an in-memory database (tests). ConfigError when the file cannot be used."""
         self.path = path
         self._lock = threading.Lock()
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path or ":memory:", check_same_thread=False, isolation_level=None)
-        if path is not None:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(_SCHEMA)
+        try:
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path or ":memory:", check_same_thread=False, isolation_level=None)
+            if path is not None:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(
+                f"cannot use the store {path} ({exc}). Fix: set [store] path in evaluator.toml "
+                "to a writable file."
+            ) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise ConfigError(
+                    f"cannot write to the store {self.path} ({exc}). Fix: check the disk, and "
+                    "that no other program holds the database locked."
+                ) from None
 
     def start_run(self, run: RunInfo) -> None:
         with self._transaction() as db:
@@ -83,9 +110,11 @@ class Store:
                 (run.finished_at, int(run.interrupted), json.dumps(info), run.id),
             )
 
-    def record(self, run_id: str, result: ScenarioResult, scores: Sequence[Score], *, outbox: bool) -> None:
-        """A finished scenario and its scores, in one transaction. Re-recording replaces the result
-        and updates the scores, keeping whether a score was already sent."""
+    def record(
+        self, run_id: str, result: ScenarioResult, scores: Sequence[Score], *, destination: str | None
+    ) -> None:
+        """A finished scenario and its scores, in one transaction. Recording again replaces the result;
+        a score whose value or comment changed is marked unsent again, so Langfuse gets the new one."""
         with self._transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?)",
@@ -99,10 +128,12 @@ class Store:
                 ),
             )
             db.executemany(
-                """INSERT INTO scores (id, run_id, scenario_id, trace_id, name, value, data_type,
-                       comment, metadata, timestamp, outbox) VALUES (?,?,?,?,?,?,?,?,?,?,?)
-                   ON CONFLICT(id) DO UPDATE SET value=excluded.value, comment=excluded.comment,
-                       metadata=excluded.metadata""",
+                """INSERT INTO scores (id, run_id, scenario_id, trace_id, name, value, data_type, comment,
+                       metadata, timestamp, destination) VALUES (?,?,?,?,?,?,?,?,?,?,?)
+                   ON CONFLICT(id) DO UPDATE SET
+                       sent_at = CASE WHEN value = excluded.value AND comment IS excluded.comment
+                                      THEN sent_at END,
+                       value = excluded.value, comment = excluded.comment, metadata = excluded.metadata""",
                 [
                     (
                         s.id,
@@ -115,7 +146,7 @@ class Store:
                         s.comment,
                         json.dumps(s.metadata, default=str),
                         s.timestamp,
-                        int(outbox),
+                        destination,
                     )
                     for s in scores
                 ],
@@ -128,15 +159,10 @@ class Store:
             )
             return [json.loads(row[0]) for row in rows]
 
-    def unsent_scores(self, *, run_id: str | None = None) -> list[Score]:
-        """Scores not yet acknowledged nor rejected, oldest first (of one run, or all)."""
-        query = (
-            "SELECT id, trace_id, name, value, data_type, comment, timestamp, metadata FROM scores "
-            "WHERE outbox = 1 AND sent_at IS NULL AND rejected IS NULL AND (? IS NULL OR run_id = ?) "
-            "ORDER BY timestamp, id"
-        )
+    def unsent_scores(self, destination: str, *, run_id: str | None = None) -> list[Score]:
+        """Scores for `destination` not yet acknowledged nor rejected, oldest first (one run, or all)."""
         with self._lock:
-            rows = self._db.execute(query, (run_id, run_id)).fetchall()
+            rows = self._db.execute(_UNSENT_QUERY, (destination, run_id, run_id)).fetchall()
         return [
             Score(
                 id=r[0],
@@ -151,6 +177,12 @@ class Store:
             for r in rows
         ]
 
+    def waiting_by_destination(self) -> dict[str, int]:
+        """How many scores wait, per destination."""
+        with self._lock:
+            rows = self._db.execute(_WAITING_QUERY).fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
     def mark_sent(self, score_ids: Sequence[str], sent_at: str) -> None:
         with self._transaction() as db:
             db.executemany("UPDATE scores SET sent_at=? WHERE id=?", [(sent_at, sid) for sid in score_ids])
@@ -161,13 +193,19 @@ class Store:
                 "UPDATE scores SET rejected=? WHERE id=?", [(r, sid) for sid, r in reasons.items()]
             )
 
-    def count_scores(self, *, unsent_only: bool = False) -> int:
-        """All scores, or those still waiting to be sent (not sent, not rejected)."""
+    def retry_rejected(self, destination: str) -> int:
+        """Put rejected scores of `destination` back in the outbox; how many."""
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE scores SET rejected=NULL WHERE rejected IS NOT NULL AND destination=?", (destination,)
+            )
+            return cursor.rowcount
+
+    def count_scores(self, *, waiting_only: bool = False, rejected_only: bool = False) -> int:
+        """All scores, or those waiting to be sent (any destination), or those Langfuse rejected."""
+        query = _COUNT_QUERIES["waiting" if waiting_only else "rejected" if rejected_only else "all"]
         with self._lock:
-            row = self._db.execute(
-                "SELECT COUNT(*), SUM(outbox = 1 AND sent_at IS NULL AND rejected IS NULL) FROM scores"
-            ).fetchone()
-        return int((row[1] or 0) if unsent_only else row[0])
+            return int(self._db.execute(query).fetchone()[0])
 
     def close(self) -> None:
         with self._lock:

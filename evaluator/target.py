@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,6 +92,11 @@ def load_target(spec: str, *, base_dir: Path, name: str = "") -> Target:
             f'{label}: cannot import module "{module_name}" ({exc}). '
             f"Fix: check the module path, relative to {base_dir}."
         ) from None
+    except Exception as exc:  # noqa: BLE001 - the module itself is broken: say where, not a traceback
+        raise ConfigError(
+            f'{label}: importing "{module_name}" failed: {type(exc).__name__}: {exc}{_failing_line(exc)}. '
+            "Fix: correct the target module."
+        ) from None
     obj = module
     for part in attr.split("."):
         if not hasattr(obj, part):
@@ -102,3 +108,11 @@ def load_target(spec: str, *, base_dir: Path, name: str = "") -> Target:
     if not callable(obj):
         raise ConfigError(f'{label}: "{spec}" is not callable. Fix: name a function or class.')
     return obj
+
+
+def _failing_line(exc: BaseException) -> str:
+    """' (file.py, line N)' for the innermost frame of a failed import, or ''."""
+    if isinstance(exc, SyntaxError):
+        return f" ({exc.filename}, line {exc.lineno})"
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f" ({frames[-1].filename}, line {frames[-1].lineno})" if frames else ""

@@ -106,7 +106,7 @@ def build_trace(
     output: Any = None,
 ) -> Trace:
     """Normalize observations (any order) into a Trace."""
-    ordered = sorted(observations, key=lambda o: -1.0 if o.start_time is None else o.start_time)
+    ordered = sorted(observations, key=_start_order)
     by_id = {o.id: o for o in ordered}
     nearest_agent = _nearest_agent_ancestors(ordered, by_id)
     agents = tuple(
@@ -155,6 +155,14 @@ def build_trace(
         end_time=max(ends) if ends else None,
         observation_count=len(ordered),
     )
+
+
+def _start_order(obs: Observation) -> tuple[float, float]:
+    """Start time, then end time: Langfuse stores milliseconds, so calls made back to back can share a
+    start time, and the one that ended first most likely started first. (sorted() is stable: remaining
+    ties keep the source's order.) A missing start sorts first."""
+    start = -1.0 if obs.start_time is None else obs.start_time
+    return start, float("inf") if obs.end_time is None else obs.end_time
 
 
 def _nearest_agent_ancestors(
@@ -207,36 +215,41 @@ def _flow(ordered: Sequence[Observation], agents: Sequence[AgentCall]) -> str | 
 
 def trace_from_langfuse_trace(body: Mapping[str, Any]) -> Trace:
     """From `GET /api/public/traces/{traceId}`: a trace object with `observations` embedded."""
-    observations = [_from_api(raw) for raw in body.get("observations") or [] if isinstance(raw, dict)]
+    rows = _newest_by_id([body.get("observations") or []])
     return build_trace(
         str(body.get("id", "")),
-        observations,
+        [_from_api(raw) for raw in rows],
         name=body.get("name"),
-        output=_decode(body.get("output")),
+        output=decode_io(body.get("output")),
     )
 
 
 def trace_from_observations(pages: Iterable[Mapping[str, Any]], trace_id: str = "") -> Trace:
-    """From one or more `GET /api/public/v2/observations` pages; rows repeated across pages or before
-    Langfuse merges them are de-duplicated by id, keeping the newest `updatedAt`."""
+    """From one or more `GET /api/public/v2/observations` pages."""
+    rows = _newest_by_id(page.get("data") or [] for page in pages)
+    if not trace_id:
+        trace_id = next((str(r["traceId"]) for r in rows if r.get("traceId")), "")
+    return build_trace(trace_id, [_from_api(raw) for raw in rows])
+
+
+def _newest_by_id(row_lists: Iterable[Iterable[Any]]) -> list[Mapping[str, Any]]:
+    """Rows de-duplicated by id, keeping the newest `updatedAt`: Langfuse can return an observation
+    more than once (across pages, or before its storage merges rows)."""
     newest: dict[str, Mapping[str, Any]] = {}
-    for page in pages:
-        for raw in page.get("data") or []:
+    for rows in row_lists:
+        for raw in rows:
             if not isinstance(raw, dict) or "id" not in raw:
                 continue
             kept = newest.get(raw["id"])
             if kept is None or str(raw.get("updatedAt") or "") >= str(kept.get("updatedAt") or ""):
                 newest[raw["id"]] = raw
-    observations = [_from_api(raw) for raw in newest.values()]
-    if not trace_id:
-        trace_id = next((str(r["traceId"]) for r in newest.values() if r.get("traceId")), "")
-    return build_trace(trace_id, observations)
+    return list(newest.values())
 
 
 def _from_api(raw: Mapping[str, Any]) -> Observation:
     metadata = raw.get("metadata")
     if isinstance(metadata, str):
-        metadata = _decode(metadata)
+        metadata = decode_io(metadata)
     version = raw.get("promptVersion")
     return Observation(
         id=str(raw.get("id", "")),
@@ -247,9 +260,11 @@ def _from_api(raw: Mapping[str, Any]) -> Observation:
         end_time=_timestamp(raw.get("endTime")),
         level=str(raw.get("level") or "DEFAULT").upper(),
         status_message=raw.get("statusMessage"),
-        input=_decode(raw.get("input")),
-        output=_decode(raw.get("output")),
-        metadata={k: _decode(v) for k, v in metadata.items()} if isinstance(metadata, dict) else {},
+        input=decode_io(raw.get("input")),
+        output=decode_io(raw.get("output")),
+        metadata={k: decode_metadata_value(v) for k, v in metadata.items()}
+        if isinstance(metadata, dict)
+        else {},
         prompt_name=raw.get("promptName"),
         prompt_version=int(version) if isinstance(version, int | str) and str(version).isdigit() else None,
     )
@@ -266,9 +281,20 @@ def _timestamp(value: object) -> float | None:
     return None
 
 
-def _decode(value: Any) -> Any:
-    """JSON-decode a string that holds JSON (Langfuse stores input/output/metadata that way)."""
+def decode_io(value: Any) -> Any:
+    """An input or output as stored: JSON text of an object, array or string is decoded; anything else
+    (plain text, "42", "null") stays the string it is, so a text answer is never turned into a number."""
     if isinstance(value, str) and value[:1] in ("{", "[", '"'):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def decode_metadata_value(value: Any) -> Any:
+    """A metadata value: the SDK JSON-encodes every value (strings too), so decode any JSON."""
+    if isinstance(value, str):
         try:
             return json.loads(value)
         except ValueError:

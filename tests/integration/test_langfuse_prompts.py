@@ -111,7 +111,7 @@ def test_an_edited_pushed_version_is_a_conflict(
         "agents/research/v1.prompt: body: Langfuse's version 1 of agents/research has different content"
         in text
     )
-    assert "put the change in v2.prompt" in text
+    assert "put the change in a new v3.prompt" in text  # v2 exists already
 
 
 def test_push_without_keys_is_bad_input(demo_project: Path, cli: Cli) -> None:

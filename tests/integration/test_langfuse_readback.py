@@ -69,5 +69,5 @@ def test_verify_langfuse_reports_a_trace_whose_spans_were_lost(
     )
     langfuse_standin.fail_next(50, status=500, path="/api/public/otel/v1/traces")  # the SDK drops on 500
     code, text = cli("run", SCENARIO, "--verify-langfuse", "--prompt", "agents/research=2")
-    assert "missing research-pdf-only: trace" in text, text
+    assert "missing: research-pdf-only: trace" in text, text
     assert code == 1  # the scenario passed, but Langfuse does not hold its trace

@@ -109,3 +109,34 @@ def test_async_target(adapter: LangfuseAdapter, tmp_path: Path) -> None:
     )
     assert result.status == "passed"
     assert result.output == "found a"
+
+
+def test_ctrl_c_returns_what_finished_at_once(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def interrupt_after_first(result: ScenarioResult) -> None:
+        seen.append(result.scenario_id)
+        raise KeyboardInterrupt
+
+    items = _items("sleep:0.01", "sleep:5", "sleep:5")
+    started = time.monotonic()
+    run, results = _runner(adapter, tmp_path).run(
+        items, RunOptions(concurrency=3), on_result=interrupt_after_first
+    )
+    assert time.monotonic() - started < 4  # it did not wait for the 5 s scenarios
+    assert run.interrupted
+    assert [r.scenario_id for r in results] == seen == ["s0"]
+
+
+def test_markup_in_an_error_message_prints_literally(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from evaluator.report import print_summary
+
+    def raises_markup(request: object) -> str:
+        raise ValueError("bad [/] closing tag [red]")
+
+    run, results = _runner(adapter, tmp_path, raises_markup).run(_items("x"), RunOptions())
+    console = Console(record=True, width=200)
+    print_summary(console, run, results, expected_count=1)
+    assert "ValueError: bad [/] closing tag [red]" in console.export_text()

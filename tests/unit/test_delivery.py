@@ -14,6 +14,7 @@ from evaluator.store import Store
 from tests.builders import scenario, trace_of
 
 NOW = "2026-11-22T10:00:00Z"
+DEST = "http://127.0.0.1:3000 pk-lf-test"
 
 
 def _store_with_scores(runs: Sequence[str] = ("run-1",)) -> Store:
@@ -25,7 +26,7 @@ def _store_with_scores(runs: Sequence[str] = ("run-1",)) -> Store:
             judge_status=JudgeStatus(status="skipped", reason="t"),
             finished_at=NOW,
         )
-        store.record(run_id, result, scores_for(result, run_id=run_id), outbox=True)
+        store.record(run_id, result, scores_for(result, run_id=run_id), destination=DEST)
     return store
 
 
@@ -46,42 +47,42 @@ class FlakySink:
 
 def test_everything_sent_once_in_batches() -> None:
     store, sink = _store_with_scores(["r1", "r2"]), MemorySink()
-    report = deliver(store, sink, batch_size=2, now=lambda: NOW)
+    report = deliver(store, sink, DEST, batch_size=2, now=lambda: NOW)
     assert report.sent == 6 and report.unsent == 0 and report.complete
     assert [len(p) for p in sink.posts] == [2, 2, 2]
     assert len({s.id for p in sink.posts for s in p}) == 6
-    assert deliver(store, sink, now=lambda: NOW).sent == 0  # nothing is sent twice
+    assert deliver(store, sink, DEST, now=lambda: NOW).sent == 0  # nothing is sent twice
     assert len(sink.posts) == 3
 
 
 def test_only_the_given_run() -> None:
     store, sink = _store_with_scores(["r1", "r2"]), MemorySink()
-    assert deliver(store, sink, run_id="r2", now=lambda: NOW).sent == 3
-    assert store.count_scores(unsent_only=True) == 3
+    assert deliver(store, sink, DEST, run_id="r2", now=lambda: NOW).sent == 3
+    assert store.count_scores(waiting_only=True) == 3
 
 
 def test_outage_is_retried_honouring_retry_after() -> None:
     store, sink = _store_with_scores(), FlakySink(failures=2, retry_after=0.01)
-    report = deliver(store, sink, now=lambda: NOW)
+    report = deliver(store, sink, DEST, now=lambda: NOW)
     assert sink.calls == 3 and report.sent == 3 and report.complete
 
 
 def test_long_outage_leaves_scores_in_the_outbox() -> None:
     store, sink = _store_with_scores(), FlakySink(failures=100, retry_after=0.01)
-    report = deliver(store, sink, max_attempts=3, now=lambda: NOW)
+    report = deliver(store, sink, DEST, max_attempts=3, now=lambda: NOW)
     assert report.sent == 0 and report.unsent == 3 and not report.complete
     assert report.error is not None and "gave up after 3 attempts" in report.error
-    assert store.count_scores(unsent_only=True) == 3
-    assert deliver(store, MemorySink(), now=lambda: NOW).sent == 3  # sync later delivers them
+    assert store.count_scores(waiting_only=True) == 3
+    assert deliver(store, MemorySink(), DEST, now=lambda: NOW).sent == 3  # sync later delivers them
 
 
 def test_rejected_scores_are_kept_apart_and_not_resent() -> None:
     store = _store_with_scores()
     sink = MemorySink(reject=lambda s: "bad value" if s.name == "workflow_tools_pass" else None)
-    report = deliver(store, sink, now=lambda: NOW)
+    report = deliver(store, sink, DEST, now=lambda: NOW)
     assert report.sent == 2 and list(report.rejected.values()) == ["bad value"]
     assert report.unsent == 0 and not report.complete
-    assert deliver(store, sink, now=lambda: NOW).sent == 0
+    assert deliver(store, sink, DEST, now=lambda: NOW).sent == 0
 
 
 def test_wrong_keys_stop_at_once() -> None:
@@ -93,5 +94,5 @@ def test_wrong_keys_stop_at_once() -> None:
             raise LangfuseAuthError("keys rejected")
 
     with pytest.raises(LangfuseAuthError):
-        deliver(_store_with_scores(), Refusing(), now=lambda: NOW)
+        deliver(_store_with_scores(), Refusing(), DEST, now=lambda: NOW)
     assert Refusing.calls == 1

@@ -85,3 +85,15 @@ def test_bad_files_reported_together(tmp_path: Path) -> None:
     assert "c/v1.prompt: lables: Extra inputs are not permitted" in text
     assert "d/v1.prompt: body: not a chat message list" in text
     assert len(info.value.problems) == 4
+
+
+def test_a_label_on_two_versions_and_unreadable_files(tmp_path: Path) -> None:
+    _write(tmp_path, "a/v1.prompt", "---\nlabels: [production]\n---\none\n")
+    _write(tmp_path, "a/v2.prompt", "---\nlabels: [production]\n---\ntwo\n")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b/v1.prompt").write_bytes(b"---\n---\n\xff\xfe not utf-8\n")
+    with pytest.raises(PromptError) as info:
+        PromptLibrary(tmp_path)
+    text = str(info.value)
+    assert 'a/v2.prompt: labels: label "production" is on versions 1, 2 of a' in text
+    assert "b/v1.prompt: cannot read the file" in text

@@ -50,26 +50,26 @@ class Ingesting:
 
 
 def test_waits_until_the_count_is_stable() -> None:
-    reader = Ingesting(visible=[0, 1, 3, 3])
-    trace = read_trace(reader, "t", deadline_seconds=10, poll_seconds=0.01)
-    assert trace.observation_count == 3  # the duplicate row across pages is counted once
-    assert trace.tool_path == ["search"]
-    assert reader.calls.count("observations") == 4
+    reader = Ingesting(visible=[0, 1, 3])
+    read = read_trace(reader, "t", deadline_seconds=10, settle_seconds=0.2, poll_seconds=0.01)
+    assert read.settled
+    assert read.trace.observation_count == 3  # the duplicate row across pages is counted once
+    assert read.trace.tool_path == ["search"]
+    assert reader.calls.count("observations") >= 4  # two growing reads, then 3 until it held for 0.2 s
 
 
 def test_stops_as_soon_as_the_expected_count_is_readable() -> None:
     reader = Ingesting(visible=[1, 3])
-    assert read_trace(
-        reader, "t", expected_observations=3, deadline_seconds=10, poll_seconds=0.01
-    ).agent_names == ["orchestrator"]
+    read = read_trace(reader, "t", expected_observations=3, deadline_seconds=10, poll_seconds=0.01)
+    assert read.trace.agent_names == ["orchestrator"]
     assert reader.calls.count("observations") == 2
 
 
 def test_outage_is_retried_and_the_traces_endpoint_is_the_fallback() -> None:
     reader = Ingesting(visible=[3], failures=1, body={"id": "t", "observations": [dict(r) for r in ROWS]})
-    trace = read_trace(reader, "t", expected_observations=3, deadline_seconds=10, poll_seconds=0.01)
+    read = read_trace(reader, "t", expected_observations=3, deadline_seconds=10, poll_seconds=0.01)
     assert reader.calls[:2] == ["observations", "trace"]
-    assert trace.observation_count == 3
+    assert read.trace.observation_count == 3
 
 
 def test_never_readable_is_a_clear_error() -> None:
@@ -78,7 +78,8 @@ def test_never_readable_is_a_clear_error() -> None:
 
 
 def test_incomplete_at_the_deadline_returns_what_is_there() -> None:
-    trace = read_trace(
+    read = read_trace(
         Ingesting(visible=[1]), "t", expected_observations=3, deadline_seconds=0.3, poll_seconds=0.01
     )
-    assert trace.observation_count == 1
+    assert read.trace.observation_count == 1
+    assert not read.settled

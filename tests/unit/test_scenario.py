@@ -148,3 +148,19 @@ def test_judge_version_and_label_together(tmp_path: Path) -> None:
     path = _write(tmp_path, "a.yaml", GOOD.replace("version: 1}", "version: 1, label: production}"))
     [problem] = _problems([str(path)])
     assert "give either version or label" in problem
+
+
+def test_trajectory_needs_its_tools(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "a.yaml",
+        GOOD.replace("trajectory: {flow: research, tools: [pdf_retrieval]}", "trajectory: {flow: research}"),
+    )
+    [problem] = _problems([str(path)])
+    assert "expected.trajectory.tools: required field is missing" in problem
+
+
+def test_a_key_that_is_not_a_plain_value(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.yaml", "? [a, b]\n: 1\n")
+    [problem] = _problems([str(path)])
+    assert "invalid YAML" in problem and "a key must be a plain value" in problem

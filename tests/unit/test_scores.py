@@ -57,7 +57,9 @@ def test_ids_are_deterministic_per_run_trace_and_name() -> None:
     assert first[0].id == score_id("run-1", first[0].trace_id, "workflow_pass")
 
 
-def test_no_scores_for_an_error_or_a_skipped_judge() -> None:
+def test_an_error_scores_only_a_failed_workflow_and_a_skipped_judge_nothing() -> None:
     failed = error_result(scenario(), "t", "RuntimeError: boom", judge_status=SKIPPED, latency_ms=1.0)
-    assert scores_for(failed, run_id="r") == []
+    [only] = scores_for(failed, run_id="r")
+    assert (only.name, only.value, only.data_type) == ("workflow_pass", 0.0, "BOOLEAN")
+    assert only.comment == "error: RuntimeError: boom"
     assert not [s for s in scores_for(_result(), run_id="r") if s.name.startswith("quality_")]

@@ -2,11 +2,25 @@
 
 from pathlib import Path
 
+import pytest
+
+from evaluator.errors import ConfigError
 from evaluator.evaluation import evaluate
-from evaluator.results import JudgeStatus, RunInfo
+from evaluator.results import JudgeStatus, RunInfo, ScenarioResult
 from evaluator.scores import scores_for
 from evaluator.store import Store
 from tests.builders import scenario, trace_of
+
+DEST = "https://cloud.langfuse.com pk-lf-project-a"
+
+
+def _result(tools: list[str]) -> ScenarioResult:
+    return evaluate(
+        scenario(expected={"tools": {"include": ["a"]}}),
+        trace_of(["o"], tools),
+        judge_status=JudgeStatus(status="skipped", reason="t"),
+        finished_at="2026-11-22T10:00:01Z",
+    )
 
 
 def test_record_is_durable_idempotent_and_tracks_unsent(tmp_path: Path) -> None:
@@ -14,41 +28,64 @@ def test_record_is_durable_idempotent_and_tracks_unsent(tmp_path: Path) -> None:
     store = Store(path)
     run = RunInfo(id="run-1", name="nightly", started_at="2026-11-22T10:00:00Z")
     store.start_run(run)
-    result = evaluate(
-        scenario(expected={"tools": {"include": ["a"]}}),
-        trace_of(["o"], ["a"]),
-        judge_status=JudgeStatus(status="skipped", reason="t"),
-        finished_at="2026-11-22T10:00:01Z",
-    )
+    result = _result(["a"])
     scores = scores_for(result, run_id=run.id)
-    store.record(run.id, result, scores, outbox=True)
-    store.record(run.id, result, scores, outbox=True)  # a retry replaces, never duplicates
+    store.record(run.id, result, scores, destination=DEST)
+    store.record(run.id, result, scores, destination=DEST)  # a retry replaces, never duplicates
     store.mark_sent([scores[0].id], "2026-11-22T10:00:02Z")
-    store.record(run.id, result, scores, outbox=True)  # re-recording keeps what was already sent
+    store.record(run.id, result, scores, destination=DEST)  # the same values: what was sent stays sent
     store.close()
 
     reopened = Store(path)
     assert [r["scenario_id"] for r in reopened.results("run-1")] == ["s1"]
     assert reopened.count_scores() == len(scores) == 3
-    assert reopened.count_scores(unsent_only=True) == 2
-    assert {s.id for s in reopened.unsent_scores()} == {s.id for s in scores[1:]}
-    assert reopened.unsent_scores()[0].metadata["run_id"] == "run-1"
+    assert reopened.count_scores(waiting_only=True) == 2
+    assert {s.id for s in reopened.unsent_scores(DEST)} == {s.id for s in scores[1:]}
+    assert reopened.unsent_scores(DEST)[0].metadata["run_id"] == "run-1"
 
 
-def test_in_memory_store() -> None:
+def test_a_changed_value_is_sent_again() -> None:
     store = Store(None)
-    assert store.count_scores() == 0
+    before = scores_for(_result(["a"]), run_id="r")
+    store.record("r", _result(["a"]), before, destination=DEST)
+    store.mark_sent([s.id for s in before], "2026-11-22T10:00:02Z")
+    after = scores_for(_result([]), run_id="r")  # the tool was not called after all: pass -> fail
+    store.record("r", _result([]), after, destination=DEST)
+    assert {s.name for s in store.unsent_scores(DEST)} == {"workflow_pass", "workflow_tools_pass"}
 
 
 def test_embedded_scores_are_never_in_the_outbox() -> None:
     store = Store(None)
-    result = evaluate(
-        scenario(),
-        trace_of(["o"], []),
-        judge_status=JudgeStatus(status="skipped", reason="t"),
-        finished_at="2026-11-22T10:00:01Z",
-    )
-    store.record("embedded-run", result, scores_for(result, run_id="embedded-run"), outbox=False)
+    result = _result(["a"])
+    store.record("embedded-run", result, scores_for(result, run_id="embedded-run"), destination=None)
     assert store.count_scores() == 3
-    assert store.count_scores(unsent_only=True) == 0
-    assert store.unsent_scores() == []
+    assert store.count_scores(waiting_only=True) == 0
+    assert store.waiting_by_destination() == {}
+
+
+def test_scores_wait_for_their_own_destination_only() -> None:
+    store = Store(None)
+    for run_id, destination in (("r1", DEST), ("r2", "https://eu.example pk-lf-project-b")):
+        result = _result(["a"])
+        store.record(run_id, result, scores_for(result, run_id=run_id), destination=destination)
+    assert [s.metadata["run_id"] for s in store.unsent_scores(DEST)] == ["r1"] * 3
+    assert store.waiting_by_destination() == {DEST: 3, "https://eu.example pk-lf-project-b": 3}
+
+
+def test_rejected_scores_wait_only_when_asked() -> None:
+    store = Store(None)
+    result = _result(["a"])
+    scores = scores_for(result, run_id="r")
+    store.record("r", result, scores, destination=DEST)
+    store.mark_rejected({scores[0].id: "bad value"})
+    assert store.count_scores(rejected_only=True) == 1
+    assert len(store.unsent_scores(DEST)) == 2
+    assert store.retry_rejected(DEST) == 1
+    assert len(store.unsent_scores(DEST)) == 3
+
+
+def test_an_unusable_path_is_a_config_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ConfigError, match="cannot use the store"):
+        Store(blocker / "evaluator.db")

@@ -152,3 +152,35 @@ def test_load_trace_file_both_shapes_and_errors(tmp_path: Path) -> None:
     (tmp_path / "broken.json").write_text("{")
     with pytest.raises(TraceError, match="not JSON"):
         load_trace_file(tmp_path / "broken.json")
+
+
+def test_tools_with_the_same_start_keep_the_order_they_ended_in() -> None:
+    # Langfuse stores milliseconds: two calls made back to back can share a start time.
+    rows = [
+        {
+            "id": "b",
+            "type": "TOOL",
+            "name": "second",
+            "startTime": "2026-11-22T10:00:00.001Z",
+            "endTime": "2026-11-22T10:00:00.003Z",
+        },
+        {
+            "id": "a",
+            "type": "TOOL",
+            "name": "first",
+            "startTime": "2026-11-22T10:00:00.001Z",
+            "endTime": "2026-11-22T10:00:00.002Z",
+        },
+    ]
+    assert trace_from_observations([{"data": rows}]).tool_path == ["first", "second"]
+
+
+def test_text_outputs_stay_text_and_the_traces_endpoint_dedupes() -> None:
+    row = {"id": "r", "type": "SPAN", "name": "root", "output": "42", "updatedAt": "2026-11-22T10:00:01Z"}
+    stale = dict(row, name="stale", updatedAt="2026-11-22T10:00:00Z")
+    trace = trace_from_langfuse_trace(
+        {"id": "t", "observations": [stale, row, {**row, "id": "x", "output": "null"}]}
+    )
+    assert trace.observation_count == 2
+    assert trace.output == "42"  # an answer "42" is text, not the number 42
+    assert trace.name == "root"
