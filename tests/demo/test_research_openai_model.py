@@ -14,8 +14,8 @@ from pydantic import SecretStr
 from demo_agents.research import OpenAIChatModel
 from demo_agents.research.openai_model import chat_result
 from evaluator.target import LLMEndpoint
-from tests.demo.openai_standin import completion, openai_standin
 from tests.demo.tracing import traced_run
+from tests.standin.openai_server import completion, openai_standin
 
 QUESTION = "What is the state of the art in text-to-SQL on the Spider benchmark?"
 SEARCH_CALL = {

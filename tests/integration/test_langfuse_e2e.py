@@ -15,6 +15,7 @@ from typing import Any
 from evaluator.scores import DEFINITIONS
 from tests.integration.conftest import ROOT, Cli
 from tests.standin.langfuse_server import LangfuseStandIn
+from tests.standin.openai_server import openai_standin
 
 SUITE = str(ROOT / "scenarios/research")
 
@@ -128,17 +129,19 @@ def test_wrong_keys_give_one_clear_message(
     assert len(langfuse_standin.requests_to("/api/public/projects")) == 1  # no retries
 
 
-def test_the_secret_key_never_leaves_the_environment(
+def test_the_secret_keys_never_leave_the_environment(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
 ) -> None:
     secret = os.environ["LANGFUSE_SECRET_KEY"]
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-never-printed")  # offered to targets, never recorded
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    (with_langfuse / "evaluator.toml").write_text(
-        (with_langfuse / "evaluator.toml").read_text().replace("[run]", "[llm]\ntargets = false\n\n[run]")
-    )
-    code, text, document = _run_suite(cli, "--tag", "smoke")
+    openai_key = "sk-openai-never-recorded"
+    monkeypatch.setenv("OPENAI_API_KEY", openai_key)  # offered to the demo's agents: the real-model mode
+    with openai_standin(lambda body: {"content": "research"}) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        code, text, document = _run_suite(cli, "--tag", "smoke")
     assert code in (0, 1), text
+    assert llm.requests and all(
+        headers["authorization"] == f"Bearer {openai_key}" for _, headers, _ in llm.requests
+    )
     stored = (with_langfuse / "evaluator.db").read_bytes()
     spans = json.dumps(
         [(s.name, s.attributes, s.resource_attributes) for s in langfuse_standin.spans], default=str
@@ -150,8 +153,8 @@ def test_the_secret_key_never_leaves_the_environment(
         ("scores", json.dumps(langfuse_standin.scores)),
     ):
         assert secret not in content, place
-        assert "sk-openai-never-printed" not in content, place
-    assert secret.encode() not in stored and b"sk-openai-never-printed" not in stored
+        assert openai_key not in content, place
+    assert secret.encode() not in stored and openai_key.encode() not in stored
 
 
 def test_a_slow_langfuse_cannot_hold_the_run(

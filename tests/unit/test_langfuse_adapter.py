@@ -1,5 +1,6 @@
 """Embedded mode: the real SDK's spans, captured in-process, become the normalized trace."""
 
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -50,14 +51,24 @@ def test_trace_ids_are_deterministic() -> None:
     assert len(LangfuseAdapter.trace_id_for("r", "s")) == 32
 
 
-def test_traces_are_kept_apart(adapter: LangfuseAdapter) -> None:
-    ids = [adapter.trace_id_for("run", name) for name in ("a", "b")]
-    for trace_id, name in zip(ids, ("a", "b"), strict=True):
-        with (
-            adapter.scenario_run(trace_id=trace_id, scenario_id=name, run_id="run", tags=[], input=""),
-            adapter.client.start_as_current_observation(as_type="agent", name=f"agent-{name}"),
-        ):
-            pass
-    assert adapter.take_trace(ids[0]).agent_names == ["agent-a"]
-    assert adapter.take_trace(ids[1]).agent_names == ["agent-b"]
-    assert adapter.take_trace(ids[0]).observation_count == 0  # taken once
+def test_concurrent_traces_are_kept_apart(adapter: LangfuseAdapter) -> None:
+    names = [f"s{i}" for i in range(8)]
+    ids = {name: adapter.trace_id_for("run", name) for name in names}
+    barrier = threading.Barrier(len(names))
+
+    def one(name: str) -> None:
+        with adapter.scenario_run(trace_id=ids[name], scenario_id=name, run_id="run", tags=[], input=""):
+            barrier.wait(timeout=10)  # every trace is open at the same time
+            with adapter.client.start_as_current_observation(as_type="agent", name=f"agent-{name}"):
+                pdf_retrieval.invoke({"query": name}, config={"callbacks": adapter.callbacks()})
+
+    threads = [threading.Thread(target=one, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=20)
+    for name in names:
+        trace = adapter.take_trace(ids[name])
+        assert trace.agent_names == [f"agent-{name}"]
+        assert trace.tools[0].input == {"query": name}
+    assert adapter.take_trace(ids["s0"]).observation_count == 0  # taken once

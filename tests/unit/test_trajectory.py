@@ -38,7 +38,7 @@ def test_no_expected_flow_means_full_workflow_follows_full_path() -> None:
 @pytest.mark.parametrize(("actual", "expected_value"), [([], 1.0), (["a"], 0.0)])
 def test_empty_expected_path(actual: list[str], expected_value: float) -> None:
     score = score_paths([], actual)
-    assert score.partial_path == score.full_path == score.path_nodes == expected_value
+    assert score.partial_path == score.full_path == score.path_nodes == score.full_workflow == expected_value
 
 
 def test_empty_actual_path_scores_zero() -> None:
