@@ -28,11 +28,12 @@ from evaluator.errors import (
     did_you_mean,
 )
 from evaluator.evaluation import evaluate
+from evaluator.history import Grouping, aggregate
 from evaluator.langfuse_adapter import LangfuseAdapter, LangfuseSettings
 from evaluator.prompt_push import push_prompts
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
 from evaluator.readback import read_trace
-from evaluator.report import notice, print_delivery, print_summary, progress_bar, summary_table
+from evaluator.report import history_table, notice, print_delivery, print_summary, progress_bar, summary_table
 from evaluator.results import JudgeStatus, RunInfo, ScenarioResult, run_to_json
 from evaluator.runner import JUDGE_NOT_AVAILABLE, Runner, RunOptions, new_run_id, utc_now
 from evaluator.scenario import LoadedScenario, load_scenarios
@@ -386,6 +387,28 @@ def _read_from_langfuse(trace_id: str, config_path: Path | None) -> Trace:
             f"verdict is on the {read.trace.observation_count} observations readable so far.",
         )
     return read.trace
+
+
+@app.command()
+def report(
+    by: Annotated[
+        Grouping, typer.Option(help="Group results per run, per scenario or per prompt version.")
+    ] = "run",
+    last: Annotated[int | None, typer.Option(min=1, help="Only the last N runs.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
+    config_path: ConfigOption = None,
+) -> None:
+    """Summarise stored results per run, scenario or prompt version: pass rates, mean full_workflow."""
+    config = load_config(config_path)
+    rows = aggregate(Store(config.store_path).history(last_runs=last), by)
+    if as_json:
+        sys.stdout.write(json.dumps([row.to_json() for row in rows], indent=2) + "\n")
+    elif not rows:
+        out.print(
+            f"No results stored in {config.store_path} yet: run `evaluator run` first.", highlight=False
+        )
+    else:
+        out.print(history_table(rows, by))
 
 
 @app.command()

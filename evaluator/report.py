@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evaluator.delivery import DeliveryReport
+from evaluator.history import Row
 from evaluator.results import RunInfo, ScenarioResult, totals
 
 _STATUS_STYLE = {"passed": "green", "failed": "red", "error": "bold red"}
@@ -125,3 +126,24 @@ def print_delivery(
             f"{elsewhere} more scores wait for another Langfuse project or host; run `evaluator "
             "sync` with that project's keys to send them."
         )
+
+
+def history_table(rows: Sequence[Row], by: str) -> Table:
+    table = Table(title=f"History by {by}")
+    table.add_column(by, overflow="fold")
+    for name in ("results", "passed", "errors", "pass rate", "full_workflow", "last"):
+        table.add_column(name, justify="right")
+    for row in rows:
+        data = row.to_json()
+        rate = f"{data['pass_rate']:.0%}" if data["pass_rate"] is not None else "-"
+        workflow = f"{data['full_workflow']:.2f}" if data["full_workflow"] is not None else "-"
+        table.add_row(
+            Text(row.key),
+            str(row.results),
+            str(row.passed),
+            str(row.errors),
+            rate,
+            workflow,
+            Text(row.last_status),
+        )
+    return table

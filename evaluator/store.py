@@ -49,6 +49,10 @@ _UNSENT_QUERY = """SELECT id, trace_id, name, value, data_type, comment, timesta
     ORDER BY timestamp, id"""
 _WAITING_QUERY = """SELECT destination, COUNT(*) FROM scores
     WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL GROUP BY destination"""
+_HISTORY_QUERY = """SELECT results.run_id, runs.name, results.finished_at, results.result FROM results
+    JOIN runs ON runs.id = results.run_id
+    WHERE results.run_id IN (SELECT id FROM runs ORDER BY started_at DESC LIMIT ?)
+    ORDER BY runs.started_at, results.finished_at, results.scenario_id"""
 _COUNT_QUERIES = {
     "all": "SELECT COUNT(*) FROM scores",
     "waiting": """SELECT COUNT(*) FROM scores
@@ -158,6 +162,12 @@ class Store:
                 "SELECT result FROM results WHERE run_id=? ORDER BY scenario_id", (run_id,)
             )
             return [json.loads(row[0]) for row in rows]
+
+    def history(self, *, last_runs: int | None = None) -> list[tuple[str, str, str, dict[str, Any]]]:
+        """(run id, run name, finished_at, result object) of the last runs, oldest first."""
+        with self._lock:
+            rows = self._db.execute(_HISTORY_QUERY, (last_runs or -1,)).fetchall()
+        return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
     def unsent_scores(self, destination: str, *, run_id: str | None = None) -> list[Score]:
         """Scores for `destination` not yet acknowledged nor rejected, oldest first (one run, or all)."""

@@ -281,17 +281,6 @@ def _timestamp(value: object) -> float | None:
     return None
 
 
-def decode_io(value: Any) -> Any:
-    """An input or output as stored: JSON text of an object, array or string is decoded; anything else
-    (plain text, "42", "null") stays the string it is, so a text answer is never turned into a number."""
-    if isinstance(value, str) and value[:1] in ("{", "[", '"'):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
 def decode_metadata_value(value: Any) -> Any:
     """A metadata value: the SDK JSON-encodes every value (strings too), so decode any JSON."""
     if isinstance(value, str):
@@ -299,6 +288,14 @@ def decode_metadata_value(value: Any) -> Any:
             return json.loads(value)
         except ValueError:
             return value
+    return value
+
+
+def decode_io(value: Any) -> Any:
+    """An input or output as stored: JSON text of an object, array or string is decoded; anything else
+    (plain text, "42", "null") stays the string it is, so a text answer is never turned into a number."""
+    if isinstance(value, str) and value[:1] in ("{", "[", '"'):
+        return decode_metadata_value(value)
     return value
 
 

@@ -238,3 +238,25 @@ def test_script_and_module_entry_points(project: Path) -> None:
         timeout=120,
     )
     assert module.returncode == 0, module.stderr
+
+
+def test_report_by_run_scenario_and_prompt(project: Path) -> None:
+    code, out, _ = _run("report")
+    assert code == 0 and "No results stored" in out
+    assert _run("run", "--run-name", "first")[0] == 0
+    assert _run("run")[0] == 0
+    code, out, _ = _run("report", "--by", "scenario", "--json")
+    assert code == 0
+    [row] = json.loads(out)
+    assert row == {
+        "key": "toy-pass",
+        "results": 2,
+        "passed": 2,
+        "errors": 0,
+        "pass_rate": 1.0,
+        "full_workflow": 1.0,
+        "last_status": "passed",
+    }
+    code, out, _ = _run("report", "--last", "1", "--json")
+    assert len(json.loads(out)) == 1
+    assert _run("report", "--by", "nonsense")[0] == 2
