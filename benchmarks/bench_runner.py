@@ -13,6 +13,7 @@ import argparse
 import math
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from evaluator.langfuse_adapter import LangfuseAdapter
@@ -24,7 +25,7 @@ from evaluator.store import Store
 from evaluator.target import TargetRequest
 
 
-def make_target(sleep: float):  # type: ignore[no-untyped-def]
+def make_target(sleep: float) -> Callable[[TargetRequest], str]:
     def sleeper(request: TargetRequest) -> str:
         with request.langfuse.start_as_current_observation(as_type="agent", name="sleeper"):
             time.sleep(sleep)
@@ -60,8 +61,8 @@ def main() -> None:
             run, results = runner.run(
                 items,
                 options,
-                on_result=lambda r: store.record(
-                    r.scenario_id, r, scores_for(r, run_id="b"), destination=None
+                on_result=lambda r, run_id=options.run_id: store.record(
+                    run_id, r, scores_for(r, run_id=run_id), destination=None
                 ),
             )
             walls.append(time.perf_counter() - started)
