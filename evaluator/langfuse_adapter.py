@@ -362,7 +362,11 @@ class LangfuseAdapter:
 
     def trace_body(self, trace_id: str) -> dict[str, Any] | None:
         """`GET /api/public/traces/{id}` (no longer in the SDK's client, still served): None on 404."""
-        assert self.settings is not None  # noqa: S101 - read-back is only offered when connected
+        if self.settings is None:
+            raise ConfigError(
+                "reading a trace from Langfuse needs its keys. Fix: set LANGFUSE_PUBLIC_KEY, "
+                "LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL."
+            )
         try:
             response = httpx.get(
                 f"{self.settings.base_url}/api/public/traces/{urllib.parse.quote(trace_id, safe='')}",
