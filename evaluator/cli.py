@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 
 from evaluator.config import Config, load_config
-from evaluator.delivery import deliver
+from evaluator.delivery import deliver, deliver_spans
 from evaluator.errors import (
     ConfigError,
     EvaluatorError,
@@ -190,6 +190,11 @@ def run(
         else JUDGE_NOT_AVAILABLE,
     )
     adapter = LangfuseAdapter.from_env()
+    destination = adapter.destination if adapter.connected else None
+    if destination is not None:  # span batches the SDK cannot deliver are kept for `sync`, not dropped
+        adapter.keep_undelivered_spans(
+            lambda payload, count: store.keep_span_batch(destination, payload, count, utc_now())
+        )
     reachable = _check_langfuse(adapter)
     runner = Runner(
         adapter=adapter,
@@ -197,7 +202,6 @@ def run(
         prompts=_prompt_source(prompts, adapter, reachable),
         llm=config.llm_endpoint() if config.settings.llm.targets else None,
     )
-    destination = adapter.destination if adapter.connected else None
     run_info, results = _run_with_progress(runner, scenarios, options, store, destination)
     store.finish_run(run_info, results)
     print_summary(out, run_info, results, expected_count=len(scenarios))
@@ -306,6 +310,17 @@ def _publish(
         )
     if reachable:
         _ensure_score_configs(adapter)
+    spans = (
+        deliver_spans(
+            store,
+            adapter,
+            adapter.destination,
+            deadline_seconds=limits.delivery_deadline_seconds,
+            now=utc_now,
+        )
+        if store.unsent_span_batches(adapter.destination)
+        else None
+    )
     report = deliver(
         store,
         adapter,
@@ -319,7 +334,7 @@ def _publish(
         url = adapter.trace_url(result.trace_id)
         if url:
             out.print(f"  {result.scenario_id}: {url}", highlight=False, soft_wrap=True, markup=False)
-    print_delivery(out, report, waiting=len(store.unsent_scores(adapter.destination)))
+    print_delivery(out, report, waiting=len(store.unsent_scores(adapter.destination)), spans=spans)
 
 
 @app.command()
@@ -435,14 +450,22 @@ def sync(
     store = Store(config.store_path)
     limits = config.settings.langfuse
     report = None
+    spans = None
     with _langfuse("sync", config) as adapter:
         destination = adapter.destination
         if retry_rejected:
             out.print(f"{store.retry_rejected(destination)} rejected scores are back in the outbox")
-        if store.unsent_scores(destination):
+        if store.unsent_scores(destination) or store.unsent_span_batches(destination):
             try:
                 adapter.project_id()
                 _ensure_score_configs(adapter)
+                spans = deliver_spans(
+                    store,
+                    adapter,
+                    destination,
+                    deadline_seconds=limits.delivery_deadline_seconds,
+                    now=utc_now,
+                )
                 report = deliver(
                     store,
                     adapter,
@@ -457,14 +480,15 @@ def sync(
             out.print("Nothing to send to this Langfuse project.")
     waiting = store.waiting_by_destination()
     here = waiting.pop(destination, 0)
-    print_delivery(out, report, waiting=here, elsewhere=sum(waiting.values()))
+    print_delivery(out, report, waiting=here, elsewhere=sum(waiting.values()), spans=spans)
     rejected = store.count_scores(rejected_only=True)
     if rejected:
         out.print(
             f"{rejected} scores were rejected by Langfuse (see above or earlier runs); "
             "`evaluator sync --retry-rejected` posts them again."
         )
-    raise typer.Exit(EXIT_PASSED if here == 0 and (report is None or report.complete) else EXIT_FAILED)
+    done = here == 0 and (report is None or report.complete) and not store.unsent_span_batches(destination)
+    raise typer.Exit(EXIT_PASSED if done else EXIT_FAILED)
 
 
 prompts_app = typer.Typer(help="Prompt management: local prompt files and Langfuse.", no_args_is_help=True)

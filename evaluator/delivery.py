@@ -1,4 +1,5 @@
-"""Score delivery from the local outbox (the SQLite `scores` table) to a score sink such as Langfuse.
+"""Delivery from the local outbox to Langfuse: scores (the SQLite `scores` table), and span batches the SDK
+could not deliver (`span_batches`).
 
 A score is marked sent only once the sink acknowledged it. Transient failures (network, 5xx, 429) are
 retried with exponential backoff, honouring Retry-After, within a deadline; what is still unsent then
@@ -12,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from tenacity import (
     RetryCallState,
@@ -27,6 +28,8 @@ from tenacity import (
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.scores import Score
 from evaluator.store import Store
+
+T = TypeVar("T")
 
 
 class ScoreSink(Protocol):
@@ -70,6 +73,33 @@ def _wait(backoff: wait_exponential, cap: float) -> Callable[[RetryCallState], f
     return wait
 
 
+class _Deadline:
+    """One deadline for a whole delivery, and the retry policy for each request within it."""
+
+    def __init__(self, seconds: float, max_attempts: int) -> None:
+        self.seconds = seconds
+        self._max_attempts = max_attempts
+        self._started = time.monotonic()
+
+    def remaining(self) -> float:
+        return self.seconds - (time.monotonic() - self._started)
+
+    def call(self, post: Callable[..., T], *args: object) -> T:
+        """`post(*args)`, retried on outages; RetryError when the attempts or the time run out."""
+        remaining = self.remaining()
+        retrying = Retrying(
+            retry=retry_if_exception_type(LangfuseUnavailableError),
+            stop=stop_after_attempt(self._max_attempts) | stop_after_delay(remaining),
+            wait=_wait(wait_exponential(multiplier=0.5, max=8), cap=remaining),
+            reraise=False,
+        )
+        return retrying(post, *args)
+
+
+def _gave_up(exc: RetryError) -> str:
+    return f"{exc.last_attempt.exception()} (gave up after {exc.last_attempt.attempt_number} attempts)"
+
+
 def deliver(
     store: Store,
     sink: ScoreSink,
@@ -83,27 +113,19 @@ def deliver(
 ) -> DeliveryReport:
     """Post every score waiting for `destination` (of `run_id`, or all), in batches, until done or the
     deadline; no batch starts after the deadline."""
-    started = time.monotonic()
+    deadline = _Deadline(deadline_seconds, max_attempts)
     sent, rejected = 0, {}
     pending = store.unsent_scores(destination, run_id=run_id)
     error: str | None = None
     for offset in range(0, len(pending), batch_size):
-        remaining = deadline_seconds - (time.monotonic() - started)
-        if remaining <= 0:
+        if deadline.remaining() <= 0:
             error = f"the delivery deadline ({deadline_seconds:g} s) passed"
             break
         batch = pending[offset : offset + batch_size]
-        retrying = Retrying(
-            retry=retry_if_exception_type(LangfuseUnavailableError),
-            stop=stop_after_attempt(max_attempts) | stop_after_delay(remaining),
-            wait=_wait(wait_exponential(multiplier=0.5, max=8), cap=remaining),
-            reraise=False,
-        )
         try:
-            batch_rejected = retrying(sink.post_scores, batch)
+            batch_rejected = deadline.call(sink.post_scores, batch)
         except RetryError as exc:
-            last = exc.last_attempt.exception()
-            error = f"{last} (gave up after {exc.last_attempt.attempt_number} attempts)"
+            error = _gave_up(exc)
             break
         store.mark_sent([s.id for s in batch if s.id not in batch_rejected], now())
         store.mark_rejected(batch_rejected)
@@ -111,3 +133,42 @@ def deliver(
         rejected.update(batch_rejected)
     unsent = len(store.unsent_scores(destination, run_id=run_id))
     return DeliveryReport(sent=sent, rejected=rejected, unsent=unsent, error=error)
+
+
+class SpanSender(Protocol):
+    def resend_spans(self, payload: bytes) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpanDeliveryReport:
+    sent_spans: int
+    waiting_batches: int
+    error: str | None = None
+
+
+def deliver_spans(
+    store: Store,
+    sender: SpanSender,
+    destination: str,
+    *,
+    deadline_seconds: float = 30.0,
+    max_attempts: int = 8,
+    now: Callable[[], str],
+) -> SpanDeliveryReport:
+    """Send again the span batches the SDK could not deliver, oldest first, until done or the deadline."""
+    deadline = _Deadline(deadline_seconds, max_attempts)
+    sent, error = 0, None
+    for batch_id, payload, spans in store.unsent_span_batches(destination):
+        if deadline.remaining() <= 0:
+            error = f"the delivery deadline ({deadline_seconds:g} s) passed"
+            break
+        try:
+            deadline.call(sender.resend_spans, payload)
+        except RetryError as exc:
+            error = _gave_up(exc)
+            break
+        store.mark_span_batch_sent(batch_id, now())
+        sent += spans
+    return SpanDeliveryReport(
+        sent_spans=sent, waiting_batches=len(store.unsent_span_batches(destination)), error=error
+    )

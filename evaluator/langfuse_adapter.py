@@ -18,6 +18,8 @@ Langfuse's failures become `LangfuseAuthError` (wrong keys: retrying cannot help
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
 import threading
@@ -34,6 +36,8 @@ from langfuse import Langfuse, propagate_attributes
 from langfuse.api import CreateScoreBatchResults, CreateScoreRequest, ScoreConfigDataType, ScoreDataType
 from langfuse.api.core.api_error import ApiError
 from langfuse.langchain import CallbackHandler
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from pydantic import SecretStr
@@ -42,6 +46,7 @@ from evaluator.capture import SpanCollector, trace_from_spans
 from evaluator.errors import ConfigError, LangfuseAuthError, LangfuseUnavailableError
 from evaluator.prompts import ChatMessage, Prompt
 from evaluator.scores import Score, ScoreDefinition
+from evaluator.span_outbox import Keep, KeepingExporter
 from evaluator.trace import Trace
 
 DEFAULT_BASE_URL = "https://cloud.langfuse.com"
@@ -76,29 +81,69 @@ class LangfuseSettings:
                 "(Langfuse > Settings > API keys), or neither for the embedded mode."
             )
         base_url = env.get("LANGFUSE_BASE_URL") or env.get("LANGFUSE_HOST") or DEFAULT_BASE_URL
-        return cls(public_key=public, secret_key=SecretStr(secret), base_url=base_url.rstrip("/"))
+        timeout = env.get("LANGFUSE_TIMEOUT", "10")
+        if not timeout.isdigit() or int(timeout) < 1:
+            raise ConfigError(f'LANGFUSE_TIMEOUT="{timeout}" is not a whole number of seconds. Fix: e.g. 10.')
+        return cls(
+            public_key=public,
+            secret_key=SecretStr(secret),
+            base_url=base_url.rstrip("/"),
+            timeout_seconds=int(timeout),
+        )
 
     def __repr__(self) -> str:
         return f"LangfuseSettings(base_url={self.base_url!r}, public_key={self.public_key[:8]!r}...)"
 
 
+@dataclass(frozen=True)
+class _Capture:
+    provider: TracerProvider
+    collector: SpanCollector
+    exporter: KeepingExporter
+
+
 _capture_lock = threading.Lock()
-_capture_by_key: dict[str, tuple[TracerProvider, SpanCollector]] = {}
+_capture_by_key: dict[str, _Capture] = {}
 
 
-def _capture_for(public_key: str) -> tuple[TracerProvider, SpanCollector]:
-    """The TracerProvider and span collector for a public key, made once per process.
+def _capture_for(settings: LangfuseSettings) -> _Capture:
+    """The TracerProvider, span collector and span exporter for a public key, made once per process.
 
     The SDK keeps one resource manager per public key for the whole process, and a second client with
-    the same key silently keeps the first one's TracerProvider; capture has to follow it, or a second
-    adapter (e.g. `prompts push` then `run` in one process) would capture nothing.
+    the same key silently keeps the first one's TracerProvider and exporter; capture has to follow it,
+    or a second adapter (e.g. `prompts push` then `run` in one process) would capture nothing.
     """
     with _capture_lock:
-        if public_key not in _capture_by_key:
+        if settings.public_key not in _capture_by_key:
             provider, collector = TracerProvider(), SpanCollector()
             provider.add_span_processor(collector)
-            _capture_by_key[public_key] = (provider, collector)
-        return _capture_by_key[public_key]
+            _capture_by_key[settings.public_key] = _Capture(
+                provider,
+                collector,
+                KeepingExporter(
+                    OTLPSpanExporter(
+                        endpoint=_otlp_endpoint(settings),
+                        headers=_otlp_headers(settings),
+                        timeout=settings.timeout_seconds,
+                        compression=Compression.Gzip,
+                    )
+                ),
+            )
+        return _capture_by_key[settings.public_key]
+
+
+def _otlp_endpoint(settings: LangfuseSettings) -> str:
+    return f"{settings.base_url}/api/public/otel/v1/traces"
+
+
+def _otlp_headers(settings: LangfuseSettings) -> dict[str, str]:
+    """What the SDK's own exporter sends: Basic auth, and ingestion version 4 for real-time processing."""
+    token = base64.b64encode(f"{settings.public_key}:{settings.secret_key.get_secret_value()}".encode())
+    return {
+        "Authorization": f"Basic {token.decode('ascii')}",
+        "x-langfuse-ingestion-version": "4",
+        "x-langfuse-public-key": settings.public_key,
+    }
 
 
 class _DiscardingExporter(SpanExporter):
@@ -141,6 +186,7 @@ class LangfuseAdapter:
         self._provider = provider
         self._collector = collector
         self._project_id: str | None = None
+        self._exporter: KeepingExporter | None = None
 
     @property
     def connected(self) -> bool:
@@ -167,22 +213,25 @@ class LangfuseAdapter:
     @classmethod
     def connect(cls, settings: LangfuseSettings) -> LangfuseAdapter:
         """Spans exported to Langfuse and captured in-process."""
-        provider, collector = _capture_for(settings.public_key)
+        capture = _capture_for(settings)
         client = Langfuse(
             public_key=settings.public_key,
             secret_key=settings.secret_key.get_secret_value(),
             base_url=settings.base_url,
-            tracer_provider=provider,
+            tracer_provider=capture.provider,
+            span_exporter=capture.exporter,  # the OTLP exporter, keeping what it cannot deliver
             timeout=settings.timeout_seconds,
             tracing_enabled=True,
         )
-        return cls(
+        adapter = cls(
             client=client,
             public_key=settings.public_key,
-            provider=provider,
-            collector=collector,
+            provider=capture.provider,
+            collector=capture.collector,
             settings=settings,
         )
+        adapter._exporter = capture.exporter
+        return adapter
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> LangfuseAdapter:
@@ -221,6 +270,42 @@ class LangfuseAdapter:
             ),
         ):
             yield ScenarioSpan(span=span, trace_id=trace_id)
+
+    def keep_undelivered_spans(self, keep: Keep | None) -> None:
+        """Where span batches the exporter could not deliver go (the store), instead of being dropped."""
+        if self._exporter is not None:
+            self._exporter.keep_with(keep)
+
+    def resend_spans(self, payload: bytes) -> None:
+        """Post one kept OTLP request body again; raise our exceptions on failure."""
+        if self.settings is None:
+            raise ConfigError(
+                "re-sending spans needs Langfuse keys. Fix: set LANGFUSE_PUBLIC_KEY, "
+                "LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL."
+            )
+        headers = {
+            **_otlp_headers(self.settings),
+            "Content-Type": "application/x-protobuf",
+            "Content-Encoding": "gzip",
+        }
+        try:
+            response = httpx.post(
+                _otlp_endpoint(self.settings),
+                content=gzip.compress(payload),
+                headers=headers,
+                timeout=self._timeout(),
+            )
+        except httpx.HTTPError as exc:
+            raise LangfuseUnavailableError(f"Langfuse at {self._base_url()} is unreachable ({exc})") from None
+        if response.status_code >= 300:
+            failure = _api_failure(
+                "re-sending spans",
+                ApiError(
+                    status_code=response.status_code, headers=dict(response.headers), body=response.text
+                ),
+                self._base_url(),
+            )
+            raise failure
 
     def take_trace(self, trace_id: str) -> Trace:
         """The normalized trace of a finished scenario run, from the captured spans."""

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from evaluator.delivery import DeliveryReport
+from evaluator.delivery import DeliveryReport, SpanDeliveryReport
 from evaluator.history import Row
 from evaluator.results import RunInfo, ScenarioResult, totals
 
@@ -107,9 +107,21 @@ def print_summary(
 
 
 def print_delivery(
-    console: Console, report: DeliveryReport | None, *, waiting: int, elsewhere: int = 0
+    console: Console,
+    report: DeliveryReport | None,
+    *,
+    waiting: int,
+    elsewhere: int = 0,
+    spans: SpanDeliveryReport | None = None,
 ) -> None:
     """What reached Langfuse, what it refused, and what waits in the outbox."""
+    if spans is not None:
+        console.print(f"Kept spans sent to Langfuse: {spans.sent_spans}")
+        if spans.waiting_batches:
+            console.print(
+                f"[yellow]{spans.waiting_batches} span batches are not yet in Langfuse[/yellow]; "
+                "they are kept in the local outbox. Send them with: evaluator sync"
+            )
     if report is not None:
         console.print(f"Scores posted to Langfuse: {report.sent}")
         for score_id, reason in report.rejected.items():

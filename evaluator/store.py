@@ -40,6 +40,10 @@ CREATE TABLE IF NOT EXISTS scores (
     destination TEXT,  -- the Langfuse it is bound for; NULL: an embedded run's score, kept locally only
     sent_at TEXT, rejected TEXT
 );
+CREATE TABLE IF NOT EXISTS span_batches (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, destination TEXT NOT NULL, payload BLOB NOT NULL,
+    spans INTEGER NOT NULL, kept_at TEXT NOT NULL, sent_at TEXT
+);
 CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id)
     WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL;
 """
@@ -53,6 +57,8 @@ _HISTORY_QUERY = """SELECT results.run_id, runs.name, results.finished_at, resul
     JOIN runs ON runs.id = results.run_id
     WHERE results.run_id IN (SELECT id FROM runs ORDER BY started_at DESC LIMIT ?)
     ORDER BY runs.started_at, results.finished_at, results.scenario_id"""
+_UNSENT_SPANS_QUERY = """SELECT id, payload, spans FROM span_batches
+    WHERE destination = ? AND sent_at IS NULL ORDER BY id"""
 _COUNT_QUERIES = {
     "all": "SELECT COUNT(*) FROM scores",
     "waiting": """SELECT COUNT(*) FROM scores
@@ -216,6 +222,24 @@ class Store:
         query = _COUNT_QUERIES["waiting" if waiting_only else "rejected" if rejected_only else "all"]
         with self._lock:
             return int(self._db.execute(query).fetchone()[0])
+
+    def keep_span_batch(self, destination: str, payload: bytes, spans: int, kept_at: str) -> None:
+        """A span batch Langfuse did not take (the OTLP request body), kept for `sync`."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO span_batches (destination, payload, spans, kept_at) VALUES (?,?,?,?)",
+                (destination, payload, spans, kept_at),
+            )
+
+    def unsent_span_batches(self, destination: str) -> list[tuple[int, bytes, int]]:
+        """(id, OTLP request body, number of spans) of the batches still to send, oldest first."""
+        with self._lock:
+            rows = self._db.execute(_UNSENT_SPANS_QUERY, (destination,)).fetchall()
+        return [(int(r[0]), bytes(r[1]), int(r[2])) for r in rows]
+
+    def mark_span_batch_sent(self, batch_id: int, sent_at: str) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE span_batches SET sent_at=? WHERE id=?", (sent_at, batch_id))
 
     def close(self) -> None:
         with self._lock:

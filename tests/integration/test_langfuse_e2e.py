@@ -86,8 +86,9 @@ def test_suite_leaves_spans_scores_and_configs_in_langfuse(
 
 
 def test_langfuse_down_loses_nothing_and_sync_finishes_the_job(
-    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
 ) -> None:
+    monkeypatch.setenv("LANGFUSE_TIMEOUT", "2")  # the SDK's exporter gives up on each span batch sooner
     langfuse_standin.go_down()
     code, text, document = _run_suite(cli)
     assert code == 1
@@ -95,6 +96,7 @@ def test_langfuse_down_loses_nothing_and_sync_finishes_the_job(
     assert len(document["results"]) == 11 and len(local) > 0
     assert "is unreachable" in text
     assert f"{len(local)} scores are not yet in Langfuse" in text
+    assert "span batches are not yet in Langfuse" in text
     assert "evaluator sync" in text
     assert not langfuse_standin.score_posts
 
@@ -102,9 +104,13 @@ def test_langfuse_down_loses_nothing_and_sync_finishes_the_job(
     code, text = cli("sync")
     assert code == 0, text
     assert f"Scores posted to Langfuse: {len(local)}" in text
+    assert "Kept spans sent to Langfuse: " in text
     code, text = cli("sync")
     assert code == 0 and "Nothing to send" in text
     _assert_each_score_once(langfuse_standin, local)
+    for result in document["results"]:  # the spans the SDK could not deliver were kept, and sent by sync
+        names = {s.name for s in langfuse_standin.spans_for(result["trace_id"])}
+        assert {result["scenario_id"], "orchestrator"} <= names
 
 
 def test_a_429_storm_is_ridden_out(with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli) -> None:
