@@ -85,19 +85,28 @@ class _Deadline:
         return self.seconds - (time.monotonic() - self._started)
 
     def call(self, post: Callable[..., T], *args: object) -> T:
-        """`post(*args)`, retried on outages; RetryError when the attempts or the time run out."""
+        """`post(*args)`, retried on outages; _StopDeliveryError once the deadline passed (then nothing is
+        posted) or the attempts or the time ran out."""
         remaining = self.remaining()
+        if remaining <= 0:
+            raise _StopDeliveryError(f"the delivery deadline ({self.seconds:g} s) passed")
         retrying = Retrying(
             retry=retry_if_exception_type(LangfuseUnavailableError),
             stop=stop_after_attempt(self._max_attempts) | stop_after_delay(remaining),
             wait=_wait(wait_exponential(multiplier=0.5, max=8), cap=remaining),
             reraise=False,
         )
-        return retrying(post, *args)
+        try:
+            return retrying(post, *args)
+        except RetryError as exc:
+            last = exc.last_attempt
+            raise _StopDeliveryError(
+                f"{last.exception()} (gave up after {last.attempt_number} attempts)"
+            ) from None
 
 
-def _gave_up(exc: RetryError) -> str:
-    return f"{exc.last_attempt.exception()} (gave up after {exc.last_attempt.attempt_number} attempts)"
+class _StopDeliveryError(Exception):
+    """Delivery stops here; the rest stays in the outbox. The message says why."""
 
 
 def deliver(
@@ -118,14 +127,11 @@ def deliver(
     pending = store.unsent_scores(destination, run_id=run_id)
     error: str | None = None
     for offset in range(0, len(pending), batch_size):
-        if deadline.remaining() <= 0:
-            error = f"the delivery deadline ({deadline_seconds:g} s) passed"
-            break
         batch = pending[offset : offset + batch_size]
         try:
             batch_rejected = deadline.call(sink.post_scores, batch)
-        except RetryError as exc:
-            error = _gave_up(exc)
+        except _StopDeliveryError as stop:
+            error = str(stop)
             break
         store.mark_sent([s.id for s in batch if s.id not in batch_rejected], now())
         store.mark_rejected(batch_rejected)
@@ -159,13 +165,10 @@ def deliver_spans(
     deadline = _Deadline(deadline_seconds, max_attempts)
     sent, error = 0, None
     for batch_id, payload, spans in store.unsent_span_batches(destination):
-        if deadline.remaining() <= 0:
-            error = f"the delivery deadline ({deadline_seconds:g} s) passed"
-            break
         try:
             deadline.call(sender.resend_spans, payload)
-        except RetryError as exc:
-            error = _gave_up(exc)
+        except _StopDeliveryError as stop:
+            error = str(stop)
             break
         store.mark_span_batch_sent(batch_id, now())
         sent += spans
