@@ -16,13 +16,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from evaluator.langfuse_adapter import LangfuseAdapter
+from evaluator.langfuse import Tracing
 from evaluator.prompts import PromptLibrary
-from evaluator.runner import Runner, RunOptions
-from evaluator.scenario import LoadedScenario, Scenario
-from evaluator.scores import scores_for
-from evaluator.store import Store
-from evaluator.target import TargetRequest
+from evaluator.run import Pipeline, RunOptions, TargetRequest
+from evaluator.scenarios import LoadedScenario, Scenario
+from evaluator.storage import Store
 
 
 def make_target(sleep: float) -> Callable[[TargetRequest], str]:
@@ -48,27 +46,24 @@ def main() -> None:
         for i in range(args.scenarios)
     ]
     ideal = math.ceil(args.scenarios / args.concurrency) * args.sleep
-    adapter = LangfuseAdapter.embedded()
-    runner = Runner(
-        adapter=adapter, targets={"sleeper": make_target(args.sleep)}, prompts=PromptLibrary(Path("-"))
-    )
+    tracing = Tracing.embedded()
     with tempfile.TemporaryDirectory() as folder:
         store = Store(Path(folder) / "bench.db")
+        runner = Pipeline(
+            tracer=tracing,
+            targets={"sleeper": make_target(args.sleep)},
+            prompts=PromptLibrary(Path("-")),
+            recorder=store,
+        )
         walls = []
         for attempt in range(args.repeat):
             options = RunOptions(concurrency=args.concurrency, run_id=f"bench-{attempt}")
             started = time.perf_counter()
-            run, results = runner.run(
-                items,
-                options,
-                on_result=lambda r, run_id=options.run_id: store.record(
-                    run_id, r, scores_for(r, run_id=run_id), destination=None
-                ),
-            )
+            run, results = runner.run(items, options)
             walls.append(time.perf_counter() - started)
             assert len(results) == args.scenarios and not run.interrupted
         store.close()
-    adapter.shutdown()
+    tracing.shutdown()
     print(
         f"runner: {args.scenarios} scenarios x {args.sleep * 1000:.0f} ms at concurrency {args.concurrency}"
     )

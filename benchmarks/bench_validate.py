@@ -16,10 +16,9 @@ import time
 import tracemalloc
 from typing import Any
 
-from evaluator.scenario import Expectation, Expected, TrajectorySpec
+from evaluator.metrics import WorkflowValidator, score_trajectory
+from evaluator.scenarios import Expectation, Expected, TrajectorySpec
 from evaluator.trace import trace_from_observations
-from evaluator.trajectory import score_trajectory
-from evaluator.workflow import WorkflowValidator
 
 
 def synthetic_page(count: int) -> dict[str, Any]:

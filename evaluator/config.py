@@ -25,13 +25,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
-from pydantic_core import ErrorDetails
 
-from evaluator.errors import ConfigError, did_you_mean
-from evaluator.scenario import TargetCatalog
-from evaluator.target import LLMEndpoint
+from evaluator._problems import validation_problems
+from evaluator.errors import ConfigError
 
 CONFIG_FILE = "evaluator.toml"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LLMEndpoint:
+    """An OpenAI-compatible endpoint. The key comes from the environment and is never printed."""
+
+    base_url: str | None
+    model: str
+    api_key: SecretStr
+
+    def __repr__(self) -> str:
+        return f"LLMEndpoint(base_url={self.base_url!r}, model={self.model!r})"
 
 
 class _Section(BaseModel):
@@ -105,11 +115,6 @@ class Config:
     def prompts_dir(self) -> Path:
         return self.path(self.settings.prompts.dir)
 
-    def catalogs(self) -> dict[str, TargetCatalog]:
-        return {
-            name: TargetCatalog(agents=t.agents, tools=t.tools) for name, t in self.settings.targets.items()
-        }
-
     def llm_endpoint(self, env: Mapping[str, str] | None = None) -> LLMEndpoint | None:
         """The OpenAI-compatible endpoint, when OPENAI_API_KEY or OPENAI_BASE_URL is set."""
         env = os.environ if env is None else env
@@ -150,21 +155,8 @@ def load_config(path: Path | None = None, *, cwd: Path | None = None) -> Config:
     try:
         settings = Settings.model_validate(raw)
     except ValidationError as exc:
-        lines = [f"{source}: {_config_problem(err)}" for err in exc.errors()]
-        raise ConfigError("\n".join(lines) + "\nFix: see the configuration section of the README.") from None
+        problems = validation_problems(
+            exc, source=str(source), model=Settings, fix="see the configuration section of the README"
+        )
+        raise ConfigError("\n".join(str(p) for p in problems)) from None
     return Config(settings=settings, base_dir=source.parent.resolve(), source=source)
-
-
-def _config_problem(err: ErrorDetails) -> str:
-    """'run.concurency: unknown key "concurency" (did you mean "concurrency"?)', or pydantic's message."""
-    loc = [str(part) for part in err["loc"]]
-    field = ".".join(loc)
-    if err["type"] != "extra_forbidden":
-        return f"{field}: {err['msg']}"
-    model: type[BaseModel] = Settings
-    for part in loc[:-1]:
-        annotation = model.model_fields[part].annotation if part in model.model_fields else None
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
-            break
-        model = annotation
-    return f'{field}: unknown key "{loc[-1]}"{did_you_mean(loc[-1], model.model_fields)}'

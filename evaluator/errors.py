@@ -3,14 +3,19 @@
     EvaluatorError                 anything the CLI reports as "bad input or configuration" (exit 2)
     ├── InputError                 problems in user files, collected and reported together
     │   ├── ScenarioError          scenario files (YAML, unknown keys, unknown targets, duplicate ids)
-    │   └── PromptError            prompt files (header, version, missing variables)
+    │   └── PromptError            prompt files (header, version, labels)
+    │       └── PromptVariableError  a prompt compiled without a value for one of its variables
     ├── ConfigError                evaluator.toml, --prompt/--target values, environment
     │   └── LangfuseAuthError      Langfuse rejected the keys (401/403): one message, no retries
     ├── LangfuseUnavailableError   Langfuse unreachable, failing (5xx) or rate-limiting (429)
     └── TraceError                 a trace that cannot be read (missing file, unknown shape, not found)
 
+    TargetTimeoutError             (not an EvaluatorError) a target did not return within its timeout
+
 Each problem names the file, the field, what was found and the fix. Validators never raise for what a
-trace contains: "could not evaluate" is a value, not an exception.
+trace contains: "could not evaluate" is a value, not an exception. An exception that is none of these,
+raised inside the evaluator while it handles a scenario, is an evaluator bug: the run keeps it with its
+traceback as that scenario's `evaluator_error` (results.EvaluatorFailure), never as the agent's failure.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Self
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +51,11 @@ class InputError(EvaluatorError):
         self.problems = tuple(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
 
+    @classmethod
+    def one(cls, *, source: str, field: str, found: str, fix: str) -> Self:
+        """The error for a single problem."""
+        return cls([Problem(source=source, field=field, found=found, fix=fix)])
+
 
 class ScenarioError(InputError):
     """Problems in scenario files."""
@@ -52,6 +63,10 @@ class ScenarioError(InputError):
 
 class PromptError(InputError):
     """Problems in prompt files or prompt variables."""
+
+
+class PromptVariableError(PromptError):
+    """A prompt was compiled without a value for one of its variables."""
 
 
 class ConfigError(EvaluatorError):
@@ -74,6 +89,10 @@ class LangfuseUnavailableError(EvaluatorError):
 
 class TraceError(EvaluatorError):
     """A trace that cannot be read at all (as opposed to one that fails validation)."""
+
+
+class TargetTimeoutError(Exception):
+    """The target did not return within the scenario timeout (the scenario's error, not bad input)."""
 
 
 def did_you_mean(found: str, choices: Iterable[str]) -> str:

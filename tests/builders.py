@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.scenario import Expectation, Expected, Scenario, TrajectorySpec
+from evaluator.scenarios import Expectation, Expected, Scenario, TrajectorySpec
 from evaluator.trace import Observation, Trace, build_trace
 
 

@@ -25,7 +25,7 @@ from demo_agents.research.loop import converse
 from demo_agents.research.model import ScriptedChatModel
 from demo_agents.research.openai_model import OpenAIChatModel
 from demo_agents.research.tools import RESEARCH_TOOLS, library_summary
-from evaluator.target import LLMEndpoint, TargetRequest
+from evaluator.run import LLMEndpoint, TargetRequest
 
 RESEARCH = "research"
 CLARIFICATION = "clarification"

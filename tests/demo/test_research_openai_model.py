@@ -13,7 +13,7 @@ from pydantic import SecretStr
 
 from demo_agents.research import OpenAIChatModel
 from demo_agents.research.openai_model import chat_result
-from evaluator.target import LLMEndpoint
+from evaluator.run import LLMEndpoint
 from tests.demo.tracing import traced_run
 from tests.standin.openai_server import completion, openai_standin
 

@@ -10,7 +10,7 @@ from langfuse.model import ChatPromptClient
 
 from evaluator.errors import PromptError
 from evaluator.prompts import Prompt
-from evaluator.target import PromptResolver
+from evaluator.run import PromptResolver
 from tests.demo.tracing import PROMPTS, TracedRun, traced_run
 
 PDF_QUESTION = "What is the state of the art in text-to-SQL on the Spider benchmark?"

@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from demo_agents.research import run
 from evaluator.prompts import PromptLibrary
-from evaluator.target import LLMEndpoint, PromptResolver, TargetRequest
+from evaluator.run import LLMEndpoint, PromptResolver, TargetRequest
 
 REPO = Path(__file__).resolve().parents[2]
 PROMPTS = PromptLibrary(REPO / "prompts")

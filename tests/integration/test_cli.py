@@ -77,7 +77,8 @@ def test_run_all_passed_exit_0_output_and_store(project: Path) -> None:
     assert result["quality"] is None and result["judge_status"]["status"] == "skipped"
     with sqlite3.connect(project / "state/evaluator.db") as db:
         assert db.execute("SELECT status FROM results").fetchall() == [("passed",)]
-        assert db.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 7
+        # 3 workflow, 4 trajectory and answer_contains (DESIGN.md, Scores)
+        assert db.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 8
         assert db.execute("SELECT finished_at IS NOT NULL FROM runs").fetchone()[0] == 1
 
 

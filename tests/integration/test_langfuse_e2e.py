@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from evaluator.scores import DEFINITIONS
+from evaluator.results import DEFINITIONS
 from tests.integration.conftest import ROOT, Cli
 from tests.standin.langfuse_server import LangfuseStandIn
 from tests.standin.openai_server import openai_standin
@@ -65,7 +65,10 @@ def test_suite_leaves_spans_scores_and_configs_in_langfuse(
         assert f"{result['scenario_id']}: {langfuse_standin.base_url}/project/" in text
 
     local = _local_scores(with_langfuse)
-    assert len(local) == 7 * len(results) - 4 * sum(r["trajectory"] is None for r in results)
+    # 3 workflow scores each, 4 trajectory scores with a trajectory, answer_contains with contains
+    assert len(local) == sum(
+        3 + 4 * (r["trajectory"] is not None) + (r["answer"] is not None) for r in results
+    )
     _assert_each_score_once(langfuse_standin, local)
     remote = langfuse_standin.scores
     for score_id, (name, data_type, value, trace_id) in local.items():

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import _thread
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from evaluator.langfuse_adapter import LangfuseAdapter
+from evaluator.langfuse import Tracing
 from evaluator.prompts import PromptLibrary
 from evaluator.results import PromptUse, ScenarioResult
-from evaluator.runner import Runner, RunOptions
-from evaluator.scenario import LoadedScenario
+from evaluator.run import Pipeline, RunOptions
+from evaluator.scenarios import LoadedScenario
+from evaluator.storage import Store
 from tests.builders import scenario
 from tests.integration import toy_targets
 
@@ -28,21 +30,26 @@ def _items(*inputs: str, target: str = "toy", **expected: object) -> list[Loaded
 
 
 @pytest.fixture
-def adapter() -> Iterator[LangfuseAdapter]:
-    adapter = LangfuseAdapter.embedded()
-    yield adapter
-    adapter.shutdown()
+def tracing() -> Iterator[Tracing]:
+    tracing = Tracing.embedded()
+    yield tracing
+    tracing.shutdown()
 
 
-def _runner(adapter: LangfuseAdapter, tmp_path: Path, target: object = toy_targets.by_input) -> Runner:
+def _runner(tracing: Tracing, tmp_path: Path, target: object = toy_targets.by_input) -> Pipeline:
     prompt = tmp_path / "prompts" / "agents" / "toy"
     prompt.mkdir(parents=True)
     (prompt / "v1.prompt").write_text("---\n---\nQ: {{question}}. ")
     (prompt / "v2.prompt").write_text("---\n---\nQuestion: {{question}}. ")
-    return Runner(adapter=adapter, targets={"toy": target}, prompts=PromptLibrary(tmp_path / "prompts"))  # type: ignore[dict-item]
+    return Pipeline(
+        tracer=tracing,
+        targets={"toy": target},  # type: ignore[dict-item]
+        prompts=PromptLibrary(tmp_path / "prompts"),
+        recorder=Store(None),
+    )
 
 
-def test_results_in_scenario_order_with_verdicts(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+def test_results_in_scenario_order_with_verdicts(tracing: Tracing, tmp_path: Path) -> None:
     items = _items(
         "one",
         "two",
@@ -50,19 +57,19 @@ def test_results_in_scenario_order_with_verdicts(adapter: LangfuseAdapter, tmp_p
         tools={"include": ["lookup"]},
         trajectory={"tools": ["lookup"], "flow": "lookup"},
     )
-    run, results = _runner(adapter, tmp_path).run(items, RunOptions(concurrency=2, run_id="run-x"))
+    run, results = _runner(tracing, tmp_path).run(items, RunOptions(concurrency=2, run_id="run-x"))
     assert [r.scenario_id for r in results] == ["s0", "s1"]
     assert [r.status for r in results] == ["passed", "passed"]
     assert results[0].output == "found one"
-    assert results[0].trace_id == adapter.trace_id_for("run-x", "s0")
+    assert results[0].trace_id == tracing.trace_id_for("run-x", "s0")
     assert results[0].trajectory is not None and results[0].trajectory.actual_flow == "lookup"
     assert run.id == "run-x" and run.finished_at is not None and not run.interrupted
 
 
-def test_raise_and_hang_become_errors_and_the_rest_go_on(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+def test_raise_and_hang_become_errors_and_the_rest_go_on(tracing: Tracing, tmp_path: Path) -> None:
     items = _items("raise", "hang", "fine", agents={"include": ["worker"]}, tools={"include": ["lookup"]})
     started = time.monotonic()
-    _, results = _runner(adapter, tmp_path).run(items, RunOptions(concurrency=3, timeout_seconds=0.5))
+    _, results = _runner(tracing, tmp_path).run(items, RunOptions(concurrency=3, timeout_seconds=0.5))
     assert time.monotonic() - started < 10
     by_id = {r.scenario_id: r for r in results}
     assert by_id["s0"].status == "error"
@@ -73,14 +80,14 @@ def test_raise_and_hang_become_errors_and_the_rest_go_on(adapter: LangfuseAdapte
     assert by_id["s2"].status == "passed"
 
 
-def test_concurrency_is_bounded(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+def test_concurrency_is_bounded(tracing: Tracing, tmp_path: Path) -> None:
     toy_targets.gauge = toy_targets.Gauge()
     items = _items(*["sleep:0.05"] * 12)
-    _runner(adapter, tmp_path).run(items, RunOptions(concurrency=3))
+    _runner(tracing, tmp_path).run(items, RunOptions(concurrency=3))
     assert 1 < toy_targets.gauge.peak <= 3
 
 
-def test_each_result_is_handed_over_as_it_finishes(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+def test_each_result_is_handed_over_as_it_finishes(tracing: Tracing, tmp_path: Path) -> None:
     finished_at: dict[str, float] = {}
 
     def on_result(result: ScenarioResult) -> None:
@@ -88,13 +95,13 @@ def test_each_result_is_handed_over_as_it_finishes(adapter: LangfuseAdapter, tmp
 
     items = _items("sleep:0.01", "sleep:0.6")
     start = time.monotonic()
-    _runner(adapter, tmp_path).run(items, RunOptions(concurrency=2), on_result=on_result)
+    _runner(tracing, tmp_path).run(items, RunOptions(concurrency=2), on_result=on_result)
     assert finished_at["s0"] - start < finished_at["s1"] - start
     assert finished_at["s1"] - finished_at["s0"] > 0.3  # s0 was delivered long before s1 ended
 
 
-def test_prompt_pins_are_used_and_recorded(adapter: LangfuseAdapter, tmp_path: Path) -> None:
-    runner = _runner(adapter, tmp_path, toy_targets.uses_prompt)
+def test_prompt_pins_are_used_and_recorded(tracing: Tracing, tmp_path: Path) -> None:
+    runner = _runner(tracing, tmp_path, toy_targets.uses_prompt)
     _, [default] = runner.run(_items("x"), RunOptions())
     _, [pinned] = runner.run(_items("x"), RunOptions(prompt_pins={"agents/toy": 1}))
     assert default.prompts == {"agents/toy": PromptUse(version=2)} and default.output.startswith(
@@ -103,24 +110,24 @@ def test_prompt_pins_are_used_and_recorded(adapter: LangfuseAdapter, tmp_path: P
     assert pinned.prompts == {"agents/toy": PromptUse(version=1)} and pinned.output.startswith("Q: x.")
 
 
-def test_async_target(adapter: LangfuseAdapter, tmp_path: Path) -> None:
-    _, [result] = _runner(adapter, tmp_path, toy_targets.async_target).run(
+def test_async_target(tracing: Tracing, tmp_path: Path) -> None:
+    _, [result] = _runner(tracing, tmp_path, toy_targets.async_target).run(
         _items("a", agents={"include": ["worker"]}, tools={"include": ["lookup"]}), RunOptions()
     )
     assert result.status == "passed"
     assert result.output == "found a"
 
 
-def test_ctrl_c_returns_what_finished_at_once(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+def test_ctrl_c_returns_what_finished_at_once(tracing: Tracing, tmp_path: Path) -> None:
     seen: list[str] = []
 
     def interrupt_after_first(result: ScenarioResult) -> None:
         seen.append(result.scenario_id)
-        raise KeyboardInterrupt
+        _thread.interrupt_main()  # Ctrl-C, as the main thread receives it
 
     items = _items("sleep:0.01", "sleep:5", "sleep:5")
     started = time.monotonic()
-    run, results = _runner(adapter, tmp_path).run(
+    run, results = _runner(tracing, tmp_path).run(
         items, RunOptions(concurrency=3), on_result=interrupt_after_first
     )
     assert time.monotonic() - started < 4  # it did not wait for the 5 s scenarios
@@ -128,15 +135,15 @@ def test_ctrl_c_returns_what_finished_at_once(adapter: LangfuseAdapter, tmp_path
     assert [r.scenario_id for r in results] == seen == ["s0"]
 
 
-def test_markup_in_an_error_message_prints_literally(adapter: LangfuseAdapter, tmp_path: Path) -> None:
+def test_markup_in_an_error_message_prints_literally(tracing: Tracing, tmp_path: Path) -> None:
     from rich.console import Console
 
-    from evaluator.report import print_summary
+    from evaluator.reports import print_summary
 
     def raises_markup(request: object) -> str:
         raise ValueError("bad [/] closing tag [red]")
 
-    run, results = _runner(adapter, tmp_path, raises_markup).run(_items("x"), RunOptions())
+    run, results = _runner(tracing, tmp_path, raises_markup).run(_items("x"), RunOptions())
     console = Console(record=True, width=200)
     print_summary(console, run, results, expected_count=1)
     assert "ValueError: bad [/] closing tag [red]" in console.export_text()

@@ -8,7 +8,7 @@ import time
 
 from langchain_core.tools import tool
 
-from evaluator.target import TargetRequest
+from evaluator.run import TargetRequest
 
 
 class Gauge:

@@ -5,12 +5,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from evaluator.delivery import MemorySink, deliver
+from evaluator._time import Deadline
 from evaluator.errors import LangfuseAuthError, LangfuseUnavailableError
-from evaluator.evaluation import evaluate
-from evaluator.results import JudgeStatus
-from evaluator.scores import Score, scores_for
-from evaluator.store import Store
+from evaluator.results import JudgeStatus, Score, evaluate, scores_for
+from evaluator.storage import MemorySink, Store, deliver
 from tests.builders import scenario, trace_of
 
 NOW = "2026-11-22T10:00:00Z"
@@ -38,7 +36,7 @@ class FlakySink:
     retry_after: float | None = None
     calls: int = 0
 
-    def post_scores(self, scores: Sequence[Score]) -> dict[str, str]:
+    def post_scores(self, scores: Sequence[Score], *, deadline: Deadline | None = None) -> dict[str, str]:
         self.calls += 1
         if self.calls <= self.failures:
             raise LangfuseUnavailableError("down", status=503, retry_after=self.retry_after)
@@ -89,7 +87,7 @@ def test_wrong_keys_stop_at_once() -> None:
     class Refusing:
         calls = 0
 
-        def post_scores(self, scores: Sequence[Score]) -> dict[str, str]:
+        def post_scores(self, scores: Sequence[Score], *, deadline: Deadline | None = None) -> dict[str, str]:
             Refusing.calls += 1
             raise LangfuseAuthError("keys rejected")
 

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from evaluator.history import aggregate
+from evaluator.reports import aggregate
 
 
 def _result(scenario: str, status: str, version: int, full_workflow: float | None = None) -> dict[str, Any]:

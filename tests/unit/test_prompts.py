@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from langfuse.model import TemplateParser
 
-from evaluator.errors import PromptError
-from evaluator.prompts import PromptLibrary, PromptVariableError
+from evaluator.errors import PromptError, PromptVariableError
+from evaluator.prompts import PromptLibrary
 
 
 def _write(root: Path, rel: str, text: str) -> None:
@@ -82,7 +82,7 @@ def test_bad_files_reported_together(tmp_path: Path) -> None:
     text = str(info.value)
     assert "a/v1.prompt: header: no opening '---' line" in text
     assert 'b/version1.prompt: file name: "version1.prompt"' in text
-    assert "c/v1.prompt: lables: Extra inputs are not permitted" in text
+    assert 'c/v1.prompt: lables: unknown key "lables" (did you mean "labels"?)' in text
     assert "d/v1.prompt: body: not a chat message list" in text
     assert len(info.value.problems) == 4
 

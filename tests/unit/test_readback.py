@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from evaluator.errors import LangfuseUnavailableError, TraceError
-from evaluator.readback import read_trace
+from evaluator.trace import read_trace
 
 
 def _row(obs_id: str, type_: str = "SPAN", name: str = "n", parent: str | None = None) -> dict[str, Any]:

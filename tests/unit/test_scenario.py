@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.errors import ScenarioError
-from evaluator.scenario import TargetCatalog, load_scenarios
+from evaluator.scenarios import TargetCatalog, load_scenarios
 
 GOOD = """\
 id: research-pdf-only

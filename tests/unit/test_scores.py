@@ -1,8 +1,6 @@
 """Scores: contract names and types, deterministic ids, nothing for what was not evaluated."""
 
-from evaluator.evaluation import error_result, evaluate
-from evaluator.results import JudgeStatus, ScenarioResult
-from evaluator.scores import score_id, scores_for
+from evaluator.results import JudgeStatus, ScenarioResult, error_result, evaluate, score_id, scores_for
 from tests.builders import scenario, trace_of
 
 SKIPPED = JudgeStatus(status="skipped", reason="test")

@@ -6,7 +6,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
-from evaluator.span_outbox import KeepingExporter
+from evaluator.langfuse import KeepingExporter
 
 
 class Flaky(SpanExporter):

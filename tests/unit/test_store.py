@@ -5,10 +5,8 @@ from pathlib import Path
 import pytest
 
 from evaluator.errors import ConfigError
-from evaluator.evaluation import evaluate
-from evaluator.results import JudgeStatus, RunInfo, ScenarioResult
-from evaluator.scores import scores_for
-from evaluator.store import Store
+from evaluator.results import JudgeStatus, RunInfo, ScenarioResult, evaluate, scores_for
+from evaluator.storage import Store
 from tests.builders import scenario, trace_of
 
 DEST = "https://cloud.langfuse.com pk-lf-project-a"

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.errors import ConfigError
-from evaluator.target import load_target
+from evaluator.run import load_target
 
 
 @pytest.mark.parametrize(

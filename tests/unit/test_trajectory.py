@@ -2,8 +2,8 @@
 
 import pytest
 
-from evaluator.scenario import TrajectorySpec
-from evaluator.trajectory import score_paths, score_trajectory
+from evaluator.metrics import score_paths, score_trajectory
+from evaluator.scenarios import TrajectorySpec
 from tests.builders import trace_of
 
 SEED_EXPECTED = ["recipe_search", "nutrition_lookup", "recipe_search", "meal_plan_api"]

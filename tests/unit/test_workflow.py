@@ -1,7 +1,7 @@
 """The workflow rules, on the seed's examples (seeds/workflow-and-quality-metrics.md) and edge cases."""
 
-from evaluator.scenario import Expectation
-from evaluator.workflow import WorkflowValidator, validate_kind
+from evaluator.metrics import WorkflowValidator, validate_kind
+from evaluator.scenarios import Expectation
 from tests.builders import TraceBuilder, expected, trace_of
 
 

@@ -1,0 +1,32 @@
+"""Clock helpers: UTC timestamps as the store and Langfuse keep them, and deadlines that many steps share."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+
+def utc_now() -> str:
+    """Now, ISO 8601 in UTC with milliseconds: '2026-11-23T05:12:09.123Z'."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Deadline:
+    """A point in time several steps share: each asks how long it may still take, so the steps together
+    end by the deadline, however the time is spread among them."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._ends = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        """Seconds left (0 once passed)."""
+        return max(0.0, self._ends - time.monotonic())
+
+    @property
+    def passed(self) -> bool:
+        return self.remaining() <= 0
+
+    def cap(self, seconds: float) -> float:
+        """`seconds`, or less when the deadline comes first."""
+        return min(seconds, self.remaining())

@@ -1,0 +1,25 @@
+"""`evaluator lint`: check scenario files without running them."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from evaluator.cli._common import ConfigOption, app, out
+from evaluator.config import load_config
+from evaluator.prompts import PromptLibrary
+from evaluator.run.service import catalogs
+from evaluator.scenarios import load_scenarios
+
+
+@app.command()
+def lint(
+    paths: Annotated[list[str], typer.Argument(help="Scenario files, folders or globs.")],
+    config_path: ConfigOption = None,
+) -> None:
+    """Check scenario files: format, unknown keys, targets, agent and tool names, unique ids."""
+    config = load_config(config_path)
+    prompts = PromptLibrary(config.prompts_dir)
+    loaded = load_scenarios(paths, targets=catalogs(config), prompt_names=prompts.names())
+    out.print(f"{len(loaded)} scenario files OK")

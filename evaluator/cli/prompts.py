@@ -1,0 +1,31 @@
+"""`evaluator prompts push`: local prompt files into Langfuse prompt management."""
+
+from __future__ import annotations
+
+import typer
+
+from evaluator.cli._common import ConfigOption, app, langfuse, out
+from evaluator.config import load_config
+from evaluator.errors import PromptError
+from evaluator.prompts import PromptLibrary, push_prompts
+
+prompts_app = typer.Typer(help="Prompt management: local prompt files and Langfuse.", no_args_is_help=True)
+app.add_typer(prompts_app, name="prompts")
+
+
+@prompts_app.command("push")
+def prompts_push(config_path: ConfigOption = None) -> None:
+    """Push every prompt file under prompts/ to Langfuse: new versions in order, labels as the files say;
+    content already there is not pushed again."""
+    config = load_config(config_path)
+    library = PromptLibrary(config.prompts_dir)
+    with langfuse("prompts push", config) as connection:
+        connection.project_id()
+        outcomes, problems = push_prompts(library, connection.prompts)
+    for outcome in outcomes:
+        labels = f" (labels: {', '.join(outcome.labels)})" if outcome.labels else ""
+        out.print(f"{outcome.action:>9}  {outcome.ref}{labels}", highlight=False, markup=False)
+    created = sum(o.action == "created" for o in outcomes)
+    out.print(f"{created} created, {len(outcomes) - created} already in Langfuse")
+    if problems:
+        raise PromptError(problems)

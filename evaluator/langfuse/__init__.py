@@ -1,0 +1,23 @@
+"""The only package that imports `langfuse`: settings, tracing with in-process capture, and one
+connected project split by role (scores, span re-sending, trace read-back, prompt management)."""
+
+from evaluator.langfuse.connection import LangfuseConnection
+from evaluator.langfuse.prompts import LangfusePrompts
+from evaluator.langfuse.scores import LangfuseScores
+from evaluator.langfuse.settings import DEFAULT_BASE_URL, LangfuseSettings
+from evaluator.langfuse.span_outbox import KeepingExporter, SpanResender
+from evaluator.langfuse.traces import LangfuseTraces
+from evaluator.langfuse.tracing import ScenarioSpan, Tracing
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "KeepingExporter",
+    "LangfuseConnection",
+    "LangfusePrompts",
+    "LangfuseScores",
+    "LangfuseSettings",
+    "LangfuseTraces",
+    "ScenarioSpan",
+    "SpanResender",
+    "Tracing",
+]

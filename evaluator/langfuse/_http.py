@@ -1,0 +1,135 @@
+"""Calling Langfuse's API through the SDK's client, failing loudly: every Langfuse or network failure
+becomes `LangfuseAuthError` (wrong keys: retrying cannot help) or `LangfuseUnavailableError` (network,
+5xx, 429 with its Retry-After), never a log line and a drop. Retries are the caller's (counted, with a
+deadline), so the SDK's own are switched off."""
+
+from __future__ import annotations
+
+import base64
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+from langfuse import Langfuse
+from langfuse.api.core.api_error import ApiError
+
+from evaluator._time import Deadline
+from evaluator.errors import LangfuseAuthError, LangfuseUnavailableError
+from evaluator.langfuse.settings import LangfuseSettings
+
+_NO_SDK_RETRIES: Any = {"max_retries": 0}
+
+
+class LangfuseApi:
+    """The SDK client of one connected project, with our error translation."""
+
+    def __init__(self, client: Langfuse, settings: LangfuseSettings) -> None:
+        self.client = client
+        self.settings = settings
+
+    @property
+    def base_url(self) -> str:
+        return self.settings.base_url
+
+    @property
+    def timeout(self) -> int:
+        return self.settings.timeout_seconds
+
+    def call(
+        self,
+        what: str,
+        call: Callable[..., Any],
+        *args: Any,
+        deadline: Deadline | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """One API call without the SDK's own retries, translating failures. With a `deadline`, the
+        request may take only the time left (none is made once it passed)."""
+        timeout: float = self.timeout
+        if deadline is not None:
+            if deadline.passed:
+                raise LangfuseUnavailableError(f"not {what}: the {deadline.seconds:g} s deadline passed")
+            timeout = deadline.cap(timeout)
+        options = {**_NO_SDK_RETRIES, "timeout_in_seconds": timeout}
+        return self.translated(what, call, *args, request_options=options, **kwargs)
+
+    def translated(self, what: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`call(...)`, turning every Langfuse or network failure into one of our two exceptions."""
+        try:
+            return call(*args, **kwargs)
+        except ApiError as exc:
+            raise api_failure(what, exc.status_code, exc.headers, exc.body, self.base_url) from None
+        except httpx.HTTPError as exc:
+            raise self.unreachable(what, exc) from None
+
+    def unreachable(self, what: str, exc: Exception) -> LangfuseUnavailableError:
+        return LangfuseUnavailableError(
+            f"Langfuse at {self.base_url} is unreachable ({what}: {type(exc).__name__}: {exc})"
+        )
+
+    def http(self, method: str, path: str, what: str, **kwargs: Any) -> httpx.Response:
+        """A plain HTTP request (for endpoints the SDK's client lacks), with Basic auth; an answer of
+        401/403 or >= 500 or 429 raises; other statuses are the caller's to read."""
+        try:
+            response = httpx.request(
+                method,
+                f"{self.base_url}{path}",
+                auth=(self.settings.public_key, self.settings.secret_key.get_secret_value()),
+                timeout=self.timeout,
+                **kwargs,
+            )
+        except httpx.HTTPError as exc:
+            raise self.unreachable(what, exc) from None
+        if response.status_code in (401, 403, 429) or response.status_code >= 500:
+            raise api_failure(what, response.status_code, response.headers, response.text, self.base_url)
+        return response
+
+
+def api_failure(
+    what: str, status: int | None, headers: Mapping[str, str] | None, body: object, base_url: str
+) -> LangfuseAuthError | LangfuseUnavailableError:
+    status = status or 0
+    if status in (401, 403):
+        return LangfuseAuthError(
+            f"Langfuse at {base_url} rejected the API keys (HTTP {status}) while {what}. Fix: check "
+            "LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL (keys belong to one "
+            "project and one region)."
+        )
+    return LangfuseUnavailableError(
+        f"Langfuse at {base_url} answered HTTP {status} while {what}: {str(body)[:300]}",
+        status=status,
+        retry_after=retry_after(headers or {}),
+    )
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    lowered = {k.lower(): v for k, v in headers.items()}
+    value = lowered.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def otlp_endpoint(settings: LangfuseSettings) -> str:
+    return f"{settings.base_url}/api/public/otel/v1/traces"
+
+
+def otlp_headers(settings: LangfuseSettings) -> dict[str, str]:
+    """What the SDK's own exporter sends: Basic auth, and ingestion version 4 for real-time processing."""
+    token = base64.b64encode(f"{settings.public_key}:{settings.secret_key.get_secret_value()}".encode())
+    return {
+        "Authorization": f"Basic {token.decode('ascii')}",
+        "x-langfuse-ingestion-version": "4",
+        "x-langfuse-public-key": settings.public_key,
+    }
+
+
+def bounded(work: Callable[[], object], timeout_seconds: float) -> bool:
+    """Run `work()` in a daemon thread and wait at most `timeout_seconds`; False if it is still running.
+    (A daemon thread cannot keep the process alive, so a hung Langfuse cannot hold the evaluator.)"""
+    worker = threading.Thread(target=work, daemon=True, name="langfuse-bounded")
+    worker.start()
+    worker.join(max(0.0, timeout_seconds))
+    return not worker.is_alive()

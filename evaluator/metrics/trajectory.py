@@ -1,0 +1,140 @@
+"""Trajectory scores: how the actual tool path compares with the expected one (four modes).
+
+From seeds/evaluation-and-feedback-spec.md (Scoring), with P the expected ordered tool path, Q the actual
+one (TOOL observations in start order, repeats kept) and F the optional expected flow:
+
+- partial_path  = length of the common prefix of P and Q / len(P)   ("correct until the first error")
+- full_path     = 1.0 if Q == P else 0.0
+- path_nodes    = size of the multiset intersection of P and Q / len(P)   (order ignored)
+- full_workflow = 1.0 if full_path == 1.0 and the flow equals F (or F is not given) else 0.0
+
+An empty P scores 1.0 in every mode when Q is empty too, else 0.0 (calling tools when none were
+expected is wrong in every mode). Extra tools after a matching prefix lower full_path, not partial_path
+or path_nodes: those measure how much of P was achieved.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evaluator.metrics.base import MetricContext, ScoreDefinition, ScoreValue
+from evaluator.scenarios import TrajectorySpec
+from evaluator.trace import Trace
+
+MODES = ("partial_path", "full_path", "path_nodes", "full_workflow")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrajectoryScore:
+    expected: tuple[str, ...]
+    actual: tuple[str, ...]
+    expected_flow: str | None
+    actual_flow: str | None
+    partial_path: float
+    full_path: float
+    path_nodes: float
+    full_workflow: float
+
+    @property
+    def passed(self) -> bool:
+        """The seed's default mode, full workflow (the strictest), decides pass or fail."""
+        return self.full_workflow == 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "expected": list(self.expected),
+            "actual": list(self.actual),
+            "flow": {"expected": self.expected_flow, "actual": self.actual_flow},
+            "partial_path": self.partial_path,
+            "full_path": self.full_path,
+            "path_nodes": self.path_nodes,
+            "full_workflow": self.full_workflow,
+        }
+
+    def scores(self) -> list[ScoreValue]:
+        comment = (
+            f"expected {list(self.expected)}, actual {list(self.actual)}; flow expected "
+            f"{self.expected_flow!r}, actual {self.actual_flow!r}"
+        )
+        return [
+            ScoreValue(name=f"trajectory_{mode}", value=getattr(self, mode), comment=comment)
+            for mode in MODES
+        ]
+
+    def problems(self) -> list[str]:
+        if self.passed:
+            return []
+        found = []
+        if self.expected_flow is not None and self.actual_flow != self.expected_flow:
+            found.append(f"flow {self.actual_flow} (expected {self.expected_flow})")
+        if self.full_path != 1.0:
+            found.append(f"path {' > '.join(self.actual) or '(none)'}")
+        return found
+
+
+def score_paths(
+    expected: Sequence[str],
+    actual: Sequence[str],
+    *,
+    expected_flow: str | None = None,
+    actual_flow: str | None = None,
+) -> TrajectoryScore:
+    p, q = tuple(expected), tuple(actual)
+    if not p:
+        partial = full = nodes = 1.0 if not q else 0.0
+    else:
+        prefix = next((i for i, (a, b) in enumerate(zip(p, q, strict=False)) if a != b), min(len(p), len(q)))
+        partial = prefix / len(p)
+        full = 1.0 if q == p else 0.0
+        nodes = sum((Counter(p) & Counter(q)).values()) / len(p)
+    flow_ok = expected_flow is None or expected_flow == actual_flow
+    return TrajectoryScore(
+        expected=p,
+        actual=q,
+        expected_flow=expected_flow,
+        actual_flow=actual_flow,
+        partial_path=partial,
+        full_path=full,
+        path_nodes=nodes,
+        full_workflow=1.0 if full == 1.0 and flow_ok else 0.0,
+    )
+
+
+def score_trajectory(spec: TrajectorySpec, trace: Trace) -> TrajectoryScore:
+    return score_paths(spec.tools, trace.tool_path, expected_flow=spec.flow, actual_flow=trace.flow)
+
+
+class TrajectoryMetric:
+    """The four trajectory modes, for scenarios that give `expected.trajectory`."""
+
+    key = "trajectory"
+    definitions = (
+        ScoreDefinition(
+            name="trajectory_partial_path",
+            data_type="NUMERIC",
+            description="Expected tools matched in order until the first mismatch / expected length",
+        ),
+        ScoreDefinition(
+            name="trajectory_full_path",
+            data_type="NUMERIC",
+            description="1 when the tool path equals the expected path exactly, else 0",
+        ),
+        ScoreDefinition(
+            name="trajectory_path_nodes",
+            data_type="NUMERIC",
+            description="Expected tools present regardless of order (multiset) / expected length",
+        ),
+        ScoreDefinition(
+            name="trajectory_full_workflow",
+            data_type="NUMERIC",
+            description="1 when the full path and the flow both match, else 0 (the strictest mode)",
+        ),
+    )
+    figures: Mapping[str, tuple[str, ...]] = {"full_workflow": ("full_workflow",)}
+
+    def evaluate(self, context: MetricContext) -> TrajectoryScore | None:
+        spec = context.scenario.expected.trajectory
+        return score_trajectory(spec, context.trace) if spec is not None else None

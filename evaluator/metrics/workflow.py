@@ -1,0 +1,154 @@
+"""Workflow validation: which agents and tools a run included, excluded, missed or should not have used.
+
+The rules, per kind (agents, tools), with C the names called, and the scenario's include/exclude/allow
+(DESIGN.md, matching seeds/workflow-and-quality-metrics.md):
+
+- included   = include items in C                       (scenario order)
+- missing    = include items not in C                   (scenario order)
+- excluded   = exclude items not in C, correctly avoided (scenario order)
+- unexpected = items in C that are in exclude, plus, when strict (the default), items in C that are in
+               none of include / allow / the entry agents (first-call order)
+- pass       = no missing and no unexpected;  overall pass = agents.pass and tools.pass
+
+Entry agents (agents with no AGENT ancestor, e.g. an orchestrator) are always expected. No duplicates
+in any list. An empty expectation with strict=True therefore fails on any call that is not an entry agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evaluator.metrics.base import MetricContext, ScoreDefinition, ScoreValue
+from evaluator.scenarios import Expectation, Expected
+from evaluator.trace import Trace
+
+
+@dataclass(frozen=True, kw_only=True)
+class KindVerdict:
+    """The verdict for one kind (agents or tools)."""
+
+    passed: bool
+    included: tuple[str, ...]
+    excluded: tuple[str, ...]
+    missing: tuple[str, ...]
+    unexpected: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pass": self.passed,
+            "included": list(self.included),
+            "excluded": list(self.excluded),
+            "missing": list(self.missing),
+            "unexpected": list(self.unexpected),
+        }
+
+    def comment(self) -> str:
+        """'missing: a, b; unexpected: c' ('' when nothing is missing or unexpected)."""
+        parts = [
+            f"{label}: {', '.join(names)}"
+            for label, names in (("missing", self.missing), ("unexpected", self.unexpected))
+            if names
+        ]
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkflowVerdict:
+    agents: KindVerdict
+    tools: KindVerdict
+
+    @property
+    def passed(self) -> bool:
+        return self.agents.passed and self.tools.passed
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pass": self.passed, "agents": self.agents.to_json(), "tools": self.tools.to_json()}
+
+    def comment(self) -> str:
+        """One line naming what is missing and unexpected ("" when it passed)."""
+        parts = [
+            f"{kind} {verdict.comment()}"
+            for kind, verdict in (("agents", self.agents), ("tools", self.tools))
+            if verdict.comment()
+        ]
+        return " | ".join(parts)
+
+    def scores(self) -> list[ScoreValue]:
+        return [
+            ScoreValue(name="workflow_pass", value=float(self.passed), comment=self.comment() or None),
+            ScoreValue(
+                name="workflow_agents_pass",
+                value=float(self.agents.passed),
+                comment=self.agents.comment() or None,
+            ),
+            ScoreValue(
+                name="workflow_tools_pass",
+                value=float(self.tools.passed),
+                comment=self.tools.comment() or None,
+            ),
+        ]
+
+    def problems(self) -> list[str]:
+        missing = [*self.agents.missing, *self.tools.missing]
+        unexpected = [*self.agents.unexpected, *self.tools.unexpected]
+        return [
+            f"{label} {', '.join(names)}"
+            for label, names in (("missing", missing), ("unexpected", unexpected))
+            if names
+        ]
+
+
+def validate_kind(
+    called: Sequence[str], expectation: Expectation, always_expected: Collection[str] = ()
+) -> KindVerdict:
+    """Apply the rules above to one kind; `called` in call order, repeats allowed."""
+    called_set = set(called)
+    include, exclude = expectation.include, expectation.exclude
+    expected = {*include, *expectation.allow, *always_expected}
+    unexpected = [
+        name
+        for name in dict.fromkeys(called)
+        if name in exclude or (expectation.strict and name not in expected)
+    ]
+    missing = tuple(dict.fromkeys(n for n in include if n not in called_set))
+    return KindVerdict(
+        passed=not missing and not unexpected,
+        included=tuple(dict.fromkeys(n for n in include if n in called_set)),
+        excluded=tuple(dict.fromkeys(n for n in exclude if n not in called_set)),
+        missing=missing,
+        unexpected=tuple(unexpected),
+    )
+
+
+class WorkflowValidator:
+    """Checks a trace's agents and tools against a scenario's expectations (the `workflow` metric)."""
+
+    key = "workflow"
+    definitions = (
+        ScoreDefinition(
+            name="workflow_pass",
+            data_type="BOOLEAN",
+            description="All expected agents and tools called, none unexpected (comment: what failed)",
+        ),
+        ScoreDefinition(
+            name="workflow_agents_pass",
+            data_type="BOOLEAN",
+            description="No agent missing, no unexpected agent (entry agents are always expected)",
+        ),
+        ScoreDefinition(
+            name="workflow_tools_pass", data_type="BOOLEAN", description="No tool missing, no unexpected tool"
+        ),
+    )
+    figures: Mapping[str, tuple[str, ...]] = {}
+
+    def evaluate(self, context: MetricContext) -> WorkflowVerdict:
+        """Every scenario gets a workflow verdict (an empty expectation is strict: see above)."""
+        return self.validate(context.scenario.expected, context.trace)
+
+    def validate(self, expected: Expected, trace: Trace) -> WorkflowVerdict:
+        return WorkflowVerdict(
+            agents=validate_kind(trace.agent_names, expected.agents, trace.entry_agents),
+            tools=validate_kind(trace.tool_path, expected.tools),
+        )

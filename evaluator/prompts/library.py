@@ -1,0 +1,128 @@
+"""The prompt files below one folder, and where prompts come from at run time: the files, or Langfuse
+prompt management with the files as the fallback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Protocol
+
+from evaluator.errors import EvaluatorError, Problem, PromptError, did_you_mean
+from evaluator.prompts.files import parse_prompt_file
+from evaluator.prompts.model import PRODUCTION_LABEL, Prompt
+
+
+def _shared_labels(prompts: Mapping[str, Mapping[int, Prompt]]) -> list[Problem]:
+    """A label names one version (as in Langfuse); on two local versions it would flip between them."""
+    problems = []
+    for name, versions in prompts.items():
+        holders: dict[str, list[int]] = {}
+        for version, prompt in sorted(versions.items()):
+            for label in prompt.labels:
+                holders.setdefault(label, []).append(version)
+        for label, numbers in holders.items():
+            if len(numbers) > 1:
+                newest = versions[numbers[-1]]
+                problems.append(
+                    Problem(
+                        source=str(newest.path or newest.ref),
+                        field="labels",
+                        found=f'label "{label}" is on versions {", ".join(map(str, numbers))} of {name}',
+                        fix=f'keep "{label}" on one version only (a label names one version)',
+                    )
+                )
+    return problems
+
+
+class PromptLibrary:
+    """All prompt files below one folder, by name and version."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._prompts: dict[str, dict[int, Prompt]] = {}
+        problems: list[Problem] = []
+        for path in sorted(root.rglob("*.prompt")) if root.is_dir() else []:
+            try:
+                prompt = parse_prompt_file(path, root)
+            except PromptError as exc:
+                problems.extend(exc.problems)
+                continue
+            self._prompts.setdefault(prompt.name, {})[prompt.version] = prompt
+        problems += _shared_labels(self._prompts)
+        if problems:
+            raise PromptError(problems)
+
+    def names(self) -> list[str]:
+        return sorted(self._prompts)
+
+    def versions(self, name: str) -> list[Prompt]:
+        return [self._prompts[name][v] for v in sorted(self._prompts.get(name, {}))]
+
+    def get(self, name: str, *, version: int | None = None, label: str | None = None) -> Prompt:
+        """A version by number, by label, or else the `production`-labelled one, else the newest.
+
+        Raises PromptError naming the valid names, versions or labels.
+        """
+        versions = self._prompts.get(name)
+        if not versions:
+            raise PromptError.one(
+                source=str(self.root),
+                field="prompt",
+                found=f'unknown prompt "{name}"' + did_you_mean(name, self._prompts),
+                fix=f"add {self.root}/{name}/v1.prompt or name an existing prompt",
+            )
+        if version is not None:
+            if version not in versions:
+                raise PromptError.one(
+                    source=str(self.root / name),
+                    field="version",
+                    found=f"no version {version} of {name}",
+                    fix=f"use one of {', '.join(map(str, sorted(versions)))}",
+                )
+            return versions[version]
+        wanted = label or PRODUCTION_LABEL
+        labelled = [p for v, p in sorted(versions.items()) if wanted in p.labels]
+        if labelled:
+            return labelled[-1]
+        if label is not None:
+            known = {lab for p in versions.values() for lab in p.labels}
+            raise PromptError.one(
+                source=str(self.root / name),
+                field="label",
+                found=f'no version of {name} has label "{label}"' + did_you_mean(label, known),
+                fix="add the label to a version's header or ask for a version number",
+            )
+        return versions[max(versions)]
+
+
+class PromptSource(Protocol):
+    """Where prompts come from at run time: local files, or Langfuse prompt management."""
+
+    def get(self, name: str, *, version: int | None = None, label: str | None = None) -> Prompt: ...
+
+
+class ManagedPrompts:
+    """Prompts served by Langfuse prompt management (so generations link to their versions), with the
+    local file as the fallback when Langfuse cannot serve one: the run says so (`on_fallback`) and the
+    prompt is marked `source="local"`, i.e. not linked.
+
+    The local library is consulted first, so an unknown name or version is still a clear error.
+    """
+
+    def __init__(
+        self,
+        library: PromptLibrary,
+        fetch: Callable[[Prompt, int | None, str | None], Prompt],
+        on_fallback: Callable[[str, Exception], None],
+    ) -> None:
+        self._library = library
+        self._fetch = fetch
+        self._on_fallback = on_fallback
+
+    def get(self, name: str, *, version: int | None = None, label: str | None = None) -> Prompt:
+        local = self._library.get(name, version=version, label=label)
+        try:
+            return self._fetch(local, version, label)
+        except EvaluatorError as exc:
+            self._on_fallback(local.ref, exc)
+            return local

@@ -1,0 +1,98 @@
+"""`evaluator prompts push`: local prompt files into Langfuse prompt management, idempotently.
+
+For each prompt name, local versions are pushed in ascending order, so the local version numbers become
+the Langfuse version numbers. A version Langfuse already has with the same content is not pushed again
+(pushing twice creates nothing); only labels it lacks are added (labels move between versions as
+Langfuse defines; none is ever removed). A version whose Langfuse copy differs, or that cannot keep its
+number, is a conflict: reported with the fix, and later versions of that name are left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from evaluator.errors import Problem
+from evaluator.prompts.library import PromptLibrary
+from evaluator.prompts.model import Prompt
+
+RESERVED_LABELS = frozenset({"latest"})  # managed by Langfuse itself
+
+
+class PromptRegistry(Protocol):
+    def remote_prompt(self, name: str, version: int) -> Prompt | None: ...
+    def latest_remote_version(self, name: str) -> int: ...
+    def create_prompt(self, prompt: Prompt) -> int: ...
+    def add_labels(self, name: str, version: int, labels: Sequence[str]) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class PushOutcome:
+    ref: str
+    action: Literal["created", "unchanged", "labelled"]
+    labels: tuple[str, ...] = ()
+
+
+def same_content(local: Prompt, remote: Prompt) -> bool:
+    """Type, body and config: what a generation actually receives."""
+    return (
+        local.type == remote.type
+        and local.text == remote.text
+        and [(m.role, m.content) for m in local.messages] == [(m.role, m.content) for m in remote.messages]
+        and dict(local.config) == dict(remote.config)
+    )
+
+
+def push_prompts(library: PromptLibrary, registry: PromptRegistry) -> tuple[list[PushOutcome], list[Problem]]:
+    outcomes: list[PushOutcome] = []
+    problems: list[Problem] = []
+    for name in library.names():
+        versions = library.versions(name)
+        for prompt in versions:
+            outcome = _push_one(prompt, registry, next_free=versions[-1].version + 1)
+            if isinstance(outcome, Problem):
+                problems.append(outcome)
+                break  # later versions would land on the wrong numbers
+            outcomes.append(outcome)
+    return outcomes, problems
+
+
+def _push_one(prompt: Prompt, registry: PromptRegistry, *, next_free: int) -> PushOutcome | Problem:
+    remote = registry.remote_prompt(prompt.name, prompt.version)
+    source = str(prompt.path or prompt.ref)
+    if remote is None:
+        latest = registry.latest_remote_version(prompt.name)
+        if latest != prompt.version - 1:
+            return Problem(
+                source=source,
+                field="version",
+                found=f"Langfuse has versions up to {latest} of {prompt.name}, so this file would become "
+                f"version {latest + 1}, not {prompt.version}",
+                fix=f"push the missing local versions first, or renumber the files to follow v{latest}",
+            )
+        created = registry.create_prompt(prompt)
+        if created != prompt.version:  # a concurrent push got there first
+            return Problem(
+                source=source,
+                field="version",
+                found=f"Langfuse stored it as version {created}",
+                fix="check who else pushes this prompt, then push again",
+            )
+        return PushOutcome(ref=prompt.ref, action="created", labels=prompt.labels)
+    if not same_content(prompt, remote):
+        return Problem(
+            source=source,
+            field="body",
+            found=f"Langfuse's version {prompt.version} of {prompt.name} has different content",
+            fix=f"never edit a pushed version: restore this file, and put the change in a new "
+            f"v{next_free}.prompt",
+        )
+    missing = [
+        label for label in prompt.labels if label not in remote.labels and label not in RESERVED_LABELS
+    ]
+    if not missing:
+        return PushOutcome(ref=prompt.ref, action="unchanged")
+    keep = [label for label in remote.labels if label not in RESERVED_LABELS]
+    registry.add_labels(prompt.name, prompt.version, [*keep, *missing])
+    return PushOutcome(ref=prompt.ref, action="labelled", labels=tuple(missing))

@@ -1,0 +1,99 @@
+"""From a scenario and its trace to a result: every metric of the registry, then the pass rule.
+
+A scenario *passes* when no verdict says it failed: the workflow passes, the trajectory (if the
+scenario gives one) scores 1.0 in the seed's default mode, full workflow, and every `contains` string
+occurs in the answer. Quality scores from the judge never decide pass or fail: the seeds set no
+threshold for them.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evaluator.metrics import METRICS, Metric, MetricContext, run_metrics
+from evaluator.results.model import EvaluatorFailure, JudgeStatus, PromptUse, ScenarioResult
+from evaluator.scenarios import Scenario
+from evaluator.trace import Trace
+
+
+def evaluate(
+    scenario: Scenario,
+    trace: Trace,
+    *,
+    judge_status: JudgeStatus,
+    output: Any = None,
+    latency_ms: float | None = None,
+    prompts: Mapping[str, PromptUse] | None = None,
+    finished_at: str = "",
+    metrics: Sequence[Metric] = METRICS,
+) -> ScenarioResult:
+    """The result of a completed run. `output` defaults to the trace's final output."""
+    final = output if output is not None else trace.output
+    verdicts = run_metrics(MetricContext(scenario=scenario, trace=trace, answer=final), metrics)
+    passed = all(verdict.passed is not False for verdict in verdicts.values())
+    return ScenarioResult(
+        scenario_id=scenario.id,
+        trace_id=trace.id,
+        status="passed" if passed else "failed",
+        verdicts=verdicts,
+        judge_status=judge_status,
+        output=final,
+        latency_ms=latency_ms,
+        prompts=dict(prompts or {}),
+        finished_at=finished_at,
+        observation_count=trace.observation_count,
+    )
+
+
+def error_result(
+    scenario: Scenario,
+    trace_id: str,
+    message: str,
+    *,
+    judge_status: JudgeStatus,
+    latency_ms: float | None,
+    prompts: Mapping[str, PromptUse] | None = None,
+    finished_at: str = "",
+) -> ScenarioResult:
+    """A run that raised or timed out: no verdict is drawn from a run that did not finish."""
+    return ScenarioResult(
+        scenario_id=scenario.id,
+        trace_id=trace_id,
+        status="error",
+        judge_status=judge_status,
+        latency_ms=latency_ms,
+        error=message,
+        prompts=dict(prompts or {}),
+        finished_at=finished_at,
+    )
+
+
+def evaluator_error_result(
+    scenario: Scenario,
+    trace_id: str,
+    exc: BaseException,
+    *,
+    judge_status: JudgeStatus,
+    latency_ms: float | None = None,
+    prompts: Mapping[str, PromptUse] | None = None,
+    finished_at: str = "",
+) -> ScenarioResult:
+    """The evaluator failed around this scenario: kept with its traceback, scored against nobody."""
+    failure = EvaluatorFailure(
+        type=type(exc).__name__,
+        message=str(exc),
+        traceback="".join(traceback.format_exception(exc)),
+    )
+    return ScenarioResult(
+        scenario_id=scenario.id,
+        trace_id=trace_id,
+        status="error",
+        judge_status=judge_status,
+        latency_ms=latency_ms,
+        error=f"evaluator error: {failure.type}: {failure.message}",
+        prompts=dict(prompts or {}),
+        finished_at=finished_at,
+        evaluator_error=failure,
+    )

@@ -1,0 +1,154 @@
+"""Result values: one per scenario run, and the run around them. `to_json` gives DESIGN.md's shapes.
+
+A result's verdicts are its metrics' verdicts by key (`workflow`, `trajectory`, `answer`); the result
+passes when no verdict says it failed. Three ways a result has no verdicts: the target raised or timed
+out (`status="error"`, `error` the message), or the evaluator itself failed around it
+(`evaluator_error`, kept with its traceback: an evaluator bug, never the agent's failure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evaluator.metrics import METRICS, AnswerCheck, TrajectoryScore, Verdict, WorkflowVerdict
+
+Status = Literal["passed", "failed", "error"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeStatus:
+    """Why there is (or is no) quality verdict. A judge that did not run is never a score."""
+
+    status: Literal["scored", "skipped", "unscored"]
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"status": self.status, "reason": self.reason}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PromptUse:
+    """A prompt version a run used; `source` "langfuse" means its generations link to that version."""
+
+    version: int
+    source: Literal["local", "langfuse"] = "local"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "source": self.source}
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluatorFailure:
+    """An exception inside the evaluator (not the target) while handling one scenario."""
+
+    type: str
+    message: str
+    traceback: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"type": self.type, "message": self.message, "traceback": self.traceback}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScenarioResult:
+    scenario_id: str
+    trace_id: str
+    status: Status
+    verdicts: Mapping[str, Verdict] = field(default_factory=dict)  # by metric key, in registry order
+    judge_status: JudgeStatus
+    quality: Mapping[str, Any] | None = None
+    output: Any = None
+    latency_ms: float | None = None
+    error: str | None = None
+    prompts: Mapping[str, PromptUse] = field(default_factory=dict)  # by prompt name
+    finished_at: str = ""
+    observation_count: int = 0  # in the trace the verdict was drawn from
+    evaluator_error: EvaluatorFailure | None = None
+
+    @property
+    def workflow(self) -> WorkflowVerdict | None:
+        verdict = self.verdicts.get("workflow")
+        return verdict if isinstance(verdict, WorkflowVerdict) else None
+
+    @property
+    def trajectory(self) -> TrajectoryScore | None:
+        verdict = self.verdicts.get("trajectory")
+        return verdict if isinstance(verdict, TrajectoryScore) else None
+
+    @property
+    def answer(self) -> AnswerCheck | None:
+        verdict = self.verdicts.get("answer")
+        return verdict if isinstance(verdict, AnswerCheck) else None
+
+    def problems(self) -> list[str]:
+        """What went wrong, as short phrases: the error, or each verdict's problems."""
+        if self.evaluator_error is not None:
+            return [f"evaluator error: {self.evaluator_error.type}: {self.evaluator_error.message}"]
+        if self.error:
+            return [self.error]
+        return [problem for verdict in self.verdicts.values() for problem in verdict.problems()]
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "scenario_id": self.scenario_id,
+            "trace_id": self.trace_id,
+            "status": self.status,
+        }
+        for metric in METRICS:
+            verdict = self.verdicts.get(metric.key)
+            document[metric.key] = verdict.to_json() if verdict is not None else None
+        document |= {
+            "quality": dict(self.quality) if self.quality is not None else None,
+            "judge_status": self.judge_status.to_json(),
+            "output": self.output,
+            "prompts": {name: use.to_json() for name, use in self.prompts.items()},
+            "observations": self.observation_count,
+            "latency_ms": self.latency_ms,
+            "error": self.error,
+        }
+        if self.evaluator_error is not None:
+            document["evaluator_error"] = self.evaluator_error.to_json()
+        return document
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunInfo:
+    id: str
+    name: str
+    started_at: str
+    finished_at: str | None = None
+    prompt_pins: Mapping[str, int] = field(default_factory=dict)
+    interrupted: bool = False  # Ctrl-C: the scenarios not finished by then have no result
+    cut_off: str | None = None  # why scenarios were left unstarted (every target slot hung)
+
+
+def totals(results: Sequence[ScenarioResult]) -> dict[str, int]:
+    counts = {"scenarios": len(results), "passed": 0, "failed": 0, "error": 0}
+    for result in results:
+        counts[result.status] += 1
+    return counts
+
+
+def run_to_json(run: RunInfo, results: Sequence[ScenarioResult]) -> dict[str, Any]:
+    """The `run --output` document: the run, then one result object per scenario."""
+    versions: dict[str, list[int]] = {}
+    for result in results:
+        for name, use in result.prompts.items():
+            if use.version not in versions.setdefault(name, []):
+                versions[name].append(use.version)
+    return {
+        "run": {
+            "id": run.id,
+            "name": run.name,
+            "started_at": run.started_at,
+            "finished_at": run.finished_at,
+            "interrupted": run.interrupted,
+            **({"cut_off": run.cut_off} if run.cut_off else {}),
+            "prompt_pins": dict(run.prompt_pins),
+            "prompt_versions": {k: sorted(v) for k, v in sorted(versions.items())},
+            "totals": totals(results),
+        },
+        "results": [r.to_json() for r in results],
+    }

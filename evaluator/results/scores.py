@@ -1,0 +1,99 @@
+"""Scores: the contract names of DESIGN.md, built from a result's verdicts, with deterministic ids.
+
+A score id is a UUID5 of (run id, trace id, name), and its timestamp is the result's finish time, frozen:
+posting the same score again updates it in Langfuse instead of adding a second one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluator.metrics import DataType, ScoreDefinition, ScoreValue, metric_definitions
+from evaluator.results.model import ScenarioResult
+
+_NAMESPACE = uuid.UUID("6f1d3c1e-4d7b-5a7e-9b0f-2f4c8a1e5d10")
+
+QUALITY_METRICS = ("answer_quality", "factual_correctness", "completeness")
+QUALITY_DEFINITIONS = (
+    ScoreDefinition(
+        name="quality_answer_quality",
+        data_type="NUMERIC",
+        description="LLM judge: clear, well-structured, helpful (0-1)",
+    ),
+    ScoreDefinition(
+        name="quality_factual_correctness",
+        data_type="NUMERIC",
+        description="LLM judge: supported by the sources, no hallucination (0-1)",
+    ),
+    ScoreDefinition(
+        name="quality_completeness",
+        data_type="NUMERIC",
+        description="LLM judge: meets the scenario's expected answer criteria (0-1)",
+    ),
+)
+DEFINITIONS: tuple[ScoreDefinition, ...] = (*metric_definitions(), *QUALITY_DEFINITIONS)
+_TYPES: Mapping[str, DataType] = {d.name: d.data_type for d in DEFINITIONS}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Score:
+    id: str
+    trace_id: str
+    name: str
+    value: float
+    data_type: DataType
+    comment: str | None
+    timestamp: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+def score_id(run_id: str, trace_id: str, name: str) -> str:
+    return str(uuid.uuid5(_NAMESPACE, f"{run_id}/{trace_id}/{name}"))
+
+
+def _values(result: ScenarioResult) -> list[ScoreValue]:
+    if result.evaluator_error is not None:
+        return []  # the evaluator failed, not the agent: nothing is scored against it
+    if result.status == "error":  # the run never finished its workflow: dashboards must see it fail
+        return [ScoreValue(name="workflow_pass", value=0.0, comment=f"error: {result.error}")]
+    values = [value for verdict in result.verdicts.values() for value in verdict.scores()]
+    if result.quality is not None:
+        values += [
+            ScoreValue(
+                name=f"quality_{metric}",
+                value=float(result.quality[metric]),
+                comment=result.quality.get("reasoning"),
+            )
+            for metric in QUALITY_METRICS
+        ]
+    return values
+
+
+def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
+    """Every score a result yields. A run that raised or timed out yields only `workflow_pass` = 0, its
+    comment the error (it never finished its workflow; leaving it out would flatter dashboards); nothing
+    is scored that was not evaluated (no trajectory of an unfinished run, no skipped judge), and nothing
+    at all when the evaluator itself failed."""
+    metadata: dict[str, Any] = {
+        "scenario_id": result.scenario_id,
+        "run_id": run_id,
+        "prompts": {name: use.version for name, use in result.prompts.items()},
+    }
+    if result.quality is not None:
+        metadata["judge"] = {k: result.quality[k] for k in ("prompt", "model") if k in result.quality}
+    return [
+        Score(
+            id=score_id(run_id, result.trace_id, value.name),
+            trace_id=result.trace_id,
+            name=value.name,
+            value=float(value.value),
+            data_type=_TYPES[value.name],
+            comment=value.comment,
+            timestamp=result.finished_at,
+            metadata=metadata,
+        )
+        for value in _values(result)
+    ]

@@ -1,0 +1,24 @@
+"""Running suites: targets, the staged pipeline, the run service (`run_suite`) and verification."""
+
+from evaluator.config import LLMEndpoint
+from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, ScenarioTracer, new_run_id
+from evaluator.run.service import SuiteRun, run_suite
+from evaluator.run.target import PromptResolver, Target, TargetRequest, load_target
+from evaluator.run.verify import VerifyReport, verify_run
+
+__all__ = [
+    "JUDGE_NOT_AVAILABLE",
+    "LLMEndpoint",
+    "Pipeline",
+    "PromptResolver",
+    "RunOptions",
+    "ScenarioTracer",
+    "SuiteRun",
+    "Target",
+    "TargetRequest",
+    "VerifyReport",
+    "load_target",
+    "new_run_id",
+    "run_suite",
+    "verify_run",
+]

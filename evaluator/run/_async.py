@@ -1,0 +1,70 @@
+"""One long-lived event loop for async targets, in its own daemon thread, so a timeout really cancels
+the target's task (instead of abandoning a whole `asyncio.run` in a thread of its own)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Coroutine
+from concurrent.futures import Future
+from typing import Any
+
+
+class EventLoopThread:
+    """Runs coroutines on one event loop; `submit` returns a future the caller waits on."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="evaluator-async")
+        self._thread.start()
+
+    def submit(self, coroutine: Coroutine[Any, Any, object], context: contextvars.Context) -> AsyncCall:
+        """Start `coroutine` as a task running in `context` (the caller's: its current span)."""
+        call = AsyncCall(self._loop)
+
+        def start() -> None:
+            task = self._loop.create_task(coroutine, context=context)
+            call.attach(task)
+
+        self._loop.call_soon_threadsafe(start)
+        return call
+
+    def close(self, timeout: float = 1.0) -> None:
+        """Stop the loop (tasks still pending are abandoned) and close it once its thread has ended."""
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+
+class AsyncCall:
+    """A target's task on the shared loop: its outcome, and cancellation from another thread."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self.outcome: Future[object] = Future()
+        self._task: asyncio.Task[object] | None = None
+        self.ended = threading.Event()  # the task has really finished (returned, raised or cancelled)
+
+    def attach(self, task: asyncio.Task[object]) -> None:
+        self._task = task
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[object]) -> None:
+        if task.cancelled():
+            self.outcome.cancel()
+        elif (exc := task.exception()) is not None:
+            self.outcome.set_exception(exc)
+        else:
+            self.outcome.set_result(task.result())
+        self.ended.set()
+
+    def cancel(self) -> None:
+        """Ask the task to stop; `ended` is set once it has."""
+
+        def cancel() -> None:
+            if self._task is not None:
+                self._task.cancel()
+
+        self._loop.call_soon_threadsafe(cancel)

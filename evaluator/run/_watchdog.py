@@ -1,0 +1,46 @@
+"""One thread that fires callbacks at deadlines: how a sync target that runs in its worker thread is
+timed out without a thread of its own per call. Python cannot stop a thread, so the callback reports
+the scenario as timed out at its deadline while the target keeps its worker (and so its slot) until it
+really returns."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable
+
+
+class Watchdog:
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._order = itertools.count()
+        self._wake = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._watch, daemon=True, name="evaluator-watchdog")
+        self._thread.start()
+
+    def at(self, seconds: float, fire: Callable[[], None]) -> None:
+        """Call `fire()` after `seconds` (from the watchdog's thread; `fire` must decide itself whether
+        the work it watches has ended meanwhile)."""
+        with self._wake:
+            heapq.heappush(self._heap, (time.monotonic() + seconds, next(self._order), fire))
+            self._wake.notify()
+
+    def close(self) -> None:
+        """Stop watching; deadlines not reached yet never fire."""
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while True:
+            with self._wake:
+                while not self._closed and (not self._heap or self._heap[0][0] > time.monotonic()):
+                    self._wake.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
+                if self._closed:
+                    return
+                _, _, fire = heapq.heappop(self._heap)
+            fire()

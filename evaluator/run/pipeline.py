@@ -1,0 +1,533 @@
+"""The staged pipeline: target -> trace and metrics -> record -> deliver, one scenario at a time through
+each stage, many scenarios at once.
+
+- **Targets**: `concurrency` long-lived workers. A worker calls a sync target itself (no thread per
+  call) and hands an async one to the shared event loop (`_async`). At the timeout the scenario is
+  reported as an `error` at once; an async target's task is cancelled, and a sync one, which Python
+  cannot stop, keeps its worker until it really returns: a hung target holds its slot (backpressure,
+  never more than `concurrency` target calls at once). Should every slot be held by a hung target, the
+  scenarios not started yet are cut off after one more timeout, and the run says so.
+- **Trace and metrics**: one thread takes each finished run's captured spans, builds the trace and runs
+  the metrics (pure and fast).
+- **Record**: one thread commits finished results and their scores to the store, several per
+  transaction, and only then reports each as finished (`on_result`), and offers the scores for
+  delivery while the run goes on (`LiveDelivery`, when Langfuse is connected).
+
+An exception inside the evaluator (not the target) is an *evaluator error*: kept with its traceback
+in that scenario's result, scored against nobody; the other scenarios go on.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from evaluator._time import utc_now
+from evaluator.config import LLMEndpoint
+from evaluator.errors import TargetTimeoutError
+from evaluator.prompts import PromptSource
+from evaluator.results import (
+    JudgeStatus,
+    PromptUse,
+    RunInfo,
+    ScenarioResult,
+    Score,
+    error_result,
+    evaluate,
+    evaluator_error_result,
+    scores_for,
+)
+from evaluator.run._async import EventLoopThread
+from evaluator.run._watchdog import Watchdog
+from evaluator.run.target import PromptResolver, Target, TargetRequest
+from evaluator.scenarios import LoadedScenario
+from evaluator.trace import Trace
+
+JUDGE_NOT_AVAILABLE = JudgeStatus(
+    status="skipped", reason="the LLM judge is not part of this version; no quality scores"
+)
+_RECORD_BATCH = 64  # results committed per transaction, at most
+_POLL_SECONDS = 0.2  # how often the waiting thread looks up (keeps Ctrl-C responsive)
+_DRAIN_SECONDS = 5.0  # after Ctrl-C, how long finished work may take to reach the store
+
+
+def new_run_id() -> str:
+    return f"run-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+
+
+class RootSpan(Protocol):
+    """The evaluator's root observation of one scenario run (tracing.ScenarioSpan)."""
+
+    def set_output(self, output: object) -> None: ...
+    def set_error(self, message: str) -> None: ...
+    def end(self) -> bool: ...
+
+
+class ScenarioTracer(Protocol):
+    """What the pipeline needs from tracing (langfuse.Tracing)."""
+
+    @property
+    def client(self) -> Any: ...
+    def trace_id_for(self, run_id: str, scenario_id: str) -> str: ...
+    def callbacks(self) -> list[Any]: ...
+    def scenario_run(
+        self, *, trace_id: str, scenario_id: str, run_id: str, tags: Sequence[str], input: object
+    ) -> AbstractContextManager[RootSpan]: ...
+    def take_trace(self, trace_id: str) -> Trace: ...
+
+
+class Recorder(Protocol):
+    """Where finished scenarios go before they count as finished (storage.Store)."""
+
+    def record_many(
+        self,
+        run_id: str,
+        finished: Sequence[tuple[ScenarioResult, Sequence[Score]]],
+        *,
+        destination: str | None,
+    ) -> None: ...
+
+
+class ScoreOutlet(Protocol):
+    """Where recorded scores go while the run goes on (storage.LiveDelivery)."""
+
+    def offer(self, scores: Sequence[Score]) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    concurrency: int = 4
+    timeout_seconds: float = 120.0
+    prompt_pins: Mapping[str, int] = field(default_factory=dict)
+    run_id: str = ""
+    run_name: str = ""
+    judge_status: JudgeStatus = JUDGE_NOT_AVAILABLE
+
+
+@dataclass(kw_only=True)
+class _Attempt:
+    """One scenario's run. Its target call is `running` until it either `returned` or `timed_out`
+    (whichever comes first); the result is reported once, by whoever `report()`s first."""
+
+    item: LoadedScenario
+    trace_id: str
+    resolver: PromptResolver
+    started: float = field(default_factory=time.perf_counter)
+    root: RootSpan | None = None
+    _state: str = "running"
+    _reported: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def time_out(self) -> bool:
+        """At the deadline: True when the call was still running (it is now timed out)."""
+        with self._lock:
+            if self._state != "running":
+                return False
+            self._state = "timed_out"
+            return True
+
+    def returned(self) -> bool:
+        """The call ended: True when it had not timed out before."""
+        with self._lock:
+            if self._state == "timed_out":
+                return False
+            self._state = "returned"
+            return True
+
+    def report(self) -> bool:
+        """True for the first caller only: that one reports the result."""
+        with self._lock:
+            first, self._reported = not self._reported, True
+            return first
+
+    def latency_ms(self) -> float:
+        return round((time.perf_counter() - self.started) * 1000, 1)
+
+    def prompts_used(self) -> dict[str, PromptUse]:
+        return {name: PromptUse(version=p.version, source=p.source) for name, p in self.resolver.used.items()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Ran:
+    """A target call that returned (or raised), on its way to the trace and metrics stage."""
+
+    attempt: _Attempt
+    output: Any
+    latency_ms: float
+
+
+class Pipeline:
+    """Runs loaded scenarios through the stages; everything it needs is injected."""
+
+    def __init__(
+        self,
+        *,
+        tracer: ScenarioTracer,
+        targets: Mapping[str, Target],
+        prompts: PromptSource,
+        recorder: Recorder,
+        destination: str | None = None,
+        outlet: ScoreOutlet | None = None,
+        llm: LLMEndpoint | None = None,
+    ) -> None:
+        self._tracer = tracer
+        self._targets = targets
+        self._prompts = prompts
+        self._recorder = recorder
+        self._destination = destination
+        self._outlet = outlet
+        self._llm = llm
+
+    def run(
+        self,
+        scenarios: Sequence[LoadedScenario],
+        options: RunOptions,
+        on_result: Callable[[ScenarioResult], None] = lambda _: None,
+        on_start: Callable[[RunInfo], None] = lambda _: None,
+    ) -> tuple[RunInfo, list[ScenarioResult]]:
+        """Run every scenario; results in the scenarios' order. Ctrl-C stops starting scenarios, lets
+        what finished reach the store, and returns it with `interrupted=True`."""
+        if not options.run_id:
+            options = replace(options, run_id=new_run_id())
+        run = RunInfo(
+            id=options.run_id,
+            name=options.run_name or options.run_id,
+            started_at=utc_now(),
+            prompt_pins=dict(options.prompt_pins),
+        )
+        on_start(run)
+        with _Run(self, scenarios, options, on_result) as active:
+            finished, stopped = active.wait()
+        ordered = [finished[s.scenario.id] for s in scenarios if s.scenario.id in finished]
+        done = RunInfo(
+            id=run.id,
+            name=run.name,
+            started_at=run.started_at,
+            finished_at=utc_now(),
+            prompt_pins=run.prompt_pins,
+            interrupted=stopped == "interrupted",
+            cut_off=stopped if stopped not in (None, "interrupted") else None,
+        )
+        return done, ordered
+
+
+class _Run:
+    """The threads and queues of one run."""
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        scenarios: Sequence[LoadedScenario],
+        options: RunOptions,
+        on_result: Callable[[ScenarioResult], None],
+    ) -> None:
+        self._p = pipeline
+        self._options = options
+        self._on_result = on_result
+        self._total = len(scenarios)
+        self._todo: queue.SimpleQueue[LoadedScenario] = queue.SimpleQueue()
+        for item in scenarios:
+            self._todo.put(item)
+        self._to_evaluate: queue.SimpleQueue[_Ran | None] = queue.SimpleQueue()
+        self._to_record: queue.SimpleQueue[ScenarioResult | None] = queue.SimpleQueue()
+        self._finished: dict[str, ScenarioResult] = {}  # stored results, by scenario id
+        self._progress = threading.Condition()  # notified as results are stored
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._hung = 0  # workers whose target timed out and has not returned yet
+        self._failure: BaseException | None = None  # the store could not record: the run cannot go on
+        self._watchdog = Watchdog()
+        self._loop: EventLoopThread | None = None
+        self._workers = [
+            threading.Thread(target=self._work, daemon=True, name=f"evaluator-target-{index}")
+            for index in range(min(options.concurrency, len(scenarios)))
+        ]
+        self._stages = [
+            threading.Thread(target=self._evaluate_stage, daemon=True, name="evaluator-metrics"),
+            threading.Thread(target=self._record_stage, daemon=True, name="evaluator-record"),
+        ]
+
+    def __enter__(self) -> _Run:
+        for thread in (*self._stages, *self._workers):
+            thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """The stages end once what reached them is stored; only workers whose target hangs remain."""
+        self._stopping.set()
+        self._to_evaluate.put(None)
+        for stage in self._stages:
+            stage.join(_DRAIN_SECONDS)
+        self._watchdog.close()
+        if self._loop is not None:
+            self._loop.close()
+
+    # --- waiting for the run ---------------------------------------------------------------------
+
+    def wait(self) -> tuple[dict[str, ScenarioResult], str | None]:
+        """Every stored result by scenario id, and why the run stopped early (None: it did not).
+        Results live in a dict the record stage fills, so Ctrl-C at any moment loses none of them."""
+        stopped: str | None = None
+        all_hung_since: float | None = None
+        try:
+            while not self._all_stored():
+                with self._progress:
+                    self._progress.wait(_POLL_SECONDS)
+                if self._failure is not None:
+                    raise self._failure
+                all_hung_since = self._all_hung_since(all_hung_since)
+                if all_hung_since is not None and time.monotonic() - all_hung_since > self._grace:
+                    stopped = self._cut_off()
+                    break
+        except KeyboardInterrupt:
+            stopped = "interrupted"
+            self._settle()
+        with self._progress:
+            return dict(self._finished), stopped
+
+    def _all_stored(self) -> bool:
+        with self._progress:
+            return len(self._finished) >= self._total
+
+    @property
+    def _grace(self) -> float:
+        return self._options.timeout_seconds
+
+    def _all_hung_since(self, since: float | None) -> float | None:
+        """When every target slot became held by a hung target with scenarios still waiting."""
+        with self._lock:
+            blocked = self._hung >= len(self._workers) and not self._todo.empty()
+        if not blocked:
+            return None
+        return since if since is not None else time.monotonic()
+
+    def _cut_off(self) -> str:
+        self._stopping.set()
+        waiting = 0
+        while True:
+            try:
+                self._todo.get_nowait()
+            except queue.Empty:
+                break
+            waiting += 1
+        return (
+            f"{waiting} scenarios were not started: all {len(self._workers)} target slots are held by "
+            f"targets that timed out and have not returned for {self._grace:g} s more (fix the hanging "
+            "target, or raise --timeout)"
+        )
+
+    def _settle(self) -> None:
+        """After Ctrl-C: no scenario starts; what is already past its target gets to the store, within
+        a few seconds."""
+        self._stopping.set()
+        self._to_evaluate.put(None)
+        ends = time.monotonic() + _DRAIN_SECONDS
+        for stage in self._stages:
+            stage.join(max(0.0, ends - time.monotonic()))
+
+    # --- stage 1: targets --------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                item = self._todo.get_nowait()
+            except queue.Empty:
+                return
+            self._attempt(item)
+
+    def _attempt(self, item: LoadedScenario) -> None:
+        """Run one scenario's target; never raises."""
+        run_id = self._options.run_id
+        attempt = _Attempt(
+            item=item,
+            trace_id=self._p._tracer.trace_id_for(run_id, item.scenario.id),
+            resolver=PromptResolver(self._p._prompts, self._options.prompt_pins),
+        )
+        try:
+            self._call_target(attempt)
+        except Exception as exc:  # noqa: BLE001 - the evaluator failed around this target call
+            if attempt.report():
+                if attempt.root is not None:
+                    attempt.root.end()
+                self._p._tracer.take_trace(attempt.trace_id)
+                self._to_record.put(self._evaluator_error(attempt, exc))
+
+    def _call_target(self, attempt: _Attempt) -> None:
+        scenario = attempt.item.scenario
+        tracer = self._p._tracer
+        request = TargetRequest(
+            input=scenario.input,
+            scenario_id=scenario.id,
+            run_id=self._options.run_id,
+            langfuse=tracer.client,
+            callbacks=tracer.callbacks(),
+            prompts=attempt.resolver,
+            llm=self._p._llm,
+            metadata={"tags": list(scenario.tags)},
+        )
+        target = self._p._targets[scenario.target]
+        with tracer.scenario_run(
+            trace_id=attempt.trace_id,
+            scenario_id=scenario.id,
+            run_id=self._options.run_id,
+            tags=scenario.tags,
+            input=scenario.input,
+        ) as root:
+            attempt.root = root
+            output, error = self._call(target, request, attempt)
+        if attempt.report():
+            if error is None:
+                root.set_output(output)
+            else:
+                root.set_error(error)
+            root.end()
+            latency = attempt.latency_ms()
+            if error is None:
+                self._to_evaluate.put(_Ran(attempt=attempt, output=output, latency_ms=latency))
+            else:
+                self._to_record.put(self._target_error(attempt, error, latency))
+
+    def _call(self, target: Target, request: TargetRequest, attempt: _Attempt) -> tuple[Any, str | None]:
+        """(output, None), or (None, the target's error message). A sync target is called here, in
+        this worker, and timed out by the watchdog; an async one runs on the shared loop."""
+        timeout = self._options.timeout_seconds
+        self._watchdog.at(timeout, lambda: self._time_out(attempt))
+        try:
+            value = target(request)
+            if inspect.isawaitable(value):
+                value = self._await(value, timeout - (time.perf_counter() - attempt.started))
+        except TargetTimeoutError:
+            return None, self._timeout_message
+        except Exception as exc:  # noqa: BLE001 - any failure of the system under test
+            return None, f"{type(exc).__name__}: {exc}"
+        finally:
+            if not attempt.returned():  # it had timed out: its slot is free again only now
+                with self._lock:
+                    self._hung -= 1
+        return value, None
+
+    def _await(self, awaitable: Any, timeout: float) -> object:
+        """An async target's result, from its task on the shared loop; cancelled at the timeout."""
+        with self._lock:
+            self._loop = self._loop or EventLoopThread()
+        call = self._loop.submit(_awaited(awaitable), contextvars.copy_context())
+        if not call.ended.wait(max(0.0, timeout)):
+            call.cancel()
+            call.ended.wait()  # the slot is released only once the task has really ended
+        if call.outcome.cancelled():
+            raise TargetTimeoutError
+        return call.outcome.result(timeout=0)
+
+    @property
+    def _timeout_message(self) -> str:
+        return f"timed out after {self._options.timeout_seconds:g} s"
+
+    def _time_out(self, attempt: _Attempt) -> None:
+        """The watchdog's call at the deadline: a target still running is reported as timed out."""
+        if not attempt.time_out():
+            return
+        with self._lock:
+            self._hung += 1
+        if not attempt.report():
+            return
+        if attempt.root is not None:
+            attempt.root.set_error(self._timeout_message)
+            attempt.root.end()
+        self._p._tracer.take_trace(attempt.trace_id)  # closes its capture: later spans are not kept
+        self._to_record.put(self._target_error(attempt, self._timeout_message, attempt.latency_ms()))
+
+    # --- stage 2: trace and metrics ----------------------------------------------------------------
+
+    def _evaluate_stage(self) -> None:
+        while (ran := self._to_evaluate.get()) is not None:
+            attempt = ran.attempt
+            try:
+                trace = self._p._tracer.take_trace(attempt.trace_id)
+                result = evaluate(
+                    attempt.item.scenario,
+                    trace,
+                    judge_status=self._options.judge_status,
+                    output=ran.output,
+                    latency_ms=ran.latency_ms,
+                    prompts=attempt.prompts_used(),
+                    finished_at=utc_now(),
+                )
+            except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's
+                result = self._evaluator_error(attempt, exc, ran.latency_ms)
+            self._to_record.put(result)
+        self._to_record.put(None)
+
+    # --- stage 3: record ---------------------------------------------------------------------------
+
+    def _record_stage(self) -> None:
+        run_id = self._options.run_id
+        closing = False
+        while not closing:
+            batch: list[ScenarioResult] = []
+            for result in self._batch(self._to_record):
+                if result is None:
+                    closing = True
+                    break
+                batch.append(result)
+            finished = [(result, scores_for(result, run_id=run_id)) for result in batch]
+            try:
+                self._p._recorder.record_many(run_id, finished, destination=self._p._destination)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
+                self._failure = exc
+                return
+            for result, scores in finished:
+                with self._progress:
+                    self._finished[result.scenario_id] = result
+                    self._progress.notify_all()
+                self._on_result(result)
+                if self._p._outlet is not None and scores:
+                    self._p._outlet.offer(scores)
+
+    @staticmethod
+    def _batch(source: queue.SimpleQueue[ScenarioResult | None]) -> Iterator[ScenarioResult | None]:
+        """The next item (waiting for it), then whatever else is already queued, up to a batch."""
+        yield source.get()
+        for _ in range(_RECORD_BATCH - 1):
+            try:
+                yield source.get_nowait()
+            except queue.Empty:
+                return
+
+    # --- results that are not verdicts -------------------------------------------------------------
+
+    def _target_error(self, attempt: _Attempt, message: str, latency_ms: float) -> ScenarioResult:
+        return error_result(
+            attempt.item.scenario,
+            attempt.trace_id,
+            message,
+            judge_status=self._options.judge_status,
+            latency_ms=latency_ms,
+            prompts=attempt.prompts_used(),
+            finished_at=utc_now(),
+        )
+
+    def _evaluator_error(
+        self, attempt: _Attempt, exc: BaseException, latency_ms: float | None = None
+    ) -> ScenarioResult:
+        return evaluator_error_result(
+            attempt.item.scenario,
+            attempt.trace_id,
+            exc,
+            judge_status=self._options.judge_status,
+            latency_ms=latency_ms,
+            prompts=attempt.prompts_used(),
+            finished_at=utc_now(),
+        )
+
+
+async def _awaited(value: Any) -> object:
+    return await value

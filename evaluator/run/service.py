@@ -1,0 +1,343 @@
+"""`run_suite()`: the one way a suite runs, whoever asks (the CLI, scripts/run_scenarios.py, a notebook).
+
+    from evaluator.run import run_suite
+    suite = run_suite(["scenarios/research"], prompts=["agents/research=2"])
+    suite.passed, suite.results[0].to_json()
+
+It loads the configuration, the scenarios and their targets (bad input raises an `EvaluatorError`
+before anything runs), connects to Langfuse when the environment has keys, runs the pipeline,
+stores every result, writes `output` (before anything is posted), then spends at most one deadline
+(`[langfuse] delivery_deadline_seconds`) on every Langfuse step after the run: the batches still in
+flight, the span flush, re-sending kept span batches, the score sweep, the score configs and the SDK's
+shutdown. Progress and warnings go to the callbacks; nothing is printed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from evaluator._time import Deadline, utc_now
+from evaluator.config import Config, load_config
+from evaluator.errors import ConfigError, EvaluatorError, LangfuseUnavailableError, did_you_mean
+from evaluator.langfuse import LangfuseConnection, Tracing
+from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
+from evaluator.results import DEFINITIONS, JudgeStatus, RunInfo, ScenarioResult, run_to_json
+from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, new_run_id
+from evaluator.run.target import Target, load_target
+from evaluator.run.verify import VerifyReport, verify_run
+from evaluator.scenarios import LoadedScenario, TargetCatalog, load_scenarios
+from evaluator.storage import (
+    DeliveryReport,
+    LiveDelivery,
+    SpanDeliveryReport,
+    Store,
+    deliver,
+    deliver_spans,
+)
+
+Notice = Callable[[str, str], None]  # (kind: "warning" | "error", message)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuiteRun:
+    """What a run of a suite did: the run, its results (in the scenarios' order) and, with Langfuse,
+    what was delivered and verified."""
+
+    run: RunInfo
+    results: list[ScenarioResult]
+    expected: int  # scenarios selected
+    store_path: Path
+    output: Path | None = None
+    connected: bool = False
+    delivery: DeliveryReport | None = None
+    spans: SpanDeliveryReport | None = None
+    waiting: int = 0  # scores of this destination still in the outbox
+    trace_urls: dict[str, str] = field(default_factory=dict)
+    verify: VerifyReport | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Every scenario ran and passed, and (when asked) Langfuse gives the same verdicts."""
+        complete = len(self.results) == self.expected and not self.run.interrupted
+        verified = self.verify is None or self.verify.ok
+        return complete and verified and all(r.status == "passed" for r in self.results)
+
+
+def run_suite(
+    paths: Sequence[str] = (),
+    *,
+    tags: Sequence[str] = (),
+    target: str | None = None,
+    concurrency: int | None = None,
+    timeout: float | None = None,
+    no_judge: bool = False,
+    prompts: Sequence[str] = (),
+    output: Path | None = None,
+    run_name: str | None = None,
+    verify_langfuse: bool = False,
+    config: Config | Path | None = None,
+    on_result: Callable[[ScenarioResult], None] = lambda _: None,
+    on_start: Callable[[int], None] = lambda _: None,
+    on_notice: Notice = lambda kind, message: None,
+) -> SuiteRun:
+    """Run scenarios (files, folders, globs; default `scenarios/` beside the configuration) against
+    their targets. `prompts` pins versions as "NAME=VERSION". `on_start` gets the number of scenarios,
+    `on_result` each result once it is stored."""
+    cfg = config if isinstance(config, Config) else load_config(config)
+    library = PromptLibrary(cfg.prompts_dir)
+    pins = parse_pins(prompts, library)
+    scenarios = select_scenarios(cfg, paths, tags, target, library)
+    targets = load_targets(cfg, {s.scenario.target for s in scenarios})
+    _check_output(output)
+    store = Store(cfg.store_path)
+    connection = LangfuseConnection.from_env()
+    reachable = _check_langfuse(connection, on_notice)
+    options = RunOptions(
+        concurrency=concurrency if concurrency is not None else cfg.settings.run.concurrency,
+        timeout_seconds=timeout if timeout is not None else cfg.settings.run.timeout_seconds,
+        prompt_pins=pins,
+        run_id=new_run_id(),
+        run_name=run_name or "",
+        judge_status=JudgeStatus(status="skipped", reason="--no-judge was given")
+        if no_judge
+        else JUDGE_NOT_AVAILABLE,
+    )
+    session = _Session(cfg, store, connection, reachable, on_notice)
+    pipeline = Pipeline(
+        tracer=session.tracing,
+        targets=targets,
+        prompts=session.prompt_source(library),
+        recorder=store,
+        destination=session.destination,
+        outlet=session.live,
+        llm=cfg.llm_endpoint() if cfg.settings.llm.targets else None,
+    )
+    on_start(len(scenarios))
+    run, results = pipeline.run(scenarios, options, on_result=on_result, on_start=store.start_run)
+    store.finish_run(run, results)
+    if output is not None:  # written before anything is posted
+        output.write_text(json.dumps(run_to_json(run, results), indent=2, default=str) + "\n")
+    suite = SuiteRun(
+        run=run, results=results, expected=len(scenarios), store_path=cfg.store_path, output=output
+    )
+    return session.finish(suite, scenarios, verify=verify_langfuse)
+
+
+class _Session:
+    """The Langfuse side of one run: tracing, live delivery, and the steps after the run."""
+
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        connection: LangfuseConnection | None,
+        reachable: bool,
+        on_notice: Notice,
+    ) -> None:
+        self._config = config
+        self._store = store
+        self._connection = connection
+        self._reachable = reachable
+        self._notice = on_notice
+        self.tracing = connection.tracing if connection is not None else Tracing.embedded()
+        self.destination = connection.destination if connection is not None else None
+        self.live: LiveDelivery | None = None
+        self._configs: threading.Thread | None = None
+        limits = config.settings.langfuse
+        if connection is None:
+            return
+        destination = connection.destination
+        self.tracing.keep_undelivered_spans(  # batches the SDK cannot deliver are kept for `sync`
+            lambda payload, count: store.keep_span_batch(destination, payload, count, utc_now())
+        )
+        if reachable:
+            self.live = LiveDelivery(
+                store, connection.scores, batch_size=limits.score_batch_size, now=utc_now
+            )
+            self._configs = threading.Thread(
+                target=self._ensure_score_configs,
+                args=(connection,),
+                daemon=True,
+                name="evaluator-score-configs",
+            )
+            self._configs.start()
+
+    def prompt_source(self, library: PromptLibrary) -> PromptSource:
+        """Prompts from Langfuse (generations link to their versions); a local file, said once, when not."""
+        if self._connection is None or not self._reachable:
+            return library
+        warned: set[str] = set()
+        lock = threading.Lock()
+
+        def on_fallback(ref: str, exc: Exception) -> None:
+            with lock:
+                if ref in warned:
+                    return
+                warned.add(ref)
+            self._notice(
+                "warning",
+                f"{exc}. Using the local file {ref} instead: its generations are not linked to "
+                "a Langfuse prompt version (run `evaluator prompts push`).",
+            )
+
+        return ManagedPrompts(library, self._connection.prompts.fetch_prompt, on_fallback)
+
+    def _ensure_score_configs(self, connection: LangfuseConnection) -> None:
+        """Best effort, beside the run: a missing score config only makes the UI plainer."""
+        deadline = Deadline(self._config.settings.langfuse.delivery_deadline_seconds)
+        try:
+            connection.scores.ensure_score_configs(DEFINITIONS, deadline)
+        except EvaluatorError as exc:
+            self._notice(
+                "warning", f"score configs were not checked ({exc}); scores are posted all the same."
+            )
+
+    def finish(self, suite: SuiteRun, scenarios: Sequence[LoadedScenario], *, verify: bool) -> SuiteRun:
+        """Every Langfuse step after the run, within one deadline; then the optional verification."""
+        limits = self._config.settings.langfuse
+        connection = self._connection
+        if connection is None:
+            self.tracing.shutdown(limits.flush_timeout_seconds)
+            if verify:
+                self._notice("warning", "--verify-langfuse needs Langfuse configured; nothing to verify.")
+            return suite
+        deadline = Deadline(limits.delivery_deadline_seconds)
+        if self.live is not None:
+            self.live.finish(deadline)
+        if not self.tracing.flush(deadline.cap(limits.flush_timeout_seconds)):
+            self._notice(
+                "warning",
+                f"spans were still being sent to Langfuse after {limits.flush_timeout_seconds:g} s; some "
+                "traces may be incomplete there.",
+            )
+        destination = connection.destination
+        spans = (
+            deliver_spans(self._store, connection.spans, destination, deadline=deadline, now=utc_now)
+            if self._store.unsent_span_batches(destination)
+            else None
+        )
+        delivery = deliver(
+            self._store,
+            connection.scores,
+            destination,
+            deadline=deadline,
+            run_id=suite.run.id,
+            batch_size=limits.score_batch_size,
+            now=utc_now,
+        )
+        if self._configs is not None:
+            self._configs.join(deadline.remaining())
+        urls = {r.scenario_id: url for r in suite.results if (url := connection.trace_url(r.trace_id))}
+        report = None
+        if verify:
+            by_id = {s.scenario.id: s.scenario for s in scenarios}
+            report = verify_run(
+                connection.traces, by_id, suite.results, deadline_seconds=limits.verify_deadline_seconds
+            )
+        self.tracing.shutdown(deadline.remaining())
+        return replace(
+            suite,
+            connected=True,
+            delivery=delivery,
+            spans=spans,
+            waiting=len(self._store.unsent_scores(destination)),
+            trace_urls=urls,
+            verify=report,
+        )
+
+
+def parse_pins(values: Sequence[str], library: PromptLibrary) -> dict[str, int]:
+    """`NAME=VERSION` pins, each checked against the prompt files."""
+    pins: dict[str, int] = {}
+    for value in values:
+        name, sep, version = value.partition("=")
+        if not sep or not version.isdigit():
+            raise ConfigError(
+                f'--prompt "{value}": expected NAME=VERSION. Fix: e.g. --prompt agents/research=2'
+            )
+        library.get(name, version=int(version))  # raises naming valid names and versions
+        pins[name] = int(version)
+    return pins
+
+
+def select_scenarios(
+    config: Config, paths: Sequence[str], tags: Sequence[str], target: str | None, prompts: PromptLibrary
+) -> list[LoadedScenario]:
+    """The scenarios to run (all of them checked first), optionally all against one target."""
+    if not paths:
+        paths = [str(config.base_dir / "scenarios")]
+    loaded = load_scenarios(
+        paths,
+        targets=None if target else catalogs(config),
+        tags=tags,
+        prompt_names=prompts.names(),
+    )
+    if not loaded:
+        raise ConfigError(
+            f"no scenarios match --tag {', '.join(tags)} in {', '.join(paths)}. "
+            "Fix: check the tag names (they are case-sensitive)."
+        )
+    if target:
+        loaded = [
+            LoadedScenario(scenario=s.scenario.model_copy(update={"target": target}), path=s.path)
+            for s in loaded
+        ]
+    return loaded
+
+
+def catalogs(config: Config) -> dict[str, TargetCatalog]:
+    """What each configured target declares, for checking scenario names."""
+    return {
+        name: TargetCatalog(agents=t.agents, tools=t.tools) for name, t in config.settings.targets.items()
+    }
+
+
+def load_targets(config: Config, names: set[str]) -> dict[str, Target]:
+    configured = config.settings.targets
+    targets: dict[str, Target] = {}
+    for name in sorted(names):
+        if name not in configured:
+            raise ConfigError(
+                f'unknown target "{name}"{did_you_mean(name, configured)}. '
+                f"Fix: add [targets.{name}] to {config.source or 'evaluator.toml'}."
+            )
+        targets[name] = load_target(configured[name].entry, base_dir=config.base_dir, name=name)
+    return targets
+
+
+def _check_output(output: Path | None) -> None:
+    """Refuse an --output that cannot be written before running, not after."""
+    if output is None:
+        return
+    if output.is_dir():
+        raise ConfigError(
+            f"--output {output} is a folder. Fix: give a file name, e.g. {output / 'results.json'}"
+        )
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with output.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise ConfigError(
+            f"--output {output} cannot be written ({exc}). Fix: choose a writable path."
+        ) from None
+
+
+def _check_langfuse(connection: LangfuseConnection | None, on_notice: Notice) -> bool:
+    """Wrong keys stop the run before it starts; an unreachable Langfuse only warns."""
+    if connection is None:
+        return False
+    try:
+        connection.project_id()
+    except LangfuseUnavailableError as exc:
+        on_notice(
+            "warning",
+            f"{exc}. The run goes on; results are stored locally and scores wait in the outbox for "
+            "`evaluator sync`.",
+        )
+        return False
+    return True

@@ -1,0 +1,105 @@
+"""The system under test: a `module:callable` named in configuration, called once per scenario.
+
+A target is any callable `target(request: TargetRequest) -> object` (sync or async). It returns the final
+answer (a string, or anything JSON-serialisable) and records its work as Langfuse observations through the
+injected client: each agent an AGENT observation (`request.langfuse.start_as_current_observation(
+as_type="agent", name=...)`), each tool call a TOOL observation (LangChain tools invoked with
+`config={"callbacks": request.callbacks}` become one automatically). Everything it records nests below
+the evaluator's root span for the scenario, so the trace is the scenario's run.
+
+To link a model call to the Langfuse prompt version it used, put `prompt.generation_metadata` on the
+prompt-template step that feeds the model (`template.with_config(metadata=...) | model`): Langfuse's
+LangChain handler takes the link from there, not from the model call.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluator.config import LLMEndpoint
+from evaluator.errors import ConfigError
+from evaluator.prompts import Prompt, PromptSource
+
+
+class PromptResolver:
+    """Resolves the prompts a target asks for, honouring `--prompt NAME=VERSION`, and records each use.
+
+    One resolver per scenario run, so `used` lists exactly the prompt versions that run used.
+    """
+
+    def __init__(self, source: PromptSource, pins: Mapping[str, int] | None = None) -> None:
+        self._source = source
+        self._pins = dict(pins or {})
+        self.used: dict[str, Prompt] = {}
+
+    def get(self, name: str) -> Prompt:
+        prompt = self._source.get(name, version=self._pins.get(name))
+        self.used[name] = prompt
+        return prompt
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetRequest:
+    """What a target receives for one scenario run."""
+
+    input: str
+    scenario_id: str
+    run_id: str
+    langfuse: Any  # the injected `langfuse.Langfuse` client (typed loosely: the library's seam)
+    callbacks: list[Any] = field(default_factory=list)  # LangChain handlers recording runs in this trace
+    prompts: PromptResolver
+    llm: LLMEndpoint | None = None  # None: the target should use its offline model
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+Target = Callable[[TargetRequest], object]
+
+
+def load_target(spec: str, *, base_dir: Path, name: str = "") -> Target:
+    """Import `module:callable`; `base_dir` (the configuration's folder) is importable, like a cwd."""
+    label = f'target "{name}"' if name else "target"
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(
+            f'{label}: "{spec}" is not of the form module:callable. '
+            'Fix: write it like "demo_agents.research:run".'
+        )
+    if str(base_dir) not in sys.path:
+        sys.path.insert(0, str(base_dir))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(
+            f'{label}: cannot import module "{module_name}" ({exc}). '
+            f"Fix: check the module path, relative to {base_dir}."
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - the module itself is broken: say where, not a traceback
+        raise ConfigError(
+            f'{label}: importing "{module_name}" failed: {type(exc).__name__}: {exc}{_failing_line(exc)}. '
+            "Fix: correct the target module."
+        ) from None
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ConfigError(
+                f'{label}: module "{module_name}" has no attribute "{attr}". '
+                "Fix: name a callable defined in that module."
+            )
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ConfigError(f'{label}: "{spec}" is not callable. Fix: name a function or class.')
+    return obj
+
+
+def _failing_line(exc: BaseException) -> str:
+    """' (file.py, line N)' for the innermost frame of a failed import, or ''."""
+    if isinstance(exc, SyntaxError):
+        return f" ({exc.filename}, line {exc.lineno})"
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f" ({frames[-1].filename}, line {frames[-1].lineno})" if frames else ""

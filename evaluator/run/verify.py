@@ -1,0 +1,96 @@
+"""`run --verify-langfuse`: read every trace of a run back from Langfuse and check that its stored form
+gives the same verdict as the spans captured in-process (a delivery check, not a second opinion).
+
+Langfuse stores times in milliseconds, so tools called within the same millisecond come back with equal
+start times and an order Langfuse cannot know. A trajectory that differs only inside such a tie is
+reported as *unsure*, not as different.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from evaluator.errors import EvaluatorError
+from evaluator.results import ScenarioResult, evaluate
+from evaluator.scenarios import Scenario
+from evaluator.trace import Trace, TraceReader, read_trace
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerifyReport:
+    matched: list[str] = field(default_factory=list)
+    differ: dict[str, str] = field(default_factory=dict)  # scenario id -> what differs
+    missing: dict[str, str] = field(default_factory=dict)  # scenario id -> why it could not be checked
+    ambiguous: dict[str, str] = field(default_factory=dict)  # scenario id -> why the order is unsure
+
+    @property
+    def ok(self) -> bool:
+        return not self.differ and not self.missing
+
+
+def _verdict(result: ScenarioResult) -> dict[str, object]:
+    """What must come out the same from the stored trace: the status and every verdict. (The answer
+    is the target's output either way, so its checks come out the same by construction.)"""
+    return {"status": result.status, **{key: v.to_json() for key, v in result.verdicts.items()}}
+
+
+def _tied_tool_starts(trace: Trace) -> bool:
+    starts = Counter(t.start_time for t in trace.tools)
+    return any(count > 1 for count in starts.values())
+
+
+def verify_run(
+    reader: TraceReader,
+    scenarios: Mapping[str, Scenario],
+    results: Sequence[ScenarioResult],
+    *,
+    deadline_seconds: float,
+) -> VerifyReport:
+    """Compare each finished result with the verdict on its trace as Langfuse stores it, within one
+    deadline for the whole run (traces not reached by then are reported missing). Errored runs are
+    skipped: they have no verdict to compare."""
+    report = VerifyReport()
+    started = time.monotonic()
+    for result in results:
+        if result.status == "error":
+            continue
+        remaining = deadline_seconds - (time.monotonic() - started)
+        if remaining <= 0:
+            report.missing[result.scenario_id] = f"not checked: the {deadline_seconds:g} s deadline passed"
+            continue
+        try:
+            stored = read_trace(
+                reader,
+                result.trace_id,
+                deadline_seconds=remaining,
+                expected_observations=result.observation_count,
+            ).trace
+        except EvaluatorError as exc:
+            report.missing[result.scenario_id] = str(exc)
+            continue
+        _compare(report, scenarios[result.scenario_id], result, stored)
+    return report
+
+
+def _compare(report: VerifyReport, scenario: Scenario, result: ScenarioResult, stored: Trace) -> None:
+    again = evaluate(scenario, stored, judge_status=result.judge_status, output=result.output)
+    local, remote = _verdict(result), _verdict(again)
+    if local == remote:
+        report.matched.append(result.scenario_id)
+        return
+    changed = [key for key in local if local[key] != remote[key]]
+    same_tools = sorted(result.trajectory.actual if result.trajectory else ()) == sorted(
+        again.trajectory.actual if again.trajectory else ()
+    )
+    if changed in (["trajectory"], ["status", "trajectory"]) and same_tools and _tied_tool_starts(stored):
+        report.ambiguous[result.scenario_id] = (
+            "the same tools, but some share a start time in Langfuse, so their stored order is unsure"
+        )
+        return
+    report.differ[result.scenario_id] = (
+        f"{', '.join(changed)} differ ({stored.observation_count} of {result.observation_count} observations "
+        "stored)"
+    )

@@ -1,0 +1,27 @@
+"""Scenario files: the format (single-turn now), target catalogs, and the loader."""
+
+from evaluator.scenarios.loader import SCENARIO_SUFFIXES, expand_paths, load_scenarios
+from evaluator.scenarios.model import (
+    AnswerSpec,
+    Expectation,
+    Expected,
+    JudgeSpec,
+    LoadedScenario,
+    Scenario,
+    TargetCatalog,
+    TrajectorySpec,
+)
+
+__all__ = [
+    "SCENARIO_SUFFIXES",
+    "AnswerSpec",
+    "Expectation",
+    "Expected",
+    "JudgeSpec",
+    "LoadedScenario",
+    "Scenario",
+    "TargetCatalog",
+    "TrajectorySpec",
+    "expand_paths",
+    "load_scenarios",
+]

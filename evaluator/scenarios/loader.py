@@ -1,0 +1,191 @@
+"""Loading scenario files for `run`, `lint` and `validate`.
+
+Loading never stops at the first problem: every problem in every file is collected (file, field, what
+was found, the fix, "did you mean" for near misses) and raised together as one ScenarioError.
+"""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from evaluator._problems import validation_problems
+from evaluator._yaml import read_yaml
+from evaluator.errors import Problem, ScenarioError, did_you_mean
+from evaluator.scenarios.model import LoadedScenario, Scenario, TargetCatalog
+
+SCENARIO_SUFFIXES = (".yaml", ".yml")
+_ID_FIX = "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit"
+
+
+def expand_paths(paths: Iterable[str]) -> tuple[list[Path], list[Problem]]:
+    """Files, folders (recursively) and globs to a sorted, de-duplicated list of scenario files."""
+    found: dict[Path, None] = {}
+    problems: list[Problem] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            matches = sorted(p for p in path.rglob("*") if p.suffix in SCENARIO_SUFFIXES)
+        elif path.is_file():
+            matches = [path]
+        else:
+            matches = sorted(
+                Path(m)
+                for m in glob.glob(raw, recursive=True)
+                if Path(m).is_file() and Path(m).suffix in SCENARIO_SUFFIXES
+            )
+        if not matches:
+            problems.append(
+                Problem(
+                    source=raw,
+                    field="",
+                    found="no scenario files here",
+                    fix="give a .yaml file, a folder of them, or a glob",
+                )
+            )
+        found.update(dict.fromkeys(matches))
+    return list(found), problems
+
+
+def load_scenarios(
+    paths: Sequence[str],
+    *,
+    targets: Mapping[str, TargetCatalog] | None = None,
+    tags: Collection[str] = (),
+    prompt_names: Collection[str] | None = None,
+) -> list[LoadedScenario]:
+    """Load and check scenario files; raise ScenarioError with every problem found.
+
+    `targets`: the configured targets (None: do not check target names). `tags`: keep only scenarios
+    having at least one of these tags. `prompt_names`: known prompts for `judge.prompt` (None: skip).
+    """
+    files, problems = expand_paths(paths)
+    loaded: list[LoadedScenario] = []
+    for path in files:
+        scenario, file_problems = _load_one(path)
+        if scenario is not None:
+            file_problems += _check_names(scenario, path, targets, prompt_names)
+        problems += file_problems
+        if scenario is not None and not file_problems:
+            loaded.append(LoadedScenario(scenario=scenario, path=path))
+    problems += _duplicate_ids(loaded)
+    if problems:
+        raise ScenarioError(problems)
+    if tags:
+        loaded = [item for item in loaded if set(item.scenario.tags) & set(tags)]
+    return loaded
+
+
+def _load_one(path: Path) -> tuple[Scenario | None, list[Problem]]:
+    document, problems = read_yaml(path)
+    if problems:
+        return None, problems
+    if not isinstance(document, dict):
+        return None, [
+            Problem(
+                source=str(path),
+                field="",
+                found="the file is not a YAML mapping",
+                fix="write the scenario as keys: id, target, input, expected, ...",
+            )
+        ]
+    try:
+        return Scenario.model_validate(document), []
+    except ValidationError as exc:
+        return None, validation_problems(
+            exc,
+            source=str(path),
+            model=Scenario,
+            fix="see the scenario format in the README",
+            patterns={"id": ("a valid id", _ID_FIX)},
+        )
+
+
+def _check_names(
+    scenario: Scenario,
+    path: Path,
+    targets: Mapping[str, TargetCatalog] | None,
+    prompt_names: Collection[str] | None,
+) -> list[Problem]:
+    problems: list[Problem] = []
+    if targets is not None and scenario.target not in targets:
+        problems.append(
+            Problem(
+                source=str(path),
+                field="target",
+                found=f'unknown target "{scenario.target}"' + did_you_mean(scenario.target, targets),
+                fix="name a target from the [targets] table of evaluator.toml, or add it there",
+            )
+        )
+    catalog = (targets or {}).get(scenario.target)
+    if catalog is not None:
+        problems += _check_catalog(scenario, path, catalog)
+    judge_prompt = scenario.judge.prompt if scenario.judge else None
+    if judge_prompt and prompt_names is not None and judge_prompt not in prompt_names:
+        problems.append(
+            Problem(
+                source=str(path),
+                field="judge.prompt",
+                found=f'unknown prompt "{judge_prompt}"' + did_you_mean(judge_prompt, prompt_names),
+                fix="name a prompt folder below prompts/, e.g. evaluation/quality",
+            )
+        )
+    return problems
+
+
+def _check_catalog(scenario: Scenario, path: Path, catalog: TargetCatalog) -> list[Problem]:
+    problems: list[Problem] = []
+    expected = scenario.expected
+    trajectory_tools = expected.trajectory.tools if expected.trajectory else ()
+    checks: list[tuple[str, Collection[str], Iterable[str]]] = [
+        (
+            "agents",
+            catalog.agents,
+            (*expected.agents.include, *expected.agents.exclude, *expected.agents.allow),
+        ),
+        (
+            "tools",
+            catalog.tools,
+            (
+                *expected.tools.include,
+                *expected.tools.exclude,
+                *expected.tools.allow,
+                *trajectory_tools,
+            ),
+        ),
+    ]
+    for kind, known, names in checks:
+        for name in dict.fromkeys(names):
+            if known and name not in known:
+                problems.append(
+                    Problem(
+                        source=str(path),
+                        field=f"expected.{kind}",
+                        found=f'unknown {kind[:-1]} "{name}" for target "{scenario.target}"'
+                        + did_you_mean(name, known),
+                        fix=f"use a name the target declares in evaluator.toml ({', '.join(known)})",
+                    )
+                )
+    return problems
+
+
+def _duplicate_ids(loaded: Sequence[LoadedScenario]) -> list[Problem]:
+    first: dict[str, Path] = {}
+    problems: list[Problem] = []
+    for item in loaded:
+        sid = item.scenario.id
+        if sid in first:
+            problems.append(
+                Problem(
+                    source=str(item.path),
+                    field="id",
+                    found=f'"{sid}" is also the id of {first[sid]}',
+                    fix="give every scenario a unique id",
+                )
+            )
+        else:
+            first[sid] = item.path
+    return problems

@@ -1,0 +1,25 @@
+"""The local SQLite store (runs, results, scores, history), the outbox and its delivery to Langfuse."""
+
+from evaluator.storage.delivery import (
+    DeliveryReport,
+    LiveDelivery,
+    MemorySink,
+    ScoreSink,
+    SpanDeliveryReport,
+    SpanSender,
+    deliver,
+    deliver_spans,
+)
+from evaluator.storage.store import Store
+
+__all__ = [
+    "DeliveryReport",
+    "LiveDelivery",
+    "MemorySink",
+    "ScoreSink",
+    "SpanDeliveryReport",
+    "SpanSender",
+    "Store",
+    "deliver",
+    "deliver_spans",
+]

@@ -1,0 +1,111 @@
+"""In-process capture of the spans the Langfuse SDK writes, so validation never waits for Langfuse.
+
+`SpanCollector` is an OpenTelemetry span processor added to the evaluator's own TracerProvider beside
+Langfuse's processor: it sees every finished span synchronously, keeps only traces that were opened
+with `open()`, and hands them back with `take()`. With Langfuse configured the same spans are also
+exported; without it this is the only place they go.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.trace import StatusCode, format_span_id, format_trace_id
+
+from evaluator.trace.model import ERROR_LEVEL, Observation, Trace, build_trace
+from evaluator.trace.sources import decode_io, decode_metadata_value
+
+# Attribute names written by the Langfuse SDK (langfuse._client.attributes), kept here as constants so
+# that only the adapter module imports langfuse.
+OBSERVATION_TYPE = "langfuse.observation.type"
+OBSERVATION_INPUT = "langfuse.observation.input"
+OBSERVATION_OUTPUT = "langfuse.observation.output"
+OBSERVATION_LEVEL = "langfuse.observation.level"
+OBSERVATION_STATUS_MESSAGE = "langfuse.observation.status_message"
+OBSERVATION_METADATA = "langfuse.observation.metadata"
+OBSERVATION_PROMPT_NAME = "langfuse.observation.prompt.name"
+OBSERVATION_PROMPT_VERSION = "langfuse.observation.prompt.version"
+TRACE_NAME = "langfuse.trace.name"
+
+
+class SpanCollector(SpanProcessor):
+    """Keeps finished spans of opened traces in memory, per trace id (32 hex characters)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._spans: dict[str, list[ReadableSpan]] = {}
+
+    def open(self, trace_id: str) -> None:
+        with self._lock:
+            self._spans.setdefault(trace_id, [])
+
+    def take(self, trace_id: str) -> list[ReadableSpan]:
+        """The trace's spans so far; the trace is closed, later spans of it are dropped."""
+        with self._lock:
+            return self._spans.pop(trace_id, [])
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        return None
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if span.context is None:
+            return
+        trace_id = format_trace_id(span.context.trace_id)
+        with self._lock:
+            bucket = self._spans.get(trace_id)
+            if bucket is not None:
+                bucket.append(span)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._spans.clear()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def trace_from_spans(trace_id: str, spans: list[ReadableSpan]) -> Trace:
+    """Normalize captured spans into a Trace."""
+    observations = [observation_from_span(span) for span in spans]
+    name = next(
+        (str(s.attributes[TRACE_NAME]) for s in spans if s.attributes and TRACE_NAME in s.attributes),
+        None,
+    )
+    return build_trace(trace_id, observations, name=name)
+
+
+def observation_from_span(span: ReadableSpan) -> Observation:
+    attrs: Mapping[str, Any] = span.attributes or {}
+    level = str(attrs.get(OBSERVATION_LEVEL, "DEFAULT")).upper()
+    status_message = attrs.get(OBSERVATION_STATUS_MESSAGE)
+    if span.status.status_code == StatusCode.ERROR and level != ERROR_LEVEL:
+        level, status_message = ERROR_LEVEL, status_message or span.status.description
+    version = attrs.get(OBSERVATION_PROMPT_VERSION)
+    return Observation(
+        id=format_span_id(span.context.span_id) if span.context else "",
+        parent_id=format_span_id(span.parent.span_id) if span.parent else None,
+        type=str(attrs.get(OBSERVATION_TYPE, "span")).upper(),
+        name=span.name,
+        start_time=span.start_time / 1e9 if span.start_time is not None else None,
+        end_time=span.end_time / 1e9 if span.end_time is not None else None,
+        level=level,
+        status_message=str(status_message) if status_message is not None else None,
+        input=decode_io(attrs.get(OBSERVATION_INPUT)),
+        output=decode_io(attrs.get(OBSERVATION_OUTPUT)),
+        metadata=_metadata(attrs),
+        prompt_name=attrs.get(OBSERVATION_PROMPT_NAME),
+        prompt_version=int(version) if isinstance(version, int) else None,
+    )
+
+
+def _metadata(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    prefix = OBSERVATION_METADATA + "."
+    return {
+        key[len(prefix) :]: decode_metadata_value(value)
+        for key, value in attrs.items()
+        if key.startswith(prefix)
+    }

@@ -1,0 +1,98 @@
+"""Reading a trace back from Langfuse, for traces the evaluator did not produce (`validate --trace-id`)
+and as a delivery check (`run --verify-langfuse`).
+
+Langfuse makes data readable some seconds after ingestion, in batches, and may return an observation
+twice until its storage merges rows. So: poll the v2 observations API (all cursor pages, de-duplicated by
+id) with backoff until the trace has *settled*, within a deadline; if that API fails, the traces endpoint
+is the fallback. Never a fixed sleep. Settled means: the expected number of observations is readable,
+or, not knowing how many to expect, the same non-zero count was seen on polls spanning `settle_seconds`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
+
+from evaluator.errors import LangfuseAuthError, LangfuseUnavailableError, TraceError
+from evaluator.trace.model import Trace
+from evaluator.trace.sources import trace_from_langfuse_trace, trace_from_observations
+
+
+class TraceReader(Protocol):
+    def observation_pages(self, trace_id: str) -> list[dict[str, Any]]: ...
+    def trace_body(self, trace_id: str) -> Mapping[str, Any] | None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadBack:
+    trace: Trace
+    settled: bool  # False: the deadline came first; the trace may be incomplete
+
+
+class _NotSettledError(Exception):
+    """The trace is not (fully) readable yet; `trace` is what was read so far."""
+
+    def __init__(self, trace: Trace) -> None:
+        super().__init__(f"{trace.observation_count} observations so far")
+        self.trace = trace
+
+
+def read_trace(
+    reader: TraceReader,
+    trace_id: str,
+    *,
+    deadline_seconds: float = 60.0,
+    expected_observations: int | None = None,
+    settle_seconds: float = 3.0,
+    poll_seconds: float = 0.5,
+) -> ReadBack:
+    """The trace as Langfuse stores it; TraceError when nothing of it became readable in time."""
+    stable_since: list[tuple[int, float]] = []  # (count, first time seen) of the current run of equal counts
+
+    def poll() -> Trace:
+        trace = _read_once(reader, trace_id)
+        count, now = trace.observation_count, time.monotonic()
+        if not stable_since or stable_since[0][0] != count:
+            stable_since[:] = [(count, now)]
+        if expected_observations is not None:
+            settled = count >= expected_observations
+        else:
+            settled = count > 0 and now - stable_since[0][1] >= settle_seconds
+        if not settled:
+            raise _NotSettledError(trace)
+        return trace
+
+    retrying = Retrying(
+        retry=retry_if_exception_type((_NotSettledError, LangfuseUnavailableError)),
+        stop=stop_after_delay(deadline_seconds),
+        wait=wait_exponential(multiplier=poll_seconds, max=5),
+        reraise=False,
+    )
+    try:
+        return ReadBack(trace=retrying(poll), settled=True)
+    except RetryError as exc:
+        last = exc.last_attempt.exception()
+        if isinstance(last, _NotSettledError) and last.trace.observation_count:
+            return ReadBack(trace=last.trace, settled=False)
+        detail = f" (last error: {last})" if isinstance(last, LangfuseUnavailableError) else ""
+        raise TraceError(
+            f"trace {trace_id} was not readable in Langfuse within {deadline_seconds:g} s{detail}. Fix: "
+            "check the trace id and that the keys belong to its project; ingestion can lag, so a "
+            "trace sent moments ago may need a longer wait ([langfuse] read_deadline_seconds)."
+        ) from None
+
+
+def _read_once(reader: TraceReader, trace_id: str) -> Trace:
+    try:
+        return trace_from_observations(reader.observation_pages(trace_id), trace_id)
+    except LangfuseAuthError:
+        raise
+    except LangfuseUnavailableError:
+        body = reader.trace_body(trace_id)  # the older endpoint, as the fallback
+        if body is None:
+            raise
+        return trace_from_langfuse_trace(body)

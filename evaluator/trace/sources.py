@@ -1,0 +1,122 @@
+"""Traces from Langfuse API bodies and files: a trace as returned by `GET /api/public/traces/{id}`
+(observations embedded), and observations pages as returned by `GET /api/public/v2/observations`
+(`{"data": [...], "meta": {...}}`), from the API or saved as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from evaluator.errors import TraceError
+from evaluator.trace.model import Observation, Trace, build_trace
+
+
+def trace_from_langfuse_trace(body: Mapping[str, Any]) -> Trace:
+    """From `GET /api/public/traces/{traceId}`: a trace object with `observations` embedded."""
+    rows = _newest_by_id([body.get("observations") or []])
+    return build_trace(
+        str(body.get("id", "")),
+        [_from_api(raw) for raw in rows],
+        name=body.get("name"),
+        output=decode_io(body.get("output")),
+    )
+
+
+def trace_from_observations(pages: Iterable[Mapping[str, Any]], trace_id: str = "") -> Trace:
+    """From one or more `GET /api/public/v2/observations` pages."""
+    rows = _newest_by_id(page.get("data") or [] for page in pages)
+    if not trace_id:
+        trace_id = next((str(r["traceId"]) for r in rows if r.get("traceId")), "")
+    return build_trace(trace_id, [_from_api(raw) for raw in rows])
+
+
+def _newest_by_id(row_lists: Iterable[Iterable[Any]]) -> list[Mapping[str, Any]]:
+    """Rows de-duplicated by id, keeping the newest `updatedAt`: Langfuse can return an observation
+    more than once (across pages, or before its storage merges rows)."""
+    newest: dict[str, Mapping[str, Any]] = {}
+    for rows in row_lists:
+        for raw in rows:
+            if not isinstance(raw, dict) or "id" not in raw:
+                continue
+            kept = newest.get(raw["id"])
+            if kept is None or str(raw.get("updatedAt") or "") >= str(kept.get("updatedAt") or ""):
+                newest[raw["id"]] = raw
+    return list(newest.values())
+
+
+def _from_api(raw: Mapping[str, Any]) -> Observation:
+    metadata = raw.get("metadata")
+    if isinstance(metadata, str):
+        metadata = decode_io(metadata)
+    version = raw.get("promptVersion")
+    return Observation(
+        id=str(raw.get("id", "")),
+        parent_id=raw.get("parentObservationId") or None,
+        type=str(raw.get("type") or "SPAN").upper(),
+        name=str(raw.get("name") or ""),
+        start_time=_timestamp(raw.get("startTime")),
+        end_time=_timestamp(raw.get("endTime")),
+        level=str(raw.get("level") or "DEFAULT").upper(),
+        status_message=raw.get("statusMessage"),
+        input=decode_io(raw.get("input")),
+        output=decode_io(raw.get("output")),
+        metadata={k: decode_metadata_value(v) for k, v in metadata.items()}
+        if isinstance(metadata, dict)
+        else {},
+        prompt_name=raw.get("promptName"),
+        prompt_version=int(version) if isinstance(version, int | str) and str(version).isdigit() else None,
+    )
+
+
+def _timestamp(value: object) -> float | None:
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and value:
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def decode_metadata_value(value: Any) -> Any:
+    """A metadata value: the SDK JSON-encodes every value (strings too), so decode any JSON."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def decode_io(value: Any) -> Any:
+    """An input or output as stored: JSON text of an object, array or string is decoded; anything else
+    (plain text, "42", "null") stays the string it is, so a text answer is never turned into a number."""
+    if isinstance(value, str) and value[:1] in ("{", "[", '"'):
+        return decode_metadata_value(value)
+    return value
+
+
+def load_trace_file(path: Path) -> Trace:
+    """A trace from a JSON file holding either Langfuse API shape; TraceError names what is wrong."""
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TraceError(
+            f"{path}: cannot read the trace file ({exc}). Fix: check the path given to --trace."
+        ) from None
+    except ValueError as exc:
+        raise TraceError(f"{path}: not JSON ({exc}). Fix: save the Langfuse API response as JSON.") from None
+    if isinstance(body, dict) and isinstance(body.get("observations"), list):
+        return trace_from_langfuse_trace(body)
+    if isinstance(body, dict) and isinstance(body.get("data"), list):
+        return trace_from_observations([body])
+    raise TraceError(
+        f"{path}: not a Langfuse trace (no 'observations' list) nor an observations page (no "
+        "'data' list). Fix: save the body of GET /api/public/traces/{id} or "
+        "GET /api/public/v2/observations?traceId=..."
+    )
