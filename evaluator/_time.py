@@ -27,6 +27,10 @@ class Deadline:
     def passed(self) -> bool:
         return self.remaining() <= 0
 
+    def end_by(self, other: Deadline) -> None:
+        """Come no later than `other` (a step begun before a shared deadline existed joins it)."""
+        self._ends = min(self._ends, other._ends)
+
     def cap(self, seconds: float) -> float:
         """`seconds`, or less when the deadline comes first."""
         return min(seconds, self.remaining())

@@ -148,6 +148,7 @@ class _Session:
         self.live: LiveDelivery | None = None
         self._configs: threading.Thread | None = None
         limits = config.settings.langfuse
+        self._configs_deadline = Deadline(limits.delivery_deadline_seconds)
         if connection is None:
             return
         destination = connection.destination
@@ -188,9 +189,8 @@ class _Session:
 
     def _ensure_score_configs(self, connection: LangfuseConnection) -> None:
         """Best effort, beside the run: a missing score config only makes the UI plainer."""
-        deadline = Deadline(self._config.settings.langfuse.delivery_deadline_seconds)
         try:
-            connection.scores.ensure_score_configs(DEFINITIONS, deadline)
+            connection.scores.ensure_score_configs(DEFINITIONS, self._configs_deadline)
         except EvaluatorError as exc:
             self._notice(
                 "warning", f"score configs were not checked ({exc}); scores are posted all the same."
@@ -230,6 +230,7 @@ class _Session:
             now=utc_now,
         )
         if self._configs is not None:
+            self._configs_deadline.end_by(deadline)
             self._configs.join(deadline.remaining())
         urls = {r.scenario_id: url for r in suite.results if (url := connection.trace_url(r.trace_id))}
         report = None

@@ -61,3 +61,24 @@ def test_an_error_scores_only_a_failed_workflow_and_a_skipped_judge_nothing() ->
     assert (only.name, only.value, only.data_type) == ("workflow_pass", 0.0, "BOOLEAN")
     assert only.comment == "error: RuntimeError: boom"
     assert not [s for s in scores_for(_result(), run_id="r") if s.name.startswith("quality_")]
+
+
+def test_score_id_is_pinned() -> None:
+    """Ids already posted to Langfuse must stay the same: a changed namespace would duplicate scores."""
+    assert score_id("run-1", "0" * 32, "workflow_pass") == "c763ad5d-21f1-572c-b02e-638816d9f512"
+
+
+def test_an_evaluator_error_yields_no_score() -> None:
+    from evaluator.results import evaluator_error_result
+
+    result = evaluator_error_result(
+        scenario(),
+        "t1",
+        KeyError("observations"),
+        judge_status=SKIPPED,
+        finished_at="2026-11-22T10:00:00.000Z",
+    )
+    assert result.status == "error" and result.evaluator_error is not None
+    assert result.evaluator_error.type == "KeyError"
+    assert "KeyError: 'observations'" in result.evaluator_error.traceback
+    assert scores_for(result, run_id="run-1") == []

@@ -1,0 +1,159 @@
+"""The pipeline's bounds, with real embedded tracing: hung targets keep their slots (never more target
+calls at once than the bound), timeouts report at their deadline, no thread outlives the run but the
+hung targets' own, and an evaluator bug is the evaluator's error, scored against nobody."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from evaluator.langfuse import Tracing
+from evaluator.prompts import PromptLibrary
+from evaluator.run import Pipeline, RunOptions, TargetRequest
+from evaluator.scenarios import LoadedScenario
+from evaluator.storage import Store
+from tests.builders import scenario
+from tests.integration.toy_targets import Gauge
+
+
+@pytest.fixture
+def tracing() -> Iterator[Tracing]:
+    tracing = Tracing.embedded()
+    yield tracing
+    tracing.shutdown()
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    """Set at the end of the test, so hung targets end and their workers with them."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def _items(*inputs: str) -> list[LoadedScenario]:
+    return [
+        LoadedScenario(
+            scenario=scenario(id=f"s{i}", input=text, expected={"agents": {"strict": False}}),
+            path=Path("x.yaml"),
+        )
+        for i, text in enumerate(inputs)
+    ]
+
+
+def _pipeline(tracing: Tracing, target: Callable[[TargetRequest], object], store: Store) -> Pipeline:
+    return Pipeline(
+        tracer=tracing, targets={"demo": target}, prompts=PromptLibrary(Path("-")), recorder=store
+    )
+
+
+def _evaluator_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("evaluator-")}
+
+
+def test_hung_targets_keep_their_slots(tracing: Tracing, release: threading.Event) -> None:
+    gauge = Gauge()
+
+    def target(request: TargetRequest) -> str:
+        with gauge:
+            if request.input == "hang":
+                release.wait(30)
+            else:
+                time.sleep(0.02)
+        return "ok"
+
+    before = _evaluator_threads()
+    items = _items("hang", "hang", *["quick"] * 10)
+    run, results = _pipeline(tracing, target, Store(None)).run(
+        items, RunOptions(concurrency=3, timeout_seconds=0.3)
+    )
+    assert gauge.peak <= 3  # two slots held by hung targets: the quick ones ran one at a time
+    by_status = {r.scenario_id: r.status for r in results}
+    assert [by_status[f"s{i}"] for i in range(2)] == ["error", "error"]
+    assert all(by_status[f"s{i}"] == "passed" for i in range(2, 12))
+    assert results[0].error == "timed out after 0.3 s"
+    assert run.cut_off is None
+    leftover = _evaluator_threads() - before
+    assert len(leftover) == 2 and all(t.name.startswith("evaluator-target-") for t in leftover)
+    release.set()
+    for thread in leftover:
+        thread.join(5)
+    assert not any(t.is_alive() for t in leftover)
+
+
+def test_every_slot_hung_cuts_the_rest_off(tracing: Tracing, release: threading.Event) -> None:
+    gauge = Gauge()
+
+    def target(request: TargetRequest) -> str:
+        with gauge:
+            release.wait(30)
+        return "late"
+
+    store = Store(None)
+    started = time.monotonic()
+    run, results = _pipeline(tracing, target, store).run(
+        _items(*["hang"] * 5), RunOptions(concurrency=2, timeout_seconds=0.2)
+    )
+    assert time.monotonic() - started < 5
+    assert gauge.peak == 2
+    assert [r.status for r in results] == ["error", "error"]
+    assert run.cut_off is not None and run.cut_off.startswith("3 scenarios were not started")
+    assert len(store.results(run.id)) == 2
+
+
+def test_timeout_reports_at_the_deadline_not_when_the_target_returns(
+    tracing: Tracing, release: threading.Event
+) -> None:
+    reported: list[float] = []
+
+    def target(request: TargetRequest) -> str:
+        release.wait(30)
+        return "late"
+
+    started = time.monotonic()
+    _pipeline(tracing, target, Store(None)).run(
+        _items("hang"), RunOptions(timeout_seconds=0.3), on_result=lambda _: reported.append(time.monotonic())
+    )
+    assert reported and reported[0] - started < 3  # reported near 0.3 s, while the target still hangs
+
+
+def test_an_async_target_is_cancelled_at_its_timeout(tracing: Tracing) -> None:
+    cancelled = threading.Event()
+
+    async def target(request: TargetRequest) -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "late"
+
+    before = _evaluator_threads()
+    _, [result] = _pipeline(tracing, target, Store(None)).run(_items("a"), RunOptions(timeout_seconds=0.2))
+    assert result.status == "error" and result.error == "timed out after 0.2 s"
+    assert cancelled.wait(5)
+    assert _evaluator_threads() - before == set()  # nothing hangs: the task really ended
+
+
+def test_an_evaluator_error_is_kept_and_scored_against_nobody(
+    tracing: Tracing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluator.run import pipeline
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise KeyError("observations")
+
+    monkeypatch.setattr(pipeline, "evaluate", broken)
+    store = Store(None)
+    run, [result] = _pipeline(tracing, lambda request: "fine", store).run(_items("x"), RunOptions())
+    assert result.status == "error"
+    assert result.evaluator_error is not None and result.evaluator_error.type == "KeyError"
+    assert "raise KeyError" in result.evaluator_error.traceback
+    assert store.count_scores() == 0  # no workflow_pass = 0 blaming the agent
+    [stored] = store.results(run.id)
+    assert stored["evaluator_error"]["type"] == "KeyError"

@@ -1,0 +1,63 @@
+"""The result object of DESIGN.md, pinned whole for one scenario: any change to the contract shows here."""
+
+from evaluator.results import JudgeStatus, PromptUse, evaluate
+from tests.builders import scenario, trace_of
+
+
+def test_result_json_is_pinned() -> None:
+    result = evaluate(
+        scenario(
+            id="research-pdf-only",
+            expected={
+                "agents": {"include": ["research"], "exclude": ["clarification"]},
+                "tools": {"include": ["pdf_retrieval"], "exclude": ["web_search"]},
+                "trajectory": {"flow": "research", "tools": ["pdf_retrieval"]},
+                "answer": {"contains": ["Spider"], "criteria": "Names an approach."},
+            },
+        ),
+        trace_of(["orchestrator", "research"], ["pdf_retrieval"], flow="research"),
+        judge_status=JudgeStatus(status="skipped", reason="--no-judge was given"),
+        output="DIN-SQL reaches 85.3% on Spider.",
+        latency_ms=81.4,
+        prompts={"agents/research": PromptUse(version=2, source="langfuse")},
+        finished_at="2026-11-22T10:00:00.000Z",
+    )
+    assert result.to_json() == {
+        "scenario_id": "research-pdf-only",
+        "trace_id": "t1",
+        "status": "passed",
+        "workflow": {
+            "pass": True,
+            "agents": {
+                "pass": True,
+                "included": ["research"],
+                "excluded": ["clarification"],
+                "missing": [],
+                "unexpected": [],
+            },
+            "tools": {
+                "pass": True,
+                "included": ["pdf_retrieval"],
+                "excluded": ["web_search"],
+                "missing": [],
+                "unexpected": [],
+            },
+        },
+        "trajectory": {
+            "expected": ["pdf_retrieval"],
+            "actual": ["pdf_retrieval"],
+            "flow": {"expected": "research", "actual": "research"},
+            "partial_path": 1.0,
+            "full_path": 1.0,
+            "path_nodes": 1.0,
+            "full_workflow": 1.0,
+        },
+        "answer": {"pass": True, "contains": ["Spider"], "missing": []},
+        "quality": None,
+        "judge_status": {"status": "skipped", "reason": "--no-judge was given"},
+        "output": "DIN-SQL reaches 85.3% on Spider.",
+        "prompts": {"agents/research": {"version": 2, "source": "langfuse"}},
+        "observations": 4,
+        "latency_ms": 81.4,
+        "error": None,
+    }
