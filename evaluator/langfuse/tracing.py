@@ -57,7 +57,7 @@ def _capture_for(settings: LangfuseSettings) -> _Capture:
     """
     with _capture_lock:
         if settings.public_key not in _capture_by_key:
-            provider, collector = TracerProvider(), SpanCollector()
+            provider, collector = TracerProvider(shutdown_on_exit=False), SpanCollector()
             provider.add_span_processor(collector)
             _capture_by_key[settings.public_key] = _Capture(
                 provider,
@@ -121,7 +121,7 @@ class Tracing:
     def embedded(cls) -> Tracing:
         """Real SDK instrumentation, spans captured in-process, no network."""
         public_key = f"pk-lf-embedded-{uuid.uuid4().hex}"
-        provider, collector = TracerProvider(), SpanCollector()
+        provider, collector = TracerProvider(shutdown_on_exit=False), SpanCollector()
         provider.add_span_processor(collector)
         client = Langfuse(
             public_key=public_key,
