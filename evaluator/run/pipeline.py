@@ -206,7 +206,8 @@ class Pipeline:
         )
         on_start(run)
         with _Run(self, scenarios, options, on_result) as active:
-            finished, stopped = active.wait()
+            stopped = active.wait()
+        finished = active.stored()  # after the stages ended: what they stored meanwhile counts too
         ordered = [finished[s.scenario.id] for s in scenarios if s.scenario.id in finished]
         done = RunInfo(
             id=run.id,
@@ -273,9 +274,9 @@ class _Run:
 
     # --- waiting for the run ---------------------------------------------------------------------
 
-    def wait(self) -> tuple[dict[str, ScenarioResult], str | None]:
-        """Every stored result by scenario id, and why the run stopped early (None: it did not).
-        Results live in a dict the record stage fills, so Ctrl-C at any moment loses none of them."""
+    def wait(self) -> str | None:
+        """Until every scenario is stored; why the run stopped early (None: it did not). Results live
+        in a dict the record stage fills, so Ctrl-C at any moment loses none of them."""
         stopped: str | None = None
         all_hung_since: float | None = None
         try:
@@ -291,8 +292,12 @@ class _Run:
         except KeyboardInterrupt:
             stopped = "interrupted"
             self._settle()
+        return stopped
+
+    def stored(self) -> dict[str, ScenarioResult]:
+        """Every stored result, by scenario id."""
         with self._progress:
-            return dict(self._finished), stopped
+            return dict(self._finished)
 
     def _all_stored(self) -> bool:
         with self._progress:
