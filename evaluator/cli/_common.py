@@ -43,4 +43,4 @@ def langfuse(purpose: str, config: Config, alternative: str = "") -> Iterator[La
     try:
         yield connection
     finally:
-        connection.tracing.shutdown(config.settings.langfuse.flush_timeout_seconds)
+        connection.shutdown(config.settings.langfuse.flush_timeout_seconds)

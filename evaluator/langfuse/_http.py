@@ -27,6 +27,12 @@ class LangfuseApi:
     def __init__(self, client: Langfuse, settings: LangfuseSettings) -> None:
         self.client = client
         self.settings = settings
+        # Plain requests share one keep-alive connection pool (httpx.Client is thread-safe).
+        self._http = httpx.Client(
+            base_url=settings.base_url,
+            auth=(settings.public_key, settings.secret_key.get_secret_value()),
+            timeout=settings.timeout_seconds,
+        )
 
     @property
     def base_url(self) -> str:
@@ -68,22 +74,27 @@ class LangfuseApi:
             f"Langfuse at {self.base_url} is unreachable ({what}: {type(exc).__name__}: {exc})"
         )
 
-    def http(self, method: str, path: str, what: str, **kwargs: Any) -> httpx.Response:
-        """A plain HTTP request (for endpoints the SDK's client lacks), with Basic auth; an answer of
-        401/403 or >= 500 or 429 raises; other statuses are the caller's to read."""
+    def http(
+        self, method: str, path: str, what: str, *, deadline: Deadline | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        """A plain HTTP request with Basic auth, for endpoints the SDK's client lacks and for the hot
+        path (posting scores: the SDK's request encoding costs more CPU than the request). An answer
+        of 401/403, 429 or >= 500 raises; other statuses are the caller's to read."""
+        timeout: float = self.timeout
+        if deadline is not None:
+            if deadline.passed:
+                raise LangfuseUnavailableError(f"not {what}: the {deadline.seconds:g} s deadline passed")
+            timeout = deadline.cap(timeout)
         try:
-            response = httpx.request(
-                method,
-                f"{self.base_url}{path}",
-                auth=(self.settings.public_key, self.settings.secret_key.get_secret_value()),
-                timeout=self.timeout,
-                **kwargs,
-            )
+            response = self._http.request(method, path, timeout=timeout, **kwargs)
         except httpx.HTTPError as exc:
             raise self.unreachable(what, exc) from None
         if response.status_code in (401, 403, 429) or response.status_code >= 500:
             raise api_failure(what, response.status_code, response.headers, response.text, self.base_url)
         return response
+
+    def close(self) -> None:
+        self._http.close()
 
 
 def api_failure(

@@ -59,6 +59,12 @@ class LangfuseConnection:
             self._project_id = str(projects.data[0].id)
         return self._project_id
 
+    def shutdown(self, timeout_seconds: float) -> bool:
+        """The SDK's flush and shutdown (bounded), then our connection pool."""
+        done = self.tracing.shutdown(timeout_seconds)
+        self._api.close()
+        return done
+
     def trace_url(self, trace_id: str) -> str | None:
         """The trace's page in the Langfuse UI, once the project is known."""
         if self._project_id is None:

@@ -1,22 +1,26 @@
 """Scores into Langfuse (the `ScoreSink` role), and the score configs that give their names a type.
 
-Scores do NOT go through the SDK's `create_score` queue (it logs and drops failures): each batch is
-posted synchronously through the SDK's API client, so every rejection and outage is seen and the score
-stays in the local outbox until Langfuse acknowledged it (storage/delivery.py).
+Scores do NOT go through the SDK's `create_score` queue (it logs and drops failures), nor through its
+API client (its request encoding cost more CPU than the rest of a scenario): each batch is posted as
+JSON over one keep-alive connection pool, so every rejection and outage is seen and the score stays in
+the local outbox until Langfuse acknowledged it (storage/delivery.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from typing import Any
 
-from langfuse.api import CreateScoreBatchResults, CreateScoreRequest, ScoreConfigDataType, ScoreDataType
+import httpx
+from langfuse.api import ScoreConfigDataType
 
 from evaluator._time import Deadline
 from evaluator.errors import LangfuseUnavailableError
-from evaluator.langfuse._http import LangfuseApi
+from evaluator.langfuse._http import LangfuseApi, api_failure
 from evaluator.metrics import ScoreDefinition
 from evaluator.results import Score
+
+_SCORES_PATH = "/api/public/scores"
 
 
 class LangfuseScores:
@@ -27,36 +31,34 @@ class LangfuseScores:
         """Post one batch; returns {score id: reason} for scores Langfuse rejected (empty: all accepted).
 
         A 207 names no ids, and a 400 or 413 refuses the whole batch for what may be one score, so such
-        a batch is re-posted one score at a time to learn which; re-posting is safe because ids and
-        timestamps are deterministic (Langfuse updates, never duplicates).
+        a batch is split in halves and each half posted again, down to the scores at fault; re-posting
+        is safe because ids and timestamps are deterministic (Langfuse updates, never duplicates).
         """
         if not scores:
             return {}
-        api = self._api
+        what = "posting scores"
         try:
-            response = api.call(
-                "posting scores",
-                api.client.api.scores.create,
-                request=[_score_request(s) for s in scores],
-                deadline=deadline,
+            response = self._api.http(
+                "POST", _SCORES_PATH, what, deadline=deadline, json=[_score_body(s) for s in scores]
             )
         except LangfuseUnavailableError as exc:
             if exc.status not in (400, 413):
                 raise
-            if len(scores) == 1:
-                return {scores[0].id: str(exc)}
-            return self._post_one_by_one(scores, deadline)
-        if isinstance(response, CreateScoreBatchResults) and response.rejected:
-            if len(scores) == 1:
-                return {scores[0].id: "; ".join(e.message for e in response.errors) or "rejected"}
-            return self._post_one_by_one(scores, deadline)
+            return self._split(scores, deadline) if len(scores) > 1 else {scores[0].id: str(exc)}
+        if response.status_code == 207:
+            if len(scores) > 1:
+                return self._split(scores, deadline)
+            return {scores[0].id: _rejection(response) or "rejected"}
+        if response.status_code >= 300:
+            raise api_failure(what, response.status_code, response.headers, response.text, self._api.base_url)
         return {}
 
-    def _post_one_by_one(self, scores: Sequence[Score], deadline: Deadline | None) -> dict[str, str]:
-        rejected: dict[str, str] = {}
-        for score in scores:
-            rejected.update(self.post_scores([score], deadline=deadline))
-        return rejected
+    def _split(self, scores: Sequence[Score], deadline: Deadline | None) -> dict[str, str]:
+        half = len(scores) // 2
+        return {
+            **self.post_scores(scores[:half], deadline=deadline),
+            **self.post_scores(scores[half:], deadline=deadline),
+        }
 
     def ensure_score_configs(self, definitions: Sequence[ScoreDefinition], deadline: Deadline) -> list[str]:
         """Create a score config for each name Langfuse has none for, within `deadline` (no request
@@ -94,14 +96,26 @@ class LangfuseScores:
         return created
 
 
-def _score_request(score: Score) -> CreateScoreRequest:
-    return CreateScoreRequest(
-        id=score.id,
-        trace_id=score.trace_id,
-        name=score.name,
-        value=score.value,
-        data_type=ScoreDataType(score.data_type),
-        comment=score.comment,
-        metadata=dict(score.metadata),
-        timestamp=datetime.fromisoformat(score.timestamp),
-    )
+def _score_body(score: Score) -> dict[str, Any]:
+    """The JSON of one score, as `POST /api/public/scores` takes it (openapi.yml: CreateScoreRequest)."""
+    body: dict[str, Any] = {
+        "id": score.id,
+        "traceId": score.trace_id,
+        "name": score.name,
+        "value": score.value,
+        "dataType": score.data_type,
+        "metadata": dict(score.metadata),
+        "timestamp": score.timestamp,
+    }
+    if score.comment is not None:
+        body["comment"] = score.comment
+    return body
+
+
+def _rejection(response: httpx.Response) -> str:
+    """The per-item error messages of a 207 (`{"accepted", "rejected", "errors": [{"message"}]}`)."""
+    try:
+        errors = response.json().get("errors") or []
+    except ValueError:
+        return ""
+    return "; ".join(str(e.get("message", "")) for e in errors if isinstance(e, dict))

@@ -46,6 +46,7 @@ class _Capture:
 
 _capture_lock = threading.Lock()
 _capture_by_key: dict[str, _Capture] = {}
+_embedded: list[Tracing] = []
 
 
 def _capture_for(settings: LangfuseSettings) -> _Capture:
@@ -82,6 +83,10 @@ class _DiscardingExporter(SpanExporter):
         return None
 
 
+def _never(span: ReadableSpan) -> bool:
+    return False
+
+
 class ScenarioSpan:
     """The evaluator's root observation (a SPAN) for one scenario run. It is ended exactly once, by
     `end()`, from whichever thread gets there first: the run when its target returns, or the timeout."""
@@ -116,6 +121,8 @@ class Tracing:
         self._public_key = public_key
         self._collector = collector
         self._exporter: KeepingExporter | None = None
+        self._handler: list[Any] = []
+        self._handler_lock = threading.Lock()
 
     @classmethod
     def embedded(cls) -> Tracing:
@@ -129,9 +136,22 @@ class Tracing:
             base_url=_EMBEDDED_BASE_URL,
             tracer_provider=provider,
             span_exporter=_DiscardingExporter(),
+            # Nothing leaves the process: the SDK still writes every attribute (its processor's
+            # on_start propagates trace attributes to each span), but skips queueing, cloning and
+            # media-scanning spans for an exporter that would discard them.
+            should_export_span=_never,
             tracing_enabled=True,
         )
         return cls(client=client, public_key=public_key, collector=collector)
+
+    @classmethod
+    def shared_embedded(cls) -> Tracing:
+        """One embedded tracing per process, for every run in it (a notebook running suite after
+        suite): each new one would leave an SDK resource manager and its threads behind for good."""
+        with _capture_lock:
+            if not _embedded:
+                _embedded.append(cls.embedded())
+            return _embedded[0]
 
     @classmethod
     def connected(cls, settings: LangfuseSettings) -> Tracing:
@@ -156,8 +176,13 @@ class Tracing:
         return Langfuse.create_trace_id(seed=f"{run_id}/{scenario_id}")
 
     def callbacks(self) -> list[Any]:
-        """LangChain callback handlers recording runs (tools as TOOL observations) in this client."""
-        return [CallbackHandler(public_key=self._public_key)]
+        """LangChain callback handlers recording runs (tools as TOOL observations) in this client: one
+        handler, shared by every scenario (its state is keyed by LangChain run ids, and each run's
+        parent span comes from the OpenTelemetry context of the thread it runs in)."""
+        with self._handler_lock:
+            if not self._handler:
+                self._handler.append(CallbackHandler(public_key=self._public_key))
+            return list(self._handler)
 
     @contextmanager
     def scenario_run(

@@ -24,9 +24,12 @@ class Watchdog:
     def at(self, seconds: float, fire: Callable[[], None]) -> None:
         """Call `fire()` after `seconds` (from the watchdog's thread; `fire` must decide itself whether
         the work it watches has ended meanwhile)."""
+        when = time.monotonic() + seconds
         with self._wake:
-            heapq.heappush(self._heap, (time.monotonic() + seconds, next(self._order), fire))
-            self._wake.notify()
+            earliest = not self._heap or when < self._heap[0][0]
+            heapq.heappush(self._heap, (when, next(self._order), fire))
+            if earliest:  # the watchdog sleeps until the earliest deadline: wake it only to move that
+                self._wake.notify()
 
     def close(self) -> None:
         """Stop watching; deadlines not reached yet never fire."""

@@ -56,6 +56,7 @@ JUDGE_NOT_AVAILABLE = JudgeStatus(
     status="skipped", reason="the LLM judge is not part of this version; no quality scores"
 )
 _RECORD_BATCH = 64  # results committed per transaction, at most
+_RECORD_WINDOW = 0.02  # seconds a transaction waits for more results once it has one
 _POLL_SECONDS = 0.2  # how often the waiting thread looks up (keeps Ctrl-C responsive)
 _DRAIN_SECONDS = 5.0  # after Ctrl-C, how long finished work may take to reach the store
 
@@ -241,7 +242,10 @@ class _Run:
         self._to_evaluate: queue.SimpleQueue[_Ran | None] = queue.SimpleQueue()
         self._to_record: queue.SimpleQueue[ScenarioResult | None] = queue.SimpleQueue()
         self._finished: dict[str, ScenarioResult] = {}  # stored results, by scenario id
-        self._progress = threading.Condition()  # notified as results are stored
+        self._finished_lock = threading.Lock()
+        self._all_stored = threading.Event()
+        if not scenarios:
+            self._all_stored.set()
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._hung = 0  # workers whose target timed out and has not returned yet
@@ -280,9 +284,7 @@ class _Run:
         stopped: str | None = None
         all_hung_since: float | None = None
         try:
-            while not self._all_stored():
-                with self._progress:
-                    self._progress.wait(_POLL_SECONDS)
+            while not self._all_stored.wait(_POLL_SECONDS):
                 if self._failure is not None:
                     raise self._failure
                 all_hung_since = self._all_hung_since(all_hung_since)
@@ -296,12 +298,8 @@ class _Run:
 
     def stored(self) -> dict[str, ScenarioResult]:
         """Every stored result, by scenario id."""
-        with self._progress:
+        with self._finished_lock:
             return dict(self._finished)
-
-    def _all_stored(self) -> bool:
-        with self._progress:
-            return len(self._finished) >= self._total
 
     @property
     def _grace(self) -> float:
@@ -454,22 +452,25 @@ class _Run:
 
     def _evaluate_stage(self) -> None:
         while (ran := self._to_evaluate.get()) is not None:
-            attempt = ran.attempt
-            try:
-                trace = self._p._tracer.take_trace(attempt.trace_id)
-                result = evaluate(
-                    attempt.item.scenario,
-                    trace,
-                    judge_status=self._options.judge_status,
-                    output=ran.output,
-                    latency_ms=ran.latency_ms,
-                    prompts=attempt.prompts_used(),
-                    finished_at=utc_now(),
-                )
-            except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's
-                result = self._evaluator_error(attempt, exc, ran.latency_ms)
-            self._to_record.put(result)
+            self._to_record.put(self._evaluate(ran))
         self._to_record.put(None)
+
+    def _evaluate(self, ran: _Ran) -> ScenarioResult:
+        """The trace and the metrics of a finished target call; an exception here is the evaluator's."""
+        attempt = ran.attempt
+        try:
+            trace = self._p._tracer.take_trace(attempt.trace_id)
+            return evaluate(
+                attempt.item.scenario,
+                trace,
+                judge_status=self._options.judge_status,
+                output=ran.output,
+                latency_ms=ran.latency_ms,
+                prompts=attempt.prompts_used(),
+                finished_at=utc_now(),
+            )
+        except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's
+            return self._evaluator_error(attempt, exc, ran.latency_ms)
 
     # --- stage 3: record ---------------------------------------------------------------------------
 
@@ -489,21 +490,24 @@ class _Run:
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
                 self._failure = exc
                 return
+            with self._finished_lock:
+                self._finished.update((result.scenario_id, result) for result in batch)
+                if len(self._finished) >= self._total:
+                    self._all_stored.set()
             for result, scores in finished:
-                with self._progress:
-                    self._finished[result.scenario_id] = result
-                    self._progress.notify_all()
                 self._on_result(result)
                 if self._p._outlet is not None and scores:
                     self._p._outlet.offer(scores)
 
     @staticmethod
     def _batch(source: queue.SimpleQueue[ScenarioResult | None]) -> Iterator[ScenarioResult | None]:
-        """The next item (waiting for it), then whatever else is already queued, up to a batch."""
+        """The next item (waiting for it), then whatever else arrives within a short window, up to a
+        batch: one transaction for many results, even when they trickle in."""
         yield source.get()
+        ends = time.monotonic() + _RECORD_WINDOW
         for _ in range(_RECORD_BATCH - 1):
             try:
-                yield source.get_nowait()
+                yield source.get(timeout=max(0.0, ends - time.monotonic()))
             except queue.Empty:
                 return
 

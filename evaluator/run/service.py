@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from evaluator.results import DEFINITIONS, JudgeStatus, RunInfo, ScenarioResult,
 from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, new_run_id
 from evaluator.run.target import Target, load_target
 from evaluator.run.verify import VerifyReport, verify_run
-from evaluator.scenarios import LoadedScenario, TargetCatalog, load_scenarios
+from evaluator.scenarios import LoadedScenario, Scenario, TargetCatalog, load_scenarios
 from evaluator.storage import (
     DeliveryReport,
     LiveDelivery,
@@ -80,18 +80,28 @@ def run_suite(
     run_name: str | None = None,
     verify_langfuse: bool = False,
     config: Config | Path | None = None,
+    scenarios: Sequence[Scenario] | None = None,
+    targets: Mapping[str, Target] | None = None,
     on_result: Callable[[ScenarioResult], None] = lambda _: None,
     on_start: Callable[[int], None] = lambda _: None,
     on_notice: Notice = lambda kind, message: None,
 ) -> SuiteRun:
     """Run scenarios (files, folders, globs; default `scenarios/` beside the configuration) against
     their targets. `prompts` pins versions as "NAME=VERSION". `on_start` gets the number of scenarios,
-    `on_result` each result once it is stored."""
+    `on_result` each result once it is stored.
+
+    From Python, `scenarios` may be given as `Scenario` objects instead of files, and `targets` as
+    callables by name instead of the configuration's `module:callable` entries."""
     cfg = config if isinstance(config, Config) else load_config(config)
     library = PromptLibrary(cfg.prompts_dir)
     pins = parse_pins(prompts, library)
-    scenarios = select_scenarios(cfg, paths, tags, target, library)
-    targets = load_targets(cfg, {s.scenario.target for s in scenarios})
+    selected = (
+        _given(scenarios) if scenarios is not None else select_scenarios(cfg, paths, tags, target, library)
+    )
+    callables = {
+        **load_targets(cfg, {s.scenario.target for s in selected} - set(targets or {})),
+        **(targets or {}),
+    }
     _check_output(output)
     store = Store(cfg.store_path)
     connection = LangfuseConnection.from_env()
@@ -109,22 +119,22 @@ def run_suite(
     session = _Session(cfg, store, connection, reachable, on_notice)
     pipeline = Pipeline(
         tracer=session.tracing,
-        targets=targets,
+        targets=callables,
         prompts=session.prompt_source(library),
         recorder=store,
         destination=session.destination,
         outlet=session.live,
         llm=cfg.llm_endpoint() if cfg.settings.llm.targets else None,
     )
-    on_start(len(scenarios))
-    run, results = pipeline.run(scenarios, options, on_result=on_result, on_start=store.start_run)
+    on_start(len(selected))
+    run, results = pipeline.run(selected, options, on_result=on_result, on_start=store.start_run)
     store.finish_run(run, results)
     if output is not None:  # written before anything is posted
         output.write_text(json.dumps(run_to_json(run, results), indent=2, default=str) + "\n")
     suite = SuiteRun(
-        run=run, results=results, expected=len(scenarios), store_path=cfg.store_path, output=output
+        run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=output
     )
-    return session.finish(suite, scenarios, verify=verify_langfuse)
+    return session.finish(suite, selected, verify=verify_langfuse)
 
 
 class _Session:
@@ -143,7 +153,7 @@ class _Session:
         self._connection = connection
         self._reachable = reachable
         self._notice = on_notice
-        self.tracing = connection.tracing if connection is not None else Tracing.embedded()
+        self.tracing = connection.tracing if connection is not None else Tracing.shared_embedded()
         self.destination = connection.destination if connection is not None else None
         self.live: LiveDelivery | None = None
         self._configs: threading.Thread | None = None
@@ -200,8 +210,7 @@ class _Session:
         """Every Langfuse step after the run, within one deadline; then the optional verification."""
         limits = self._config.settings.langfuse
         connection = self._connection
-        if connection is None:
-            self.tracing.shutdown(limits.flush_timeout_seconds)
+        if connection is None:  # embedded: nothing to flush, and the tracing serves the next run too
             if verify:
                 self._notice("warning", "--verify-langfuse needs Langfuse configured; nothing to verify.")
             return suite
@@ -239,7 +248,7 @@ class _Session:
             report = verify_run(
                 connection.traces, by_id, suite.results, deadline_seconds=limits.verify_deadline_seconds
             )
-        self.tracing.shutdown(deadline.remaining())
+        connection.shutdown(deadline.remaining())
         return replace(
             suite,
             connected=True,
@@ -288,6 +297,15 @@ def select_scenarios(
             for s in loaded
         ]
     return loaded
+
+
+def _given(scenarios: Sequence[Scenario]) -> list[LoadedScenario]:
+    """Scenarios built in Python; their ids must be unique, as in a suite of files."""
+    ids = [s.id for s in scenarios]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ConfigError(f"scenario ids must be unique; repeated: {', '.join(repeated)}. Fix: rename them.")
+    return [LoadedScenario(scenario=s, path=Path("<python>")) for s in scenarios]
 
 
 def catalogs(config: Config) -> dict[str, TargetCatalog]:

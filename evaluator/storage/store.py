@@ -80,6 +80,9 @@ class Store:
             self._db = sqlite3.connect(path or ":memory:", check_same_thread=False, isolation_level=None)
             if path is not None:
                 self._db.execute("PRAGMA journal_mode=WAL")
+                # Under WAL, NORMAL keeps every commit through a crash of the process (Ctrl-C, kill);
+                # only an OS crash or power loss can take the last commits back.
+                self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.execute("PRAGMA busy_timeout=5000")
             self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:

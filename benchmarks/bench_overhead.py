@@ -1,0 +1,367 @@
+"""Benchmark: the evaluator's extra CPU per scenario over a bare thread pool making the same calls.
+
+Each scenario makes the same two chat calls, through one shared sync `openai.OpenAI` client, to a
+loopback OpenAI-compatible stand-in that answers after a fixed delay. Three sides run in this one
+process, alternating, `--repeat` times (machines are noisy, so they are compared within one run):
+
+- bare: `ThreadPoolExecutor(concurrency)` mapping the two-call function over the scenarios;
+- embedded: the same function as a target run through `run_suite()` (the path of `evaluator run`)
+  without Langfuse keys: traced, validated, each result and its scores stored in SQLite;
+- export: the same with LANGFUSE_* pointing at a loopback Langfuse stand-in: spans exported by the
+  SDK, scores delivered while the run goes on, then everything `run_suite()` does after the run.
+
+The servers run in separate processes, so their CPU is not counted: CPU is this process's
+`time.process_time()` (user + system, all threads) around each side. The figure of interest is
+(CPU of a side - CPU of bare) / scenarios, in ms per scenario; medians are printed. Peak RSS is
+`ru_maxrss`, a process-wide high-water mark: it only grows, so a side's figure is the peak of
+everything so far, not of that side alone (the current RSS is printed beside it).
+
+    PYTHONPATH=. python benchmarks/bench_overhead.py [--scenarios 1000] [--concurrency 64]
+        [--latency 0.05] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import resource
+import statistics
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from evaluator.config import Config, Settings, StoreConfig
+from evaluator.run import TargetRequest, run_suite
+from evaluator.scenarios import Scenario
+
+MODEL = "gpt-4o-mini"
+PAGE_SIZE = resource.getpagesize()
+
+
+# --- the servers, each in a process of its own ------------------------------------------------------
+
+
+def _serve_openai(latency: float, conn: Connection) -> None:
+    """An OpenAI-compatible `POST /v1/chat/completions` answering after `latency` seconds (keep-alive)."""
+    body = json.dumps(
+        {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion",
+            "created": 0,
+            "model": MODEL,
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        }
+    ).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            time.sleep(latency)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 256  # the listen backlog: 64 clients connect at once
+
+    server = Server(("127.0.0.1", 0), Handler)
+    conn.send(f"http://127.0.0.1:{server.server_address[1]}/v1")
+    server.serve_forever()
+
+
+def _serve_langfuse(public_key: str, secret_key: str, conn: Connection) -> None:
+    """The loopback Langfuse stand-in (tests/standin) with one key pair; answers `spans` with a count."""
+    from tests.standin.langfuse_server import LangfuseStandIn
+
+    standin = LangfuseStandIn(public_key=public_key, secret_key=secret_key).start()
+    conn.send(standin.base_url)
+    while (command := conn.recv()) != "stop":
+        if command == "spans":
+            conn.send(len(standin.spans))
+    standin.stop()
+
+
+@dataclass
+class Server:
+    process: multiprocessing.process.BaseProcess
+    conn: Connection
+    url: str
+
+    @classmethod
+    def start(cls, target: Callable[..., None], *args: object) -> Server:
+        ours, theirs = multiprocessing.get_context("spawn").Pipe()
+        process = multiprocessing.get_context("spawn").Process(
+            target=target, args=(*args, theirs), daemon=True
+        )
+        process.start()
+        if not ours.poll(60):
+            process.terminate()
+            raise RuntimeError(f"{target.__name__} did not start within 60 s")
+        return cls(process=process, conn=ours, url=str(ours.recv()))
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.join(5)
+
+
+# --- the work: two chat calls per scenario --------------------------------------------------------
+
+
+class CallMeter:
+    """Thread CPU spent inside the two calls (the OpenAI client's own work), summed over threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.cpu = 0.0
+
+    def add(self, seconds: float) -> None:
+        with self._lock:
+            self.cpu += seconds
+
+
+def make_two_calls(client: openai.OpenAI, meter: CallMeter) -> Callable[[str], str]:
+    def two_calls(question: str) -> str:
+        started = time.thread_time()
+        try:
+            return _two_calls(question)
+        finally:
+            meter.add(time.thread_time() - started)
+
+    def _two_calls(question: str) -> str:
+        first = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": question}])
+        answer = first.choices[0].message.content or ""
+        second = client.chat.completions.create(
+            model=MODEL,
+            messages=[
+                {"role": "user", "content": question},
+                {"role": "assistant", "content": answer},
+                {"role": "user", "content": "Check the answer."},
+            ],
+        )
+        return second.choices[0].message.content or ""
+
+    return two_calls
+
+
+@dataclass(frozen=True, kw_only=True)
+class Setup:
+    scenarios: int
+    concurrency: int
+    two_calls: Callable[[str], str]
+    meter: CallMeter
+    config: Config
+    langfuse: dict[str, str]  # the LANGFUSE_* variables of the export side
+
+
+# --- the sides ----------------------------------------------------------------------------------------
+
+
+def bare(setup: Setup, run_id: str, scenarios: int) -> None:
+    with ThreadPoolExecutor(setup.concurrency) as pool:
+        answers = list(pool.map(setup.two_calls, (f"{run_id} q{i}" for i in range(scenarios))))
+    assert len(answers) == scenarios
+
+
+def _run_suite(setup: Setup, run_id: str, scenarios: int) -> None:
+    """The evaluator's run, as `evaluator run` does it: `run_suite()` with the target as a callable."""
+
+    def target(request: TargetRequest) -> str:
+        return setup.two_calls(request.input)
+
+    suite = run_suite(
+        scenarios=[
+            Scenario(id=f"s{i:05d}", target="bench", input=f"{run_id} q{i}") for i in range(scenarios)
+        ],
+        targets={"bench": target},
+        concurrency=setup.concurrency,
+        timeout=60,
+        run_name=run_id,
+        config=setup.config,
+    )
+    assert len(suite.results) == scenarios and all(r.status == "passed" for r in suite.results)
+    assert suite.waiting == 0, f"{suite.waiting} scores were not delivered"
+
+
+def embedded(setup: Setup, run_id: str, scenarios: int) -> None:
+    _run_suite(setup, run_id, scenarios)
+
+
+def export(setup: Setup, run_id: str, scenarios: int) -> None:
+    os.environ.update(setup.langfuse)
+    try:
+        _run_suite(setup, run_id, scenarios)
+    finally:
+        for name in setup.langfuse:
+            del os.environ[name]
+
+
+SIDES: dict[str, Callable[[Setup, str, int], None]] = {"bare": bare, "embedded": embedded, "export": export}
+
+
+# --- measuring -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sample:
+    cpu: float
+    calls_cpu: float  # of which inside the two calls
+    wall: float
+    peak_rss_mb: float
+    rss_mb: float
+
+
+def _current_rss_mb() -> float:
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        return int(statm.read().split()[1]) * PAGE_SIZE / 2**20
+
+
+def measure(side: Callable[[Setup, str, int], None], setup: Setup, run_id: str) -> Sample:
+    calls_cpu, cpu, wall = setup.meter.cpu, time.process_time(), time.perf_counter()
+    side(setup, run_id, setup.scenarios)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    calls_cpu = setup.meter.cpu - calls_cpu
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    return Sample(cpu=cpu, calls_cpu=calls_cpu, wall=wall, peak_rss_mb=peak, rss_mb=_current_rss_mb())
+
+
+def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_received: int) -> None:
+    n = args.scenarios
+    ideal = -(-n // args.concurrency) * 2 * args.latency
+    print(
+        f"overhead: {n} scenarios x 2 chat calls ({args.latency * 1000:.0f} ms each) at concurrency "
+        f"{args.concurrency}, {args.repeat} rounds, medians; ideal wall {ideal:.2f} s"
+    )
+    bare_cpu = statistics.median(s.cpu for s in samples["bare"])
+    bare_rest = statistics.median(s.cpu - s.calls_cpu for s in samples["bare"])
+    for name, runs in samples.items():
+        cpu = statistics.median(s.cpu for s in runs)
+        rest = statistics.median(s.cpu - s.calls_cpu for s in runs)
+        wall = statistics.median(s.wall for s in runs)
+        extra = (
+            ""
+            if name == "bare"
+            else f"  extra {(cpu - bare_cpu) / n * 1000:5.2f} ms/scenario"
+            f" (outside the calls: {(rest - bare_rest) / n * 1000:5.2f})"
+        )
+        print(
+            f"  {name:8} CPU {cpu / n * 1000:5.2f} ms/scenario{extra}  wall {wall:5.2f} s  "
+            f"peak RSS {max(s.peak_rss_mb for s in runs):4.0f} MB"
+        )
+        for s in runs:
+            print(
+                f"    round: CPU {s.cpu:5.2f} s, in the calls {s.calls_cpu:5.2f} s, wall {s.wall:5.2f} s, "
+                f"peak RSS so far {s.peak_rss_mb:4.0f} MB, RSS now {s.rss_mb:4.0f} MB"
+            )
+    print(f"  the Langfuse stand-in received {spans_received} spans")
+    print("  goals: extra <= 1.0 ms/scenario embedded, <= 1.5 ms with export; peak RSS <= 100 MB")
+    print(
+        "  extra = (CPU of the side - CPU of bare) / scenarios. 'Outside the calls' first subtracts\n"
+        "  the thread CPU spent inside the two chat calls on each side (the same work on every side,\n"
+        "  and the noisiest part). Peak RSS is ru_maxrss, the process's high-water mark so far: it never\n"
+        "  goes down, so a side's figure includes what earlier sides left (rounds: bare, embedded, export);\n"
+        "  the RSS goal applies to the line below: a fresh process per side."
+    )
+
+
+def make_setup(args: argparse.Namespace, chat_url: str, langfuse: dict[str, str], folder: str) -> Setup:
+    client = openai.OpenAI(base_url=chat_url, api_key="x", max_retries=0)
+    meter = CallMeter()
+    return Setup(
+        scenarios=args.scenarios,
+        concurrency=args.concurrency,
+        two_calls=make_two_calls(client, meter),
+        meter=meter,
+        config=Config(
+            settings=Settings(store=StoreConfig(path=Path(folder) / "bench.db")),
+            base_dir=Path(folder),
+            source=None,
+        ),
+        langfuse=langfuse,
+    )
+
+
+def _one_side_alone(
+    side: str, args: argparse.Namespace, chat_url: str, langfuse: dict[str, str], conn: Connection
+) -> None:
+    """In a fresh process: one run of `side`; sends back that process's peak RSS in MB."""
+    with tempfile.TemporaryDirectory() as folder:
+        SIDES[side](make_setup(args, chat_url, langfuse, folder), f"alone-{side}", args.scenarios)
+    conn.send(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
+def peak_rss_alone(side: str, args: argparse.Namespace, chat_url: str, langfuse: dict[str, str]) -> float:
+    """The peak RSS of a process that runs only `side` (imports, threads, the run and its results)."""
+    ours, theirs = multiprocessing.get_context("spawn").Pipe()
+    process = multiprocessing.get_context("spawn").Process(
+        target=_one_side_alone, args=(side, args, chat_url, langfuse, theirs)
+    )
+    process.start()
+    peak = float(ours.recv()) if ours.poll(600) else float("nan")
+    process.join(30)
+    return peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--scenarios", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds per chat call")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=100, help="scenarios per side before measuring")
+    args = parser.parse_args()
+    public_key, secret_key = f"pk-lf-{uuid.uuid4().hex}", f"sk-lf-{uuid.uuid4().hex}"
+    for name in [n for n in os.environ if n.startswith(("LANGFUSE_", "OPENAI_"))]:
+        del os.environ[name]  # the embedded side must be embedded
+    chat = Server.start(_serve_openai, args.latency)
+    langfuse = Server.start(_serve_langfuse, public_key, secret_key)
+    env = {
+        "LANGFUSE_PUBLIC_KEY": public_key,
+        "LANGFUSE_SECRET_KEY": secret_key,
+        "LANGFUSE_BASE_URL": langfuse.url,
+    }
+    samples: dict[str, list[Sample]] = {name: [] for name in SIDES}
+    with tempfile.TemporaryDirectory() as folder:
+        setup = make_setup(args, chat.url, env, folder)
+        for name, side in SIDES.items():
+            side(setup, f"warmup-{name}", args.warmup)
+        for attempt in range(args.repeat):
+            for name, side in SIDES.items():
+                samples[name].append(measure(side, setup, f"{name}-{attempt}"))
+    alone = {name: peak_rss_alone(name, args, chat.url, env) for name in SIDES}
+    langfuse.conn.send("spans")
+    spans_received = int(langfuse.conn.recv())
+    langfuse.conn.send("stop")
+    for server in (chat, langfuse):
+        server.stop()
+    report(args, samples, spans_received)
+    print(
+        "  peak RSS of a process running one side alone (imports, threads, run, results): "
+        + ", ".join(f"{name} {mb:.0f} MB" for name, mb in alone.items())
+    )
+
+
+if __name__ == "__main__":
+    main()
