@@ -309,7 +309,16 @@ def _one_side_alone(
     """In a fresh process: one run of `side`; sends back that process's peak RSS in MB."""
     with tempfile.TemporaryDirectory() as folder:
         SIDES[side](make_setup(args, chat_url, langfuse, folder), f"alone-{side}", args.scenarios)
-    conn.send(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    conn.send(_peak_rss_mb())
+
+
+def _peak_rss_mb() -> float:
+    """VmHWM, this process's own peak (ru_maxrss would carry the parent's peak across fork and exec)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def peak_rss_alone(side: str, args: argparse.Namespace, chat_url: str, langfuse: dict[str, str]) -> float:

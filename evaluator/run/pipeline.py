@@ -387,6 +387,7 @@ class _Run:
         ) as root:
             attempt.root = root
             output, error = self._call(target, request, attempt)
+        attempt.root = None  # the watchdog keeps the attempt until its deadline: not the span too
         if attempt.report():
             if error is None:
                 root.set_output(output)
