@@ -387,8 +387,8 @@ class _Run:
         ) as root:
             attempt.root = root
             output, error = self._call(target, request, attempt)
-        attempt.root = None  # the watchdog keeps the attempt until its deadline: not the span too
-        if attempt.report():
+        if attempt.report():  # it returned in time: the watchdog will not touch the attempt's span
+            attempt.root = None  # the watchdog keeps the attempt until its deadline, not the span
             if error is None:
                 root.set_output(output)
             else:
