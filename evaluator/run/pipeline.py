@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextvars
 import inspect
+import logging
 import queue
 import threading
 import time
@@ -55,6 +56,7 @@ from evaluator.trace import Trace
 JUDGE_NOT_AVAILABLE = JudgeStatus(
     status="skipped", reason="the LLM judge is not part of this version; no quality scores"
 )
+_log = logging.getLogger(__name__)
 _RECORD_BATCH = 64  # results committed per transaction, at most
 _RECORD_WINDOW = 0.02  # seconds a transaction waits for more results once it has one
 _POLL_SECONDS = 0.2  # how often the waiting thread looks up (keeps Ctrl-C responsive)
@@ -528,6 +530,11 @@ class _Run:
     def _evaluator_error(
         self, attempt: _Attempt, exc: BaseException, latency_ms: float | None = None
     ) -> ScenarioResult:
+        _log.error(
+            "evaluator error in scenario %s (a bug in the evaluator, not the agent's failure)",
+            attempt.item.scenario.id,
+            exc_info=exc,
+        )
         return evaluator_error_result(
             attempt.item.scenario,
             attempt.trace_id,

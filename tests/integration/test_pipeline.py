@@ -141,7 +141,7 @@ def test_an_async_target_is_cancelled_at_its_timeout(tracing: Tracing) -> None:
 
 
 def test_an_evaluator_error_is_kept_and_scored_against_nobody(
-    tracing: Tracing, monkeypatch: pytest.MonkeyPatch
+    tracing: Tracing, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from evaluator.run import pipeline
 
@@ -157,3 +157,5 @@ def test_an_evaluator_error_is_kept_and_scored_against_nobody(
     assert store.count_scores() == 0  # no workflow_pass = 0 blaming the agent
     [stored] = store.results(run.id)
     assert stored["evaluator_error"]["type"] == "KeyError"
+    [record] = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert "evaluator error in scenario s0" in record.getMessage() and record.exc_info is not None
