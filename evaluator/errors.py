@@ -79,12 +79,21 @@ class LangfuseAuthError(ConfigError):
 
 class LangfuseUnavailableError(EvaluatorError):
     """Langfuse could not be reached or did not accept a request: `status` is the HTTP status (None:
-    no answer), `retry_after` the seconds it asked to wait, if it did."""
+    no answer), `retry_after` the seconds it asked to wait, if it did; `timed_out` when the request was
+    sent but no answer came in time (Langfuse may have taken it)."""
 
-    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        timed_out: bool = False,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+        self.timed_out = timed_out
 
 
 class TraceError(EvaluatorError):

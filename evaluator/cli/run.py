@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.progress import TaskID
 
-from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, ConfigOption, app, err, out
+from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, EXIT_UNDELIVERED, ConfigOption, app, err, out
 from evaluator.reports import notice, print_delivery, print_summary, progress_bar
 from evaluator.results import ScenarioResult
 from evaluator.run import SuiteRun, run_suite
@@ -30,6 +31,13 @@ def run(
     ] = None,
     output: Annotated[Path | None, typer.Option(help="Write the run's results JSON here.")] = None,
     run_name: Annotated[str | None, typer.Option(help="A name for this run.")] = None,
+    require_delivery: Annotated[
+        bool,
+        typer.Option(
+            "--require-delivery",
+            help=f"Exit {EXIT_UNDELIVERED} when Langfuse has not acknowledged every span and score (for CI).",
+        ),
+    ] = False,
     table: Annotated[
         bool, typer.Option("--table", help="Show every scenario in the summary, not only those that failed.")
     ] = False,
@@ -69,7 +77,17 @@ def run(
     out.print(f"Stored in {suite.store_path} (run {suite.run.id})", highlight=False)
     if suite.connected:
         _print_langfuse(suite)
-    raise typer.Exit(EXIT_PASSED if suite.passed else EXIT_FAILED)
+    raise typer.Exit(_exit_code(suite, require_delivery=require_delivery))
+
+
+def _exit_code(suite: SuiteRun, *, require_delivery: bool) -> int:
+    """130 / 143 when a signal stopped the run; 3 when delivery was required and is incomplete; then
+    0 when every scenario passed, else 1."""
+    if suite.run.signal is not None:
+        return 128 + signal.Signals[suite.run.signal].value
+    if require_delivery and not suite.delivered:
+        return EXIT_UNDELIVERED
+    return EXIT_PASSED if suite.passed else EXIT_FAILED
 
 
 class _Progress:
@@ -95,7 +113,8 @@ class _Progress:
 def _print_langfuse(suite: SuiteRun) -> None:
     for scenario_id, url in suite.trace_urls.items():
         out.print(f"  {scenario_id}: {url}", highlight=False, soft_wrap=True, markup=False)
-    print_delivery(out, suite.delivery, waiting=suite.waiting, spans=suite.spans)
+    if suite.status is not None:
+        print_delivery(out, suite.status, scores=suite.delivery, spans=suite.spans)
     report = suite.verify
     if report is None:
         return

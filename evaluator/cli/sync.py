@@ -20,44 +20,47 @@ def sync(
     retry_rejected: Annotated[
         bool, typer.Option("--retry-rejected", help="Post again the scores Langfuse rejected before.")
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Post scores even when Langfuse has not acknowledged their trace's spans.",
+        ),
+    ] = False,
     config_path: ConfigOption = None,
 ) -> None:
-    """Post every score still in the local outbox to Langfuse (each once: ids are deterministic)."""
+    """Send what waits in the local outbox for this Langfuse project: traces Langfuse has not got
+    whole, then the scores (each once: ids are deterministic), each score only once Langfuse has its
+    trace's spans. Exit 0 only when Langfuse has acknowledged everything for this project."""
     config = load_config(config_path)
     store = Store(config.store_path)
     limits = config.settings.langfuse
-    report = None
-    spans = None
+    scores = spans = None
     deadline = Deadline(limits.delivery_deadline_seconds)
     with langfuse("sync", config) as connection:
         destination = connection.destination
         if retry_rejected:
             out.print(f"{store.retry_rejected(destination)} rejected scores are back in the outbox")
-        if store.unsent_scores(destination) or store.unsent_span_batches(destination):
+        if store.delivery_status(destination).complete:
+            out.print("Nothing waits for this Langfuse project.")
+        else:
             try:
                 connection.project_id()
-                connection.scores.ensure_score_configs(DEFINITIONS, deadline)
                 spans = deliver_spans(store, connection.spans, destination, deadline=deadline, now=utc_now)
-                report = deliver(
+                scores = deliver(
                     store,
                     connection.scores,
                     destination,
                     deadline=deadline,
                     batch_size=limits.score_batch_size,
+                    force=force,
                     now=utc_now,
                 )
+                connection.scores.ensure_score_configs(DEFINITIONS, deadline)
             except LangfuseUnavailableError as exc:
                 notice(err, "error", str(exc))
-        else:
-            out.print("Nothing to send to this Langfuse project.")
-    waiting = store.waiting_by_destination()
-    here = waiting.pop(destination, 0)
-    print_delivery(out, report, waiting=here, elsewhere=sum(waiting.values()), spans=spans)
-    rejected = store.count_scores(rejected_only=True)
-    if rejected:
-        out.print(
-            f"{rejected} scores were rejected by Langfuse (see above or earlier runs); "
-            "`evaluator sync --retry-rejected` posts them again."
-        )
-    done = here == 0 and (report is None or report.complete) and not store.unsent_span_batches(destination)
-    raise typer.Exit(EXIT_PASSED if done else EXIT_FAILED)
+    status = store.delivery_status(destination)
+    elsewhere = sum(n for where, n in store.waiting_by_destination().items() if where != destination)
+    print_delivery(out, status, scores=scores, spans=spans, elsewhere=elsewhere)
+    unknown = (scores.unknown if scores else 0) + (spans.unknown if spans else 0)
+    raise typer.Exit(EXIT_PASSED if status.complete and not unknown else EXIT_FAILED)

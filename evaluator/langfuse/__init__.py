@@ -5,13 +5,14 @@ from evaluator.langfuse.connection import LangfuseConnection
 from evaluator.langfuse.prompts import LangfusePrompts
 from evaluator.langfuse.scores import LangfuseScores
 from evaluator.langfuse.settings import DEFAULT_BASE_URL, LangfuseSettings
-from evaluator.langfuse.span_outbox import KeepingExporter, SpanResender
+from evaluator.langfuse.span_outbox import AckingExporter, SpanResender
 from evaluator.langfuse.traces import LangfuseTraces
-from evaluator.langfuse.tracing import ScenarioSpan, Tracing
+from evaluator.langfuse.tracing import Captured, ScenarioSpan, Tracing
 
 __all__ = [
     "DEFAULT_BASE_URL",
-    "KeepingExporter",
+    "AckingExporter",
+    "Captured",
     "LangfuseConnection",
     "LangfusePrompts",
     "LangfuseScores",

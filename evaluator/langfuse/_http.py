@@ -70,21 +70,39 @@ class LangfuseApi:
             raise self.unreachable(what, exc) from None
 
     def unreachable(self, what: str, exc: Exception) -> LangfuseUnavailableError:
+        if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
+            return LangfuseUnavailableError(
+                f"Langfuse at {self.base_url} did not answer in time ({what}); it may have taken the request",
+                timed_out=True,
+            )
         return LangfuseUnavailableError(
             f"Langfuse at {self.base_url} is unreachable ({what}: {type(exc).__name__}: {exc})"
         )
 
+    def timeout_for(self, deadline: Deadline | None, attempt: int, what: str) -> float:
+        """The request timeout: LANGFUSE_TIMEOUT, doubled on each retry (a slow server gets time to
+        answer instead of the same body again), never past the deadline (none left: no request)."""
+        timeout = float(self.timeout * 2 ** (attempt - 1))
+        if deadline is None:
+            return timeout
+        if deadline.passed:
+            raise LangfuseUnavailableError(f"not {what}: the {deadline.seconds:g} s deadline passed")
+        return deadline.cap(timeout)
+
     def http(
-        self, method: str, path: str, what: str, *, deadline: Deadline | None = None, **kwargs: Any
+        self,
+        method: str,
+        path: str,
+        what: str,
+        *,
+        deadline: Deadline | None = None,
+        attempt: int = 1,
+        **kwargs: Any,
     ) -> httpx.Response:
         """A plain HTTP request with Basic auth, for endpoints the SDK's client lacks and for the hot
         path (posting scores: the SDK's request encoding costs more CPU than the request). An answer
         of 401/403, 429 or >= 500 raises; other statuses are the caller's to read."""
-        timeout: float = self.timeout
-        if deadline is not None:
-            if deadline.passed:
-                raise LangfuseUnavailableError(f"not {what}: the {deadline.seconds:g} s deadline passed")
-            timeout = deadline.cap(timeout)
+        timeout = self.timeout_for(deadline, attempt, what)
         try:
             response = self._http.request(method, path, timeout=timeout, **kwargs)
         except httpx.HTTPError as exc:

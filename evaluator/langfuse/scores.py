@@ -27,7 +27,9 @@ class LangfuseScores:
     def __init__(self, api: LangfuseApi) -> None:
         self._api = api
 
-    def post_scores(self, scores: Sequence[Score], *, deadline: Deadline | None = None) -> dict[str, str]:
+    def post_scores(
+        self, scores: Sequence[Score], *, deadline: Deadline | None = None, attempt: int = 1
+    ) -> dict[str, str]:
         """Post one batch; returns {score id: reason} for scores Langfuse rejected (empty: all accepted).
 
         A 207 names no ids, and a 400 or 413 refuses the whole batch for what may be one score, so such
@@ -39,7 +41,12 @@ class LangfuseScores:
         what = "posting scores"
         try:
             response = self._api.http(
-                "POST", _SCORES_PATH, what, deadline=deadline, json=[_score_body(s) for s in scores]
+                "POST",
+                _SCORES_PATH,
+                what,
+                deadline=deadline,
+                attempt=attempt,
+                json=[_score_body(s) for s in scores],
             )
         except LangfuseUnavailableError as exc:
             if exc.status not in (400, 413):

@@ -1,52 +1,58 @@
-"""Spans the SDK could not deliver are kept, not dropped.
+"""Spans in and out of the outbox: which spans Langfuse acknowledged, and sending kept ones again.
 
-The Langfuse SDK's OTLP exporter retries a span batch for a few seconds and then drops it, with only a
-log line to show for it. `KeepingExporter` wraps that exporter: a batch whose export failed is encoded
-as the exact OTLP request body and handed to `keep` (the store), so `evaluator sync` can send it once
-Langfuse is back. Re-sending is safe: Langfuse merges observations by id.
+The Langfuse SDK's OTLP exporter retries a span batch for a few seconds and then drops it, and its queue
+drops spans on overflow, with only a log line to show for it. Every span a connected run captured is
+kept in the store with its scenario's result, so nothing here has to save them: `AckingExporter` wraps
+the SDK's exporter and reports, per trace, how many spans Langfuse took (`ack`), so `sync` knows which
+traces to send again (`SpanResender`). Re-sending is safe: Langfuse merges observations by id.
 """
 
 from __future__ import annotations
 
 import gzip
 import threading
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 
-import httpx
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.trace import format_trace_id
 
 from evaluator._time import Deadline
-from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi, api_failure, otlp_endpoint, otlp_headers
 
-Keep = Callable[[bytes, int], None]  # (OTLP request body, number of spans)
+Ack = Callable[[Mapping[str, int]], None]  # {trace id: spans Langfuse took}
 
 
-class KeepingExporter(SpanExporter):
-    """Delegates to `inner`; keeps every batch `inner` failed to export. `keep` can be re-pointed (the
-    SDK reuses one exporter per public key for the whole process)."""
+def encode(spans: Sequence[ReadableSpan]) -> bytes:
+    """The OTLP request body for `spans`, exactly as the SDK's exporter sends it (before gzip)."""
+    body: bytes = encode_spans(spans).SerializeToString()
+    return body
 
-    def __init__(self, inner: SpanExporter, keep: Keep | None = None) -> None:
+
+class AckingExporter(SpanExporter):
+    """Delegates to `inner`; after each batch Langfuse took, reports its spans per trace to `ack`, which
+    can be re-pointed (the SDK reuses one exporter per public key for the whole process)."""
+
+    def __init__(self, inner: SpanExporter, ack: Ack | None = None) -> None:
         self._inner = inner
         self._lock = threading.Lock()
-        self._keep = keep
+        self._ack = ack
 
-    def keep_with(self, keep: Keep | None) -> None:
+    def ack_with(self, ack: Ack | None) -> None:
         with self._lock:
-            self._keep = keep
+            self._ack = ack
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         try:
             result = self._inner.export(spans)
         except Exception:  # noqa: BLE001 - an exporter that raises has failed all the same
             result = SpanExportResult.FAILURE
-        if result is not SpanExportResult.SUCCESS:
-            with self._lock:
-                keep = self._keep
-            if keep is not None:
-                keep(encode_spans(spans).SerializeToString(), len(spans))
+        with self._lock:
+            ack = self._ack
+        if result is SpanExportResult.SUCCESS and ack is not None:
+            ack(Counter(format_trace_id(s.context.trace_id) for s in spans if s.context is not None))
         return result
 
     def shutdown(self) -> None:
@@ -62,23 +68,23 @@ class SpanResender:
     def __init__(self, api: LangfuseApi) -> None:
         self._api = api
 
-    def resend_spans(self, payload: bytes, *, deadline: Deadline | None = None) -> None:
+    def resend_spans(self, payload: bytes, *, deadline: Deadline | None = None, attempt: int = 1) -> None:
         """Post one kept OTLP request body; raise our exceptions on failure."""
         settings = self._api.settings
         what = "re-sending spans"
-        if deadline is not None and deadline.passed:
-            raise LangfuseUnavailableError(f"not {what}: the {deadline.seconds:g} s deadline passed")
-        timeout = deadline.cap(self._api.timeout) if deadline is not None else self._api.timeout
         headers = {
             **otlp_headers(settings),
             "Content-Type": "application/x-protobuf",
             "Content-Encoding": "gzip",
         }
-        try:
-            response = httpx.post(
-                otlp_endpoint(settings), content=gzip.compress(payload), headers=headers, timeout=timeout
-            )
-        except httpx.HTTPError as exc:
-            raise self._api.unreachable(what, exc) from None
+        response = self._api.http(
+            "POST",
+            otlp_endpoint(settings),
+            what,
+            deadline=deadline,
+            attempt=attempt,
+            content=gzip.compress(payload),
+            headers=headers,
+        )
         if response.status_code >= 300:
             raise api_failure(what, response.status_code, response.headers, response.text, self._api.base_url)

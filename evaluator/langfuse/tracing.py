@@ -29,7 +29,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from evaluator.langfuse._http import bounded, otlp_endpoint, otlp_headers
 from evaluator.langfuse.settings import LangfuseSettings
-from evaluator.langfuse.span_outbox import Keep, KeepingExporter
+from evaluator.langfuse.span_outbox import Ack, AckingExporter, encode
 from evaluator.trace import Trace
 from evaluator.trace.capture import SpanCollector, trace_from_spans
 
@@ -41,7 +41,7 @@ _METADATA_VALUE_LIMIT = 200  # Langfuse keeps trace metadata values up to 200 ch
 class _Capture:
     provider: TracerProvider
     collector: SpanCollector
-    exporter: KeepingExporter
+    exporter: AckingExporter
 
 
 _capture_lock = threading.Lock()
@@ -63,7 +63,7 @@ def _capture_for(settings: LangfuseSettings) -> _Capture:
             _capture_by_key[settings.public_key] = _Capture(
                 provider,
                 collector,
-                KeepingExporter(
+                AckingExporter(
                     OTLPSpanExporter(
                         endpoint=otlp_endpoint(settings),
                         headers=otlp_headers(settings),
@@ -81,6 +81,22 @@ class _DiscardingExporter(SpanExporter):
 
     def shutdown(self) -> None:
         return None
+
+
+@dataclass(frozen=True)
+class Captured:
+    """What was captured of one scenario run."""
+
+    trace: Trace
+    spans: Sequence[ReadableSpan]
+
+    @property
+    def span_count(self) -> int:
+        return len(self.spans)
+
+    def payload(self) -> bytes:
+        """The spans as an OTLP request body, to keep for `sync`."""
+        return encode(self.spans)
 
 
 def _never(span: ReadableSpan) -> bool:
@@ -120,7 +136,7 @@ class Tracing:
         self.client = client
         self._public_key = public_key
         self._collector = collector
-        self._exporter: KeepingExporter | None = None
+        self._exporter: AckingExporter | None = None
         self._handler: list[Any] = []
         self._handler_lock = threading.Lock()
 
@@ -214,12 +230,17 @@ class Tracing:
     def take_trace(self, trace_id: str) -> Trace:
         """The normalized trace of a finished scenario run, from the captured spans (the trace is
         closed: later spans of it are not kept)."""
-        return trace_from_spans(trace_id, self._collector.take(trace_id))
+        return self.take(trace_id).trace
 
-    def keep_undelivered_spans(self, keep: Keep | None) -> None:
-        """Where span batches the exporter could not deliver go (the store), instead of being dropped."""
+    def take(self, trace_id: str) -> Captured:
+        """The captured spans of a finished scenario run and their normalized trace (closed, as above)."""
+        spans = self._collector.take(trace_id)
+        return Captured(trace=trace_from_spans(trace_id, spans), spans=spans)
+
+    def acknowledge_with(self, ack: Ack | None) -> None:
+        """Where the exporter reports the spans Langfuse took, per trace (the store)."""
         if self._exporter is not None:
-            self._exporter.keep_with(keep)
+            self._exporter.ack_with(ack)
 
     def flush(self, timeout_seconds: float) -> bool:
         """Push out queued spans, waiting at most `timeout_seconds` (the SDK's flush has no bound).

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from evaluator.reports.history import FIGURES, Row
 from evaluator.results import RunInfo, ScenarioResult, totals
-from evaluator.storage.delivery import DeliveryReport, SpanDeliveryReport
+from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
 
 _STATUS_STYLE = {"passed": "green", "failed": "red", "error": "bold red"}
 
@@ -102,9 +102,11 @@ def print_summary(
             "results (`evaluator_error`), and in --output."
         )
     if run.interrupted:
+        running = max(0, run.started - len(results))
         console.print(
-            f"[yellow]Interrupted: {expected_count - len(results)} scenarios did not "
-            "finish; the finished ones are stored.[/yellow]"
+            f"[yellow]Stopped by {escape(run.signal or 'an interrupt')}: {len(results)} of {expected_count} "
+            f"scenarios finished and are stored; {running} were cut off while running (no result) and "
+            f"{expected_count - len(results) - running} never started.[/yellow]"
         )
     if run.cut_off:
         console.print(f"[yellow]Stopped early: {escape(run.cut_off)}.[/yellow]")
@@ -112,31 +114,43 @@ def print_summary(
 
 def print_delivery(
     console: Console,
-    report: DeliveryReport | None,
+    status: DeliveryStatus,
     *,
-    waiting: int,
-    elsewhere: int = 0,
+    scores: DeliveryReport | None = None,
     spans: SpanDeliveryReport | None = None,
+    elsewhere: int = 0,
 ) -> None:
-    """What reached Langfuse, what it refused, and what waits in the outbox."""
-    if spans is not None:
-        console.print(f"Kept spans sent to Langfuse: {spans.sent_spans}")
-        if spans.waiting_batches:
-            console.print(
-                f"[yellow]{spans.waiting_batches} span batches are not yet in Langfuse[/yellow]; "
-                "they are kept in the local outbox. Send them with: evaluator sync"
-            )
-    if report is not None:
-        console.print(f"Scores posted to Langfuse: {report.sent}")
-        for score_id, reason in report.rejected.items():
-            console.print(f"[red]rejected[/red] score {score_id}: {escape(reason)}", highlight=False)
-        if report.error:
-            console.print(f"[yellow]Delivery stopped[/yellow]: {escape(report.error)}", highlight=False)
-    if waiting:
+    """What Langfuse acknowledged, what it refused and why, what is unknown (a request timed out), and
+    what waits in the outbox for `evaluator sync`: only what Langfuse answered counts as delivered."""
+    console.print(
+        f"In Langfuse (acknowledged): {status.spans_confirmed} of {status.spans} spans, "
+        f"{status.scores_confirmed} of {status.scores} scores",
+        highlight=False,
+    )
+    unknown = (scores.unknown if scores else 0) + (spans.unknown if spans else 0)
+    if unknown:
         console.print(
-            f"[yellow]{waiting} scores are not yet in Langfuse[/yellow]; they are kept in the local "
-            "outbox. Send them with: evaluator sync"
+            f"[yellow]Unknown[/yellow]: {unknown} requests timed out, so Langfuse may or may not have "
+            "their items; they stay in the outbox and `evaluator sync` confirms them."
         )
+    if status.traces_waiting or status.scores_waiting:
+        held = f" ({status.scores_held} of them wait for their trace's spans)" if status.scores_held else ""
+        console.print(
+            f"[yellow]Waiting in the local outbox[/yellow]: {status.traces_waiting} traces, "
+            f"{status.scores_waiting} scores{held}. Send them with: evaluator sync",
+            highlight=False,
+        )
+    rejected = scores.rejected if scores else {}
+    for score_id, reason in rejected.items():
+        console.print(f"[red]rejected[/red] score {score_id}: {escape(reason)}", highlight=False)
+    if status.scores_rejected > len(rejected):
+        console.print(
+            f"{status.scores_rejected} scores were rejected by Langfuse in all; "
+            "`evaluator sync --retry-rejected` posts them again."
+        )
+    for report in (spans, scores):
+        if report is not None and report.error:
+            console.print(f"[yellow]Delivery stopped[/yellow]: {escape(report.error)}", highlight=False)
     if elsewhere:
         console.print(
             f"{elsewhere} more scores wait for another Langfuse project or host; run `evaluator "

@@ -120,7 +120,9 @@ class RunInfo:
     started_at: str
     finished_at: str | None = None
     prompt_pins: Mapping[str, int] = field(default_factory=dict)
-    interrupted: bool = False  # Ctrl-C: the scenarios not finished by then have no result
+    interrupted: bool = False  # Ctrl-C or a signal: the scenarios not finished by then have no result
+    signal: str | None = None  # the signal that stopped the run ("SIGINT", "SIGTERM")
+    started: int = 0  # scenarios whose target was called
     cut_off: str | None = None  # why scenarios were left unstarted (every target slot hung)
 
 
@@ -145,6 +147,7 @@ def run_to_json(run: RunInfo, results: Sequence[ScenarioResult]) -> dict[str, An
             "started_at": run.started_at,
             "finished_at": run.finished_at,
             "interrupted": run.interrupted,
+            **({"signal": run.signal} if run.signal else {}),
             **({"cut_off": run.cut_off} if run.cut_off else {}),
             "prompt_pins": dict(run.prompt_pins),
             "prompt_versions": {k: sorted(v) for k, v in sorted(versions.items())},

@@ -41,7 +41,6 @@ from evaluator.results import (
     PromptUse,
     RunInfo,
     ScenarioResult,
-    Score,
     error_result,
     evaluate,
     evaluator_error_result,
@@ -51,6 +50,7 @@ from evaluator.run._async import EventLoopThread
 from evaluator.run._watchdog import Watchdog
 from evaluator.run.target import PromptResolver, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
+from evaluator.storage import Finished
 from evaluator.trace import Trace
 
 JUDGE_NOT_AVAILABLE = JudgeStatus(
@@ -85,25 +85,23 @@ class ScenarioTracer(Protocol):
     def scenario_run(
         self, *, trace_id: str, scenario_id: str, run_id: str, tags: Sequence[str], input: object
     ) -> AbstractContextManager[RootSpan]: ...
-    def take_trace(self, trace_id: str) -> Trace: ...
+    def take(self, trace_id: str) -> CapturedTrace: ...
+
+
+class CapturedTrace(Protocol):
+    """What was captured of one scenario run (tracing.Captured)."""
+
+    @property
+    def trace(self) -> Trace: ...
+    @property
+    def span_count(self) -> int: ...
+    def payload(self) -> bytes: ...
 
 
 class Recorder(Protocol):
     """Where finished scenarios go before they count as finished (storage.Store)."""
 
-    def record_many(
-        self,
-        run_id: str,
-        finished: Sequence[tuple[ScenarioResult, Sequence[Score]]],
-        *,
-        destination: str | None,
-    ) -> None: ...
-
-
-class ScoreOutlet(Protocol):
-    """Where recorded scores go while the run goes on (storage.LiveDelivery)."""
-
-    def offer(self, scores: Sequence[Score]) -> None: ...
+    def record_many(self, run_id: str, finished: Sequence[Finished], *, destination: str | None) -> None: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,6 +157,15 @@ class _Attempt:
         return {name: PromptUse(version=p.version, source=p.source) for name, p in self.resolver.used.items()}
 
 
+@dataclass(frozen=True)
+class _Done:
+    """A scenario's result on its way to the store, with its captured spans when they are kept."""
+
+    result: ScenarioResult
+    spans: bytes | None = None
+    span_count: int = 0
+
+
 @dataclass(frozen=True, kw_only=True)
 class _Ran:
     """A target call that returned (or raised), on its way to the trace and metrics stage."""
@@ -179,15 +186,15 @@ class Pipeline:
         prompts: PromptSource,
         recorder: Recorder,
         destination: str | None = None,
-        outlet: ScoreOutlet | None = None,
         llm: LLMEndpoint | None = None,
     ) -> None:
+        """`destination`: the Langfuse the run's scores and spans are bound for (None: embedded, so
+        its spans are not kept)."""
         self._tracer = tracer
         self._targets = targets
         self._prompts = prompts
         self._recorder = recorder
         self._destination = destination
-        self._outlet = outlet
         self._llm = llm
 
     def run(
@@ -196,9 +203,11 @@ class Pipeline:
         options: RunOptions,
         on_result: Callable[[ScenarioResult], None] = lambda _: None,
         on_start: Callable[[RunInfo], None] = lambda _: None,
+        stop: threading.Event | None = None,
     ) -> tuple[RunInfo, list[ScenarioResult]]:
-        """Run every scenario; results in the scenarios' order. Ctrl-C stops starting scenarios, lets
-        what finished reach the store, and returns it with `interrupted=True`."""
+        """Run every scenario; results in the scenarios' order. Ctrl-C (or `stop` being set, e.g. by
+        a signal) stops starting scenarios, lets what finished reach the store, and returns it with
+        `interrupted=True`."""
         if not options.run_id:
             options = replace(options, run_id=new_run_id())
         run = RunInfo(
@@ -209,7 +218,7 @@ class Pipeline:
         )
         on_start(run)
         with _Run(self, scenarios, options, on_result) as active:
-            stopped = active.wait()
+            stopped = active.wait(stop or threading.Event())
         finished = active.stored()  # after the stages ended: what they stored meanwhile counts too
         ordered = [finished[s.scenario.id] for s in scenarios if s.scenario.id in finished]
         done = RunInfo(
@@ -219,6 +228,8 @@ class Pipeline:
             finished_at=utc_now(),
             prompt_pins=run.prompt_pins,
             interrupted=stopped == "interrupted",
+            signal="SIGINT" if stopped == "interrupted" else None,
+            started=active.started,
             cut_off=stopped if stopped not in (None, "interrupted") else None,
         )
         return done, ordered
@@ -242,7 +253,7 @@ class _Run:
         for item in scenarios:
             self._todo.put(item)
         self._to_evaluate: queue.SimpleQueue[_Ran | None] = queue.SimpleQueue()
-        self._to_record: queue.SimpleQueue[ScenarioResult | None] = queue.SimpleQueue()
+        self._to_record: queue.SimpleQueue[_Done | None] = queue.SimpleQueue()
         self._finished: dict[str, ScenarioResult] = {}  # stored results, by scenario id
         self._finished_lock = threading.Lock()
         self._all_stored = threading.Event()
@@ -251,6 +262,7 @@ class _Run:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._hung = 0  # workers whose target timed out and has not returned yet
+        self.started = 0  # scenarios whose target was called
         self._failure: BaseException | None = None  # the store could not record: the run cannot go on
         self._watchdog = Watchdog()
         self._loop: EventLoopThread | None = None
@@ -280,13 +292,15 @@ class _Run:
 
     # --- waiting for the run ---------------------------------------------------------------------
 
-    def wait(self) -> str | None:
+    def wait(self, stop: threading.Event) -> str | None:
         """Until every scenario is stored; why the run stopped early (None: it did not). Results live
         in a dict the record stage fills, so Ctrl-C at any moment loses none of them."""
         stopped: str | None = None
         all_hung_since: float | None = None
         try:
             while not self._all_stored.wait(_POLL_SECONDS):
+                if stop.is_set():
+                    raise KeyboardInterrupt  # handled as Ctrl-C is, right below
                 if self._failure is not None:
                     raise self._failure
                 all_hung_since = self._all_hung_since(all_hung_since)
@@ -347,6 +361,8 @@ class _Run:
                 item = self._todo.get_nowait()
             except queue.Empty:
                 return
+            with self._lock:
+                self.started += 1
             self._attempt(item)
 
     def _attempt(self, item: LoadedScenario) -> None:
@@ -363,8 +379,7 @@ class _Run:
             if attempt.report():
                 if attempt.root is not None:
                     attempt.root.end()
-                self._p._tracer.take_trace(attempt.trace_id)
-                self._to_record.put(self._evaluator_error(attempt, exc))
+                self._to_record.put(self._done(self._evaluator_error(attempt, exc), attempt))
 
     def _call_target(self, attempt: _Attempt) -> None:
         scenario = attempt.item.scenario
@@ -400,7 +415,7 @@ class _Run:
             if error is None:
                 self._to_evaluate.put(_Ran(attempt=attempt, output=output, latency_ms=latency))
             else:
-                self._to_record.put(self._target_error(attempt, error, latency))
+                self._to_record.put(self._done(self._target_error(attempt, error, latency), attempt))
 
     def _call(self, target: Target, request: TargetRequest, attempt: _Attempt) -> tuple[Any, str | None]:
         """(output, None), or (None, the target's error message). A sync target is called here, in
@@ -448,8 +463,8 @@ class _Run:
         if attempt.root is not None:
             attempt.root.set_error(self._timeout_message)
             attempt.root.end()
-        self._p._tracer.take_trace(attempt.trace_id)  # closes its capture: later spans are not kept
-        self._to_record.put(self._target_error(attempt, self._timeout_message, attempt.latency_ms()))
+        result = self._target_error(attempt, self._timeout_message, attempt.latency_ms())
+        self._to_record.put(self._done(result, attempt))  # closes its capture: later spans are not kept
 
     # --- stage 2: trace and metrics ----------------------------------------------------------------
 
@@ -458,52 +473,67 @@ class _Run:
             self._to_record.put(self._evaluate(ran))
         self._to_record.put(None)
 
-    def _evaluate(self, ran: _Ran) -> ScenarioResult:
+    def _evaluate(self, ran: _Ran) -> _Done:
         """The trace and the metrics of a finished target call; an exception here is the evaluator's."""
         attempt = ran.attempt
         try:
-            trace = self._p._tracer.take_trace(attempt.trace_id)
-            return evaluate(
+            captured = self._p._tracer.take(attempt.trace_id)
+            result = evaluate(
                 attempt.item.scenario,
-                trace,
+                captured.trace,
                 judge_status=self._options.judge_status,
                 output=ran.output,
                 latency_ms=ran.latency_ms,
                 prompts=attempt.prompts_used(),
                 finished_at=utc_now(),
             )
+            return self._kept(result, captured)
         except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's
-            return self._evaluator_error(attempt, exc, ran.latency_ms)
+            return _Done(self._evaluator_error(attempt, exc, ran.latency_ms))
+
+    def _done(self, result: ScenarioResult, attempt: _Attempt) -> _Done:
+        """A result that is not a verdict, with whatever spans were captured so far (closing the capture)."""
+        try:
+            return self._kept(result, self._p._tracer.take(attempt.trace_id))
+        except Exception as exc:  # noqa: BLE001 - the result stands; the spans could not be taken
+            _log.error("could not keep the spans of scenario %s", result.scenario_id, exc_info=exc)
+            return _Done(result)
+
+    def _kept(self, result: ScenarioResult, captured: CapturedTrace) -> _Done:
+        if self._p._destination is None:  # embedded: the spans never leave this process
+            return _Done(result)
+        return _Done(result, captured.payload(), captured.span_count)
 
     # --- stage 3: record ---------------------------------------------------------------------------
 
     def _record_stage(self) -> None:
+        """Results, their scores and spans, committed together; only then do they count as finished."""
         run_id = self._options.run_id
         closing = False
         while not closing:
-            batch: list[ScenarioResult] = []
-            for result in self._batch(self._to_record):
-                if result is None:
+            batch: list[_Done] = []
+            for done in self._batch(self._to_record):
+                if done is None:
                     closing = True
                     break
-                batch.append(result)
-            finished = [(result, scores_for(result, run_id=run_id)) for result in batch]
+                batch.append(done)
+            finished = [
+                Finished(d.result, scores_for(d.result, run_id=run_id), d.spans, d.span_count) for d in batch
+            ]
             try:
                 self._p._recorder.record_many(run_id, finished, destination=self._p._destination)
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
                 self._failure = exc
                 return
             with self._finished_lock:
-                self._finished.update((result.scenario_id, result) for result in batch)
+                self._finished.update((d.result.scenario_id, d.result) for d in batch)
                 if len(self._finished) >= self._total:
                     self._all_stored.set()
-            for result, scores in finished:
-                self._on_result(result)
-                if self._p._outlet is not None and scores:
-                    self._p._outlet.offer(scores)
+            for done in batch:
+                self._on_result(done.result)
 
     @staticmethod
-    def _batch(source: queue.SimpleQueue[ScenarioResult | None]) -> Iterator[ScenarioResult | None]:
+    def _batch(source: queue.SimpleQueue[_Done | None]) -> Iterator[_Done | None]:
         """The next item (waiting for it), then whatever else arrives within a short window, up to a
         batch: one transaction for many results, even when they trickle in."""
         yield source.get()

@@ -26,12 +26,14 @@ from evaluator.errors import ConfigError, EvaluatorError, LangfuseUnavailableErr
 from evaluator.langfuse import LangfuseConnection, Tracing
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
 from evaluator.results import DEFINITIONS, JudgeStatus, RunInfo, ScenarioResult, run_to_json
+from evaluator.run._signals import StopSignals
 from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, new_run_id
 from evaluator.run.target import Target, load_target
 from evaluator.run.verify import VerifyReport, verify_run
 from evaluator.scenarios import LoadedScenario, Scenario, TargetCatalog, load_scenarios
 from evaluator.storage import (
     DeliveryReport,
+    DeliveryStatus,
     LiveDelivery,
     SpanDeliveryReport,
     Store,
@@ -55,9 +57,22 @@ class SuiteRun:
     connected: bool = False
     delivery: DeliveryReport | None = None
     spans: SpanDeliveryReport | None = None
-    waiting: int = 0  # scores of this destination still in the outbox
+    status: DeliveryStatus | None = None  # what Langfuse acknowledged of this run, what waits
     trace_urls: dict[str, str] = field(default_factory=dict)
     verify: VerifyReport | None = None
+
+    @property
+    def waiting(self) -> int:
+        """Scores of this run still in the outbox."""
+        return self.status.scores_waiting if self.status else 0
+
+    @property
+    def delivered(self) -> bool:
+        """Langfuse acknowledged every span and score of this run (True when not connected)."""
+        if not self.connected or self.status is None:
+            return not self.connected
+        unknown = (self.delivery.unknown if self.delivery else 0) + (self.spans.unknown if self.spans else 0)
+        return self.status.complete and not unknown
 
     @property
     def passed(self) -> bool:
@@ -116,25 +131,29 @@ def run_suite(
         if no_judge
         else JUDGE_NOT_AVAILABLE,
     )
-    session = _Session(cfg, store, connection, reachable, on_notice)
+    session = _Session(cfg, store, connection, reachable, on_notice, run_id=options.run_id)
     pipeline = Pipeline(
         tracer=session.tracing,
         targets=callables,
         prompts=session.prompt_source(library),
         recorder=store,
         destination=session.destination,
-        outlet=session.live,
         llm=cfg.llm_endpoint() if cfg.settings.llm.targets else None,
     )
     on_start(len(selected))
-    run, results = pipeline.run(selected, options, on_result=on_result, on_start=store.start_run)
-    store.finish_run(run, results)
-    if output is not None:  # written before anything is posted
-        output.write_text(json.dumps(run_to_json(run, results), indent=2, default=str) + "\n")
-    suite = SuiteRun(
-        run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=output
-    )
-    return session.finish(suite, selected, verify=verify_langfuse)
+    with StopSignals() as stop:  # a first signal stops the run; a second exits at once
+        run, results = pipeline.run(
+            selected, options, on_result=on_result, on_start=store.start_run, stop=stop.requested
+        )
+        if stop.received is not None:
+            run = replace(run, interrupted=True, signal=stop.received.name)
+        store.finish_run(run, results)
+        if output is not None:  # written before anything is posted
+            output.write_text(json.dumps(run_to_json(run, results), indent=2, default=str) + "\n")
+        suite = SuiteRun(
+            run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=output
+        )
+        return session.finish(suite, selected, verify=verify_langfuse and not run.interrupted)
 
 
 class _Session:
@@ -147,6 +166,8 @@ class _Session:
         connection: LangfuseConnection | None,
         reachable: bool,
         on_notice: Notice,
+        *,
+        run_id: str,
     ) -> None:
         self._config = config
         self._store = store
@@ -162,12 +183,16 @@ class _Session:
         if connection is None:
             return
         destination = connection.destination
-        self.tracing.keep_undelivered_spans(  # batches the SDK cannot deliver are kept for `sync`
-            lambda payload, count: store.keep_span_batch(destination, payload, count, utc_now())
-        )
+        # The spans Langfuse took, per trace: a trace with all its captured spans taken is in Langfuse.
+        self.tracing.acknowledge_with(lambda delivered: store.ack_spans(destination, delivered))
         if reachable:
             self.live = LiveDelivery(
-                store, connection.scores, batch_size=limits.score_batch_size, now=utc_now
+                store,
+                connection.scores,
+                destination,
+                run_id,
+                batch_size=limits.score_batch_size,
+                now=utc_now,
             )
             self._configs = threading.Thread(
                 target=self._ensure_score_configs,
@@ -224,10 +249,8 @@ class _Session:
                 "traces may be incomplete there.",
             )
         destination = connection.destination
-        spans = (
-            deliver_spans(self._store, connection.spans, destination, deadline=deadline, now=utc_now)
-            if self._store.unsent_span_batches(destination)
-            else None
+        spans = deliver_spans(
+            self._store, connection.spans, destination, deadline=deadline, run_id=suite.run.id, now=utc_now
         )
         delivery = deliver(
             self._store,
@@ -254,7 +277,7 @@ class _Session:
             connected=True,
             delivery=delivery,
             spans=spans,
-            waiting=len(self._store.unsent_scores(destination)),
+            status=self._store.delivery_status(destination, run_id=suite.run.id),
             trace_urls=urls,
             verify=report,
         )

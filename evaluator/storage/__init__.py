@@ -10,10 +10,12 @@ from evaluator.storage.delivery import (
     deliver,
     deliver_spans,
 )
-from evaluator.storage.store import Store
+from evaluator.storage.store import DeliveryStatus, Finished, Store
 
 __all__ = [
     "DeliveryReport",
+    "DeliveryStatus",
+    "Finished",
     "LiveDelivery",
     "MemorySink",
     "ScoreSink",

@@ -1,18 +1,23 @@
-"""Delivery from the local outbox to Langfuse: scores (the SQLite `scores` table), and span batches the SDK
-could not deliver (`span_batches`).
+"""Delivery from the local outbox to Langfuse: the spans of each trace (table `traces`) and the scores.
 
-A score is marked sent only once the sink acknowledged it. Transient failures (network, 5xx, 429) are
-retried with exponential backoff, honouring Retry-After, within a deadline; what is still unsent then
-stays in the outbox for `evaluator sync`. Wrong keys stop delivery at once (retrying cannot help).
-Rejected scores (a 207's per-item errors, a 400 for that score) keep their reason in the store's `rejected`
-column and are not posted again unless `sync --retry-rejected` asks.
+Every span a connected run captured is in the store with its scenario's result, and a trace counts as
+in Langfuse once the SDK's exporter delivered as many of its spans (`span_acks`) or `sync` re-sent it.
+A score goes only once its trace is in Langfuse (unless forced), so no score lands on a trace Langfuse
+does not have. A score is marked sent only once Langfuse acknowledged it; a 207's rejected items and a
+400's guilty scores keep their reason in `rejected` and are not posted again unless
+`sync --retry-rejected` asks.
+
+Transient failures (network, 5xx, 429) are retried with exponential backoff, honouring Retry-After,
+each try with a longer timeout than the last, all within one deadline; a request that timed out on its
+last try leaves its items *unknown* (Langfuse may have them; the next delivery confirms), not lost.
+Wrong keys stop delivery at once (retrying cannot help).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -28,7 +33,7 @@ from tenacity import (
 
 from evaluator._time import Deadline
 from evaluator.errors import EvaluatorError, LangfuseUnavailableError
-from evaluator.results.scores import Score
+from evaluator.results import Score
 from evaluator.storage.store import Store
 
 T = TypeVar("T")
@@ -36,9 +41,18 @@ _DEFAULT_DEADLINE_SECONDS = 30.0
 
 
 class ScoreSink(Protocol):
-    def post_scores(self, scores: Sequence[Score], *, deadline: Deadline | None = None) -> dict[str, str]:
-        """Post a batch, within `deadline`; return {id: reason} for rejected scores; raise
-        LangfuseUnavailableError for a transient failure and LangfuseAuthError for wrong keys."""
+    def post_scores(
+        self, scores: Sequence[Score], *, deadline: Deadline | None = None, attempt: int = 1
+    ) -> dict[str, str]:
+        """Post a batch, within `deadline` (later attempts may wait longer for an answer); return
+        {id: reason} for rejected scores; raise LangfuseUnavailableError for a transient failure and
+        LangfuseAuthError for wrong keys."""
+        ...
+
+
+class SpanSender(Protocol):
+    def resend_spans(self, payload: bytes, *, deadline: Deadline | None = None, attempt: int = 1) -> None:
+        """Post one OTLP request body; raise as `ScoreSink.post_scores` does."""
         ...
 
 
@@ -49,7 +63,9 @@ class MemorySink:
     posts: list[list[Score]] = field(default_factory=list)
     reject: Callable[[Score], str | None] = lambda _: None
 
-    def post_scores(self, scores: Sequence[Score], *, deadline: Deadline | None = None) -> dict[str, str]:
+    def post_scores(
+        self, scores: Sequence[Score], *, deadline: Deadline | None = None, attempt: int = 1
+    ) -> dict[str, str]:
         self.posts.append(list(scores))
         return {s.id: reason for s in scores if (reason := self.reject(s))}
 
@@ -58,12 +74,31 @@ class MemorySink:
 class DeliveryReport:
     sent: int
     rejected: dict[str, str]
-    unsent: int  # still in the outbox
+    unsent: int  # still in the outbox (of which `held` wait for their trace to be in Langfuse)
+    held: int = 0
+    unknown: int = 0  # their last request timed out: Langfuse may have them
     error: str | None = None  # why delivery stopped early
 
     @property
     def complete(self) -> bool:
-        return self.unsent == 0 and not self.rejected
+        return self.unsent == 0 and not self.rejected and not self.unknown
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpanDeliveryReport:
+    sent_traces: int
+    sent_spans: int
+    waiting_traces: int  # still not whole in Langfuse
+    unknown: int = 0
+    error: str | None = None
+
+
+class _TimedOutError(Exception):
+    """The last try of a request timed out: the items are unknown, not refused."""
+
+
+class _StopDeliveryError(Exception):
+    """Delivery stops here; the rest stays in the outbox. The message says why."""
 
 
 def _wait(backoff: wait_exponential, deadline: Deadline) -> Callable[[RetryCallState], float]:
@@ -87,8 +122,9 @@ class _Attempts:
         self._max_attempts = max_attempts
 
     def call(self, post: Callable[..., T], *args: object) -> T:
-        """`post(*args, deadline=...)`, retried on outages; _StopDeliveryError once the deadline passed
-        (then nothing is posted) or the attempts or the time ran out."""
+        """`post(*args, deadline=..., attempt=n)`, retried on outages. _TimedOutError when the last try
+        timed out; _StopDeliveryError once the deadline passed (then nothing is posted) or the tries
+        ran out for another reason."""
         remaining = self.deadline.remaining()
         if remaining <= 0:
             raise _StopDeliveryError(f"the delivery deadline ({self.deadline.seconds:g} s) passed")
@@ -99,16 +135,18 @@ class _Attempts:
             reraise=False,
         )
         try:
-            return retrying(post, *args, deadline=self.deadline)
+            for attempt in retrying:
+                with attempt:
+                    number = attempt.retry_state.attempt_number
+                    return post(*args, deadline=self.deadline, attempt=number)
         except RetryError as exc:
             last = exc.last_attempt
-            raise _StopDeliveryError(
-                f"{last.exception()} (gave up after {last.attempt_number} attempts)"
-            ) from None
-
-
-class _StopDeliveryError(Exception):
-    """Delivery stops here; the rest stays in the outbox. The message says why."""
+            failure = last.exception()
+            why = f"{failure} (gave up after {last.attempt_number} attempts)"
+            if isinstance(failure, LangfuseUnavailableError) and failure.timed_out:
+                raise _TimedOutError(why) from None
+            raise _StopDeliveryError(why) from None
+        raise _StopDeliveryError("no attempt was made")  # pragma: no cover - tenacity always tries once
 
 
 def deliver(
@@ -120,18 +158,23 @@ def deliver(
     batch_size: int = 50,
     max_attempts: int = 8,
     run_id: str | None = None,
+    force: bool = False,
     now: Callable[[], str],
 ) -> DeliveryReport:
-    """Post every score waiting for `destination` (of `run_id`, or all), in batches, until done or the
-    deadline (default: 30 s from now); no batch starts after the deadline."""
+    """Post every score waiting for `destination` (of `run_id`, or all) whose trace is in Langfuse (all
+    of them with `force`), in batches, until done or the deadline (default: 30 s from now); no batch
+    starts after the deadline. Scores whose batch timed out stay in the outbox, counted as unknown."""
     attempts = _Attempts(deadline or Deadline(_DEFAULT_DEADLINE_SECONDS), max_attempts)
-    sent, rejected = 0, {}
-    pending = store.unsent_scores(destination, run_id=run_id)
+    sent, unknown, rejected = 0, 0, {}
+    pending = store.unsent_scores(destination, run_id=run_id, force=force)
     error: str | None = None
     for offset in range(0, len(pending), batch_size):
         batch = pending[offset : offset + batch_size]
         try:
             batch_rejected = attempts.call(sink.post_scores, batch)
+        except _TimedOutError as timed_out:
+            unknown, error = unknown + len(batch), str(timed_out)
+            continue
         except _StopDeliveryError as stop:
             error = str(stop)
             break
@@ -139,19 +182,16 @@ def deliver(
         store.mark_rejected(batch_rejected)
         sent += len(batch) - len(batch_rejected)
         rejected.update(batch_rejected)
-    unsent = len(store.unsent_scores(destination, run_id=run_id))
-    return DeliveryReport(sent=sent, rejected=rejected, unsent=unsent, error=error)
-
-
-class SpanSender(Protocol):
-    def resend_spans(self, payload: bytes, *, deadline: Deadline | None = None) -> None: ...
-
-
-@dataclass(frozen=True, kw_only=True)
-class SpanDeliveryReport:
-    sent_spans: int
-    waiting_batches: int
-    error: str | None = None
+    waiting = store.unsent_scores(destination, run_id=run_id, force=True)
+    eligible = len(store.unsent_scores(destination, run_id=run_id, force=force))
+    return DeliveryReport(
+        sent=sent,
+        rejected=rejected,
+        unsent=len(waiting),
+        held=len(waiting) - eligible,
+        unknown=unknown,
+        error=error,
+    )
 
 
 def deliver_spans(
@@ -160,77 +200,86 @@ def deliver_spans(
     destination: str,
     *,
     deadline: Deadline | None = None,
+    run_id: str | None = None,
     max_attempts: int = 8,
     now: Callable[[], str],
 ) -> SpanDeliveryReport:
-    """Send again the span batches the SDK could not deliver, oldest first, until done or the deadline
-    (default: 30 s from now)."""
+    """Send again every trace (of `run_id`, or all) Langfuse has not got whole, oldest first, until
+    done or the deadline (default: 30 s from now). Langfuse merges observations by id, so the spans it
+    had already are not duplicated."""
     attempts = _Attempts(deadline or Deadline(_DEFAULT_DEADLINE_SECONDS), max_attempts)
-    sent, error = 0, None
-    for batch_id, payload, spans in store.unsent_span_batches(destination):
+    traces = spans = unknown = 0
+    error: str | None = None
+    for trace_id, payload, count in store.unsent_traces(destination, run_id=run_id):
         try:
             attempts.call(sender.resend_spans, payload)
+        except _TimedOutError as timed_out:
+            unknown, error = unknown + 1, str(timed_out)
+            continue
         except _StopDeliveryError as stop:
             error = str(stop)
             break
-        store.mark_span_batch_sent(batch_id, now())
-        sent += spans
+        store.mark_trace_sent(destination, trace_id, now())
+        traces, spans = traces + 1, spans + count
     return SpanDeliveryReport(
-        sent_spans=sent, waiting_batches=len(store.unsent_span_batches(destination)), error=error
+        sent_traces=traces,
+        sent_spans=spans,
+        waiting_traces=len(store.unsent_traces(destination, run_id=run_id)),
+        unknown=unknown,
+        error=error,
     )
 
 
 class LiveDelivery:
-    """Delivers scores while the run goes on: recorded scores are posted in batches of `batch_size`, at
-    most `concurrency` batches at once, one attempt each. What fails stays in the outbox for the sweep
-    after the run (`deliver`), which `finish` lets start only once the batches in flight have ended, so
-    no score is in two requests at once."""
+    """Delivers a run's scores while it goes on: every `interval` seconds, the scores whose trace is
+    in Langfuse are posted in batches of `batch_size`, up to `concurrency` batches at once, one try
+    each. What fails stays in the outbox for the sweep after the run (`deliver`), which `finish` lets
+    start only once this loop has ended, so no score is in two requests at once."""
 
     def __init__(
         self,
         store: Store,
         sink: ScoreSink,
+        destination: str,
+        run_id: str,
         *,
         batch_size: int,
+        interval: float = 0.5,
         concurrency: int = 2,
         now: Callable[[], str],
     ) -> None:
         self._store = store
         self._sink = sink
+        self._destination = destination
+        self._run_id = run_id
         self._batch_size = batch_size
+        self._interval = interval
         self._now = now
-        self._lock = threading.Lock()
-        self._pending: list[Score] = []
-        self._in_flight: set[Future[None]] = set()
+        self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evaluator-delivery")
-        self._stopped = False  # an outage or wrong keys: the sweep after the run takes over
+        self._thread = threading.Thread(target=self._loop, daemon=True, name="evaluator-live-delivery")
+        self._thread.start()
 
-    def offer(self, scores: Sequence[Score]) -> None:
-        """Scores just recorded (already in the outbox); full batches are posted at once."""
-        with self._lock:
-            if self._stopped:
-                return
-            self._pending.extend(scores)
-            while len(self._pending) >= self._batch_size:
-                batch, self._pending = self._pending[: self._batch_size], self._pending[self._batch_size :]
-                future = self._pool.submit(self._post, batch)
-                self._in_flight.add(future)
-                future.add_done_callback(self._in_flight.discard)
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            pending = self._store.unsent_scores(self._destination, run_id=self._run_id)
+            batches = [pending[i : i + self._batch_size] for i in range(0, len(pending), self._batch_size)]
+            if batches and not all(self._pool.map(self._post, batches)):
+                return  # Langfuse is down or refuses the keys: the sweep after the run takes over
 
-    def _post(self, batch: list[Score]) -> None:
+    def _post(self, batch: Sequence[Score]) -> bool:
+        if self._stop.is_set():
+            return False
         try:
             rejected = self._sink.post_scores(batch)
         except EvaluatorError:  # an outage, or keys refused: the sweep after the run retries and reports
-            with self._lock:
-                self._stopped = True
-            return
+            return False
         self._store.mark_sent([s.id for s in batch if s.id not in rejected], self._now())
         self._store.mark_rejected(rejected)
+        return True
 
     def finish(self, deadline: Deadline) -> None:
         """Post nothing more; wait (within `deadline`) for the batches in flight."""
-        with self._lock:
-            self._stopped = True
-            in_flight = list(self._in_flight)
-        wait(in_flight, timeout=deadline.remaining())
+        self._stop.set()
+        self._thread.join(deadline.remaining())
         self._pool.shutdown(wait=False, cancel_futures=True)

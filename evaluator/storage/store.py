@@ -15,13 +15,44 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from evaluator.errors import ConfigError
 from evaluator.results import RunInfo, ScenarioResult, totals
 from evaluator.results.scores import Score
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeliveryStatus:
+    """What Langfuse has of one run (or of everything) bound for one destination, as far as it
+    answered: spans it took, scores it acknowledged, and what still waits in the outbox."""
+
+    spans: int  # captured
+    spans_confirmed: int
+    traces: int
+    traces_waiting: int  # not whole in Langfuse yet: `sync` sends them again
+    scores: int
+    scores_confirmed: int
+    scores_waiting: int  # of which `scores_held` wait for their trace to be in Langfuse
+    scores_held: int
+    scores_rejected: int
+
+    @property
+    def complete(self) -> bool:
+        return not self.traces_waiting and not self.scores_waiting and not self.scores_rejected
+
+
+class Finished(NamedTuple):
+    """A finished scenario as it is recorded: the result, its scores and (connected runs) the OTLP
+    request body of the spans captured for it."""
+
+    result: ScenarioResult
+    scores: Sequence[Score]
+    spans: bytes | None = None
+    span_count: int = 0
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -40,25 +71,55 @@ CREATE TABLE IF NOT EXISTS scores (
     destination TEXT,  -- the Langfuse it is bound for; NULL: an embedded run's score, kept locally only
     sent_at TEXT, rejected TEXT
 );
-CREATE TABLE IF NOT EXISTS span_batches (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, destination TEXT NOT NULL, payload BLOB NOT NULL,
-    spans INTEGER NOT NULL, kept_at TEXT NOT NULL, sent_at TEXT
+CREATE TABLE IF NOT EXISTS traces (  -- every span a connected run captured, durable with its result
+    destination TEXT NOT NULL, trace_id TEXT NOT NULL, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL,
+    payload BLOB NOT NULL,  -- the OTLP request body of the captured spans, for `sync` to send again
+    spans INTEGER NOT NULL, sent_at TEXT,  -- sent_at: `sync` sent the payload and Langfuse took it
+    PRIMARY KEY (destination, trace_id)
+);
+CREATE TABLE IF NOT EXISTS span_acks (  -- spans of a trace the SDK's exporter delivered
+    destination TEXT NOT NULL, trace_id TEXT NOT NULL, spans INTEGER NOT NULL,
+    PRIMARY KEY (destination, trace_id)
 );
 CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id)
     WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL;
 """
-# A score waits when it is bound for a Langfuse, not yet acknowledged and not rejected.
-_UNSENT_QUERY = """SELECT id, trace_id, name, value, data_type, comment, timestamp, metadata FROM scores
-    WHERE destination = ? AND sent_at IS NULL AND rejected IS NULL AND (? IS NULL OR run_id = ?)
-    ORDER BY timestamp, id"""
+# A score waits when it is bound for a Langfuse, not yet acknowledged and not rejected. It may go once
+# its trace is in Langfuse (or when forced), so no score lands on a trace Langfuse does not have: a
+# trace is in Langfuse when `sync` re-sent it, or the exporter delivered as many of its spans as were
+# captured (late spans of a timed-out target can only add to that count); a score with no trace row
+# (from before spans were kept) counts as on a trace Langfuse has.
+_UNSENT_QUERY = """SELECT scores.id, scores.trace_id, name, value, data_type, comment, timestamp, metadata
+    FROM scores
+    LEFT JOIN traces ON traces.destination = scores.destination AND traces.trace_id = scores.trace_id
+    LEFT JOIN span_acks
+        ON span_acks.destination = scores.destination AND span_acks.trace_id = scores.trace_id
+    WHERE scores.destination = ? AND scores.sent_at IS NULL AND rejected IS NULL
+    AND (? IS NULL OR scores.run_id = ?)
+    AND (? OR traces.trace_id IS NULL OR traces.sent_at IS NOT NULL
+         OR COALESCE(span_acks.spans, 0) >= traces.spans)
+    ORDER BY timestamp, scores.id"""
+_SPAN_STATUS_QUERY = """SELECT COUNT(*), COALESCE(SUM(traces.spans), 0),
+    COALESCE(SUM(CASE WHEN sent_at IS NOT NULL THEN traces.spans
+                      ELSE MIN(COALESCE(span_acks.spans, 0), traces.spans) END), 0),
+    COALESCE(SUM(sent_at IS NULL AND COALESCE(span_acks.spans, 0) < traces.spans), 0)
+    FROM traces LEFT JOIN span_acks
+        ON span_acks.destination = traces.destination AND span_acks.trace_id = traces.trace_id
+    WHERE traces.destination = ? AND (? IS NULL OR run_id = ?)"""
+_SCORE_STATUS_QUERY = """SELECT COUNT(*), COALESCE(SUM(sent_at IS NOT NULL), 0),
+    COALESCE(SUM(sent_at IS NULL AND rejected IS NULL), 0), COALESCE(SUM(rejected IS NOT NULL), 0)
+    FROM scores WHERE destination = ? AND (? IS NULL OR run_id = ?)"""
+_UNSENT_TRACES_QUERY = """SELECT traces.trace_id, payload, traces.spans FROM traces
+    LEFT JOIN span_acks
+        ON span_acks.destination = traces.destination AND span_acks.trace_id = traces.trace_id
+    WHERE traces.destination = ? AND (? IS NULL OR run_id = ?) AND sent_at IS NULL
+    AND COALESCE(span_acks.spans, 0) < traces.spans ORDER BY traces.rowid"""
 _WAITING_QUERY = """SELECT destination, COUNT(*) FROM scores
     WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL GROUP BY destination"""
 _HISTORY_QUERY = """SELECT results.run_id, runs.name, results.finished_at, results.result FROM results
     JOIN runs ON runs.id = results.run_id
     WHERE results.run_id IN (SELECT id FROM runs ORDER BY started_at DESC LIMIT ?)
     ORDER BY runs.started_at, results.finished_at, results.scenario_id"""
-_UNSENT_SPANS_QUERY = """SELECT id, payload, spans FROM span_batches
-    WHERE destination = ? AND sent_at IS NULL ORDER BY id"""
 _COUNT_QUERIES = {
     "all": "SELECT COUNT(*) FROM scores",
     "waiting": """SELECT COUNT(*) FROM scores
@@ -127,18 +188,29 @@ class Store:
         self, run_id: str, result: ScenarioResult, scores: Sequence[Score], *, destination: str | None
     ) -> None:
         """A finished scenario and its scores, in one transaction (see `record_many`)."""
-        self.record_many(run_id, [(result, scores)], destination=destination)
+        self.record_many(run_id, [Finished(result, scores)], destination=destination)
 
     def record_many(
         self,
         run_id: str,
-        finished: Sequence[tuple[ScenarioResult, Sequence[Score]]],
+        finished: Sequence[Finished],
         *,
         destination: str | None,
     ) -> None:
-        """Finished scenarios and their scores, in one transaction. Recording again replaces a result;
-        a score whose value or comment changed is marked unsent again, so Langfuse gets the new one."""
+        """Finished scenarios with their scores and captured spans, in one transaction. Recording again
+        replaces a result; a score whose value or comment changed is marked unsent again, so Langfuse
+        gets the new one. Spans are kept only for a destination (embedded traces never leave)."""
         with self._transaction() as db:
+            if destination is not None:
+                db.executemany(
+                    "INSERT OR REPLACE INTO traces "
+                    "(destination, trace_id, run_id, scenario_id, payload, spans) VALUES (?,?,?,?,?,?)",
+                    [
+                        (destination, f.result.trace_id, run_id, f.result.scenario_id, f.spans, f.span_count)
+                        for f in finished
+                        if f.spans is not None
+                    ],
+                )
             db.executemany(
                 "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?)",
                 [
@@ -150,7 +222,7 @@ class Store:
                         json.dumps(result.to_json(), default=str),
                         result.finished_at,
                     )
-                    for result, _ in finished
+                    for result, _, _, _ in finished
                 ],
             )
             db.executemany(
@@ -174,7 +246,7 @@ class Store:
                         s.timestamp,
                         destination,
                     )
-                    for result, scores in finished
+                    for result, scores, _, _ in finished
                     for s in scores
                 ],
             )
@@ -192,10 +264,13 @@ class Store:
             rows = self._db.execute(_HISTORY_QUERY, (last_runs or -1,)).fetchall()
         return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
-    def unsent_scores(self, destination: str, *, run_id: str | None = None) -> list[Score]:
-        """Scores for `destination` not yet acknowledged nor rejected, oldest first (one run, or all)."""
+    def unsent_scores(
+        self, destination: str, *, run_id: str | None = None, force: bool = False
+    ) -> list[Score]:
+        """Scores for `destination` not yet acknowledged nor rejected, whose trace is in Langfuse (all of
+        them with `force`), oldest first (one run, or all)."""
         with self._lock:
-            rows = self._db.execute(_UNSENT_QUERY, (destination, run_id, run_id)).fetchall()
+            rows = self._db.execute(_UNSENT_QUERY, (destination, run_id, run_id, force)).fetchall()
         return [
             Score(
                 id=r[0],
@@ -240,23 +315,51 @@ class Store:
         with self._lock:
             return int(self._db.execute(query).fetchone()[0])
 
-    def keep_span_batch(self, destination: str, payload: bytes, spans: int, kept_at: str) -> None:
-        """A span batch Langfuse did not take (the OTLP request body), kept for `sync`."""
+    def ack_spans(self, destination: str, delivered: Mapping[str, int]) -> None:
+        """The exporter delivered these many more spans of these traces."""
         with self._transaction() as db:
-            db.execute(
-                "INSERT INTO span_batches (destination, payload, spans, kept_at) VALUES (?,?,?,?)",
-                (destination, payload, spans, kept_at),
+            db.executemany(
+                "INSERT INTO span_acks VALUES (?,?,?) ON CONFLICT(destination, trace_id) "
+                "DO UPDATE SET spans = spans + excluded.spans",
+                [(destination, trace_id, count) for trace_id, count in delivered.items()],
             )
 
-    def unsent_span_batches(self, destination: str) -> list[tuple[int, bytes, int]]:
-        """(id, OTLP request body, number of spans) of the batches still to send, oldest first."""
+    def unsent_traces(self, destination: str, *, run_id: str | None = None) -> list[tuple[str, bytes, int]]:
+        """(trace id, OTLP request body, spans) of the traces Langfuse has not got whole, oldest first."""
         with self._lock:
-            rows = self._db.execute(_UNSENT_SPANS_QUERY, (destination,)).fetchall()
-        return [(int(r[0]), bytes(r[1]), int(r[2])) for r in rows]
+            rows = self._db.execute(_UNSENT_TRACES_QUERY, (destination, run_id, run_id)).fetchall()
+        return [(str(r[0]), bytes(r[1]), int(r[2])) for r in rows]
 
-    def mark_span_batch_sent(self, batch_id: int, sent_at: str) -> None:
+    def delivery_status(self, destination: str, *, run_id: str | None = None) -> DeliveryStatus:
+        """What Langfuse has acknowledged of one run (or all), and what waits."""
+        held = len(self.unsent_scores(destination, run_id=run_id, force=True)) - len(
+            self.unsent_scores(destination, run_id=run_id)
+        )
+        with self._lock:
+            traces, spans, confirmed, waiting = self._db.execute(
+                _SPAN_STATUS_QUERY, (destination, run_id, run_id)
+            ).fetchone()
+            scores, sent, unsent, rejected = self._db.execute(
+                _SCORE_STATUS_QUERY, (destination, run_id, run_id)
+            ).fetchone()
+        return DeliveryStatus(
+            spans=int(spans),
+            spans_confirmed=int(confirmed),
+            traces=int(traces),
+            traces_waiting=int(waiting),
+            scores=int(scores),
+            scores_confirmed=int(sent),
+            scores_waiting=int(unsent),
+            scores_held=held,
+            scores_rejected=int(rejected),
+        )
+
+    def mark_trace_sent(self, destination: str, trace_id: str, sent_at: str) -> None:
         with self._transaction() as db:
-            db.execute("UPDATE span_batches SET sent_at=? WHERE id=?", (sent_at, batch_id))
+            db.execute(
+                "UPDATE traces SET sent_at=? WHERE destination=? AND trace_id=?",
+                (sent_at, destination, trace_id),
+            )
 
     def close(self) -> None:
         with self._lock:

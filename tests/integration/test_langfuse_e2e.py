@@ -100,20 +100,24 @@ def test_langfuse_down_loses_nothing_and_sync_finishes_the_job(
     local = _local_scores(with_langfuse)
     assert len(document["results"]) == 11 and len(local) > 0
     assert "is unreachable" in text
-    assert f"{len(local)} scores are not yet in Langfuse" in text
-    assert "span batches are not yet in Langfuse" in text
+    with sqlite3.connect(with_langfuse / "evaluator.db") as db:
+        spans = db.execute("SELECT SUM(spans) FROM traces").fetchone()[0]
+    assert f"In Langfuse (acknowledged): 0 of {spans} spans, 0 of {len(local)} scores" in text
+    held = f"11 traces, {len(local)} scores ({len(local)} of them wait for their trace's spans)"
+    assert f"Waiting in the local outbox: {held}" in text
     assert "evaluator sync" in text
     assert not langfuse_standin.score_posts
 
     langfuse_standin.come_back()
     code, text = cli("sync")
     assert code == 0, text
-    assert f"Scores posted to Langfuse: {len(local)}" in text
-    assert "Kept spans sent to Langfuse: " in text
+    assert (
+        f"In Langfuse (acknowledged): {spans} of {spans} spans, {len(local)} of {len(local)} scores" in text
+    )
     code, text = cli("sync")
-    assert code == 0 and "Nothing to send" in text
+    assert code == 0 and "Nothing waits" in text
     _assert_each_score_once(langfuse_standin, local)
-    for result in document["results"]:  # the spans the SDK could not deliver were kept, and sent by sync
+    for result in document["results"]:  # every captured span was kept, and sent by sync
         names = {s.name for s in langfuse_standin.spans_for(result["trace_id"])}
         assert {result["scenario_id"], "orchestrator"} <= names
 

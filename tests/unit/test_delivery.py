@@ -36,7 +36,9 @@ class FlakySink:
     retry_after: float | None = None
     calls: int = 0
 
-    def post_scores(self, scores: Sequence[Score], *, deadline: Deadline | None = None) -> dict[str, str]:
+    def post_scores(
+        self, scores: Sequence[Score], *, deadline: Deadline | None = None, attempt: int = 1
+    ) -> dict[str, str]:
         self.calls += 1
         if self.calls <= self.failures:
             raise LangfuseUnavailableError("down", status=503, retry_after=self.retry_after)
@@ -87,7 +89,9 @@ def test_wrong_keys_stop_at_once() -> None:
     class Refusing:
         calls = 0
 
-        def post_scores(self, scores: Sequence[Score], *, deadline: Deadline | None = None) -> dict[str, str]:
+        def post_scores(
+            self, scores: Sequence[Score], *, deadline: Deadline | None = None, attempt: int = 1
+        ) -> dict[str, str]:
             Refusing.calls += 1
             raise LangfuseAuthError("keys rejected")
 

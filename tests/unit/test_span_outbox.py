@@ -1,12 +1,14 @@
-"""Span batches the exporter could not deliver are kept as OTLP request bodies, not dropped."""
+"""The exporter wrapper reports, per trace, the spans Langfuse took; kept spans encode as OTLP bodies."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.trace import format_trace_id
 
-from evaluator.langfuse import KeepingExporter
+from evaluator.langfuse import AckingExporter
+from evaluator.langfuse.span_outbox import encode
 
 
 class Flaky(SpanExporter):
@@ -20,34 +22,46 @@ class Flaky(SpanExporter):
         return outcome
 
 
-def test_failed_batches_are_kept_and_successful_ones_are_not() -> None:
-    kept: list[tuple[bytes, int]] = []
-    inner = Flaky([SpanExportResult.SUCCESS, SpanExportResult.FAILURE, ConnectionError("down")])
-    exporter = KeepingExporter(inner, keep=lambda payload, count: kept.append((payload, count)))
+def _provider(exporter: SpanExporter) -> TracerProvider:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("test")
-    for name in ("delivered", "refused", "unreachable"):
-        with tracer.start_as_current_span(name):
+    return provider
+
+
+def test_only_delivered_spans_are_acknowledged_per_trace() -> None:
+    acks: list[Mapping[str, int]] = []
+    inner = Flaky([SpanExportResult.SUCCESS, SpanExportResult.SUCCESS, SpanExportResult.FAILURE])
+    tracer = _provider(AckingExporter(inner, ack=acks.append)).get_tracer("test")
+    with tracer.start_as_current_span("root") as root:
+        with tracer.start_as_current_span("delivered"):
             pass
-    assert [count for _, count in kept] == [1, 1]
-    names = [
-        ExportTraceServiceRequest.FromString(payload).resource_spans[0].scope_spans[0].spans[0].name
-        for payload, _ in kept
-    ]
-    assert names == ["refused", "unreachable"]
+        trace_id = format_trace_id(root.get_span_context().trace_id)
+    with tracer.start_as_current_span("refused"):
+        pass
+    assert [dict(a) for a in acks] == [{trace_id: 1}, {trace_id: 1}]  # "refused" failed: no ack
 
 
-def test_keep_can_be_re_pointed_or_turned_off() -> None:
-    first: list[int] = []
-    exporter = KeepingExporter(
-        Flaky([SpanExportResult.FAILURE] * 2), keep=lambda _, count: first.append(count)
-    )
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    with provider.get_tracer("t").start_as_current_span("a"):
+def test_an_exporter_that_raises_has_failed_and_ack_can_be_turned_off() -> None:
+    acks: list[Mapping[str, int]] = []
+    exporter = AckingExporter(Flaky([ConnectionError("down"), SpanExportResult.SUCCESS]), ack=acks.append)
+    tracer = _provider(exporter).get_tracer("t")
+    with tracer.start_as_current_span("a"):
         pass
-    exporter.keep_with(None)
-    with provider.get_tracer("t").start_as_current_span("b"):
+    exporter.ack_with(None)
+    with tracer.start_as_current_span("b"):
         pass
-    assert first == [1]
+    assert acks == []
+
+
+def test_encode_gives_the_otlp_request_body() -> None:
+    captured: list[ReadableSpan] = []
+
+    class Keep(SpanExporter):
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            captured.extend(spans)
+            return SpanExportResult.SUCCESS
+
+    with _provider(Keep()).get_tracer("t").start_as_current_span("kept"):
+        pass
+    body = ExportTraceServiceRequest.FromString(encode(captured))
+    assert body.resource_spans[0].scope_spans[0].spans[0].name == "kept"
