@@ -32,9 +32,10 @@ class LangfuseScores:
     ) -> dict[str, str]:
         """Post one batch; returns {score id: reason} for scores Langfuse rejected (empty: all accepted).
 
-        A 207 names no ids, and a 400 or 413 refuses the whole batch for what may be one score, so such
-        a batch is split in halves and each half posted again, down to the scores at fault; re-posting
-        is safe because ids and timestamps are deterministic (Langfuse updates, never duplicates).
+        After a 207, only the rejected scores are re-posted when the answer names them (by id); a 207
+        that does not, and a 400 or 413 (which refuse the whole batch for what may be one score),
+        split the batch in halves, each posted again, down to the scores at fault. Re-posting is safe:
+        ids and timestamps are deterministic, so Langfuse updates, never duplicates.
         """
         if not scores:
             return {}
@@ -53,9 +54,12 @@ class LangfuseScores:
                 raise
             return self._split(scores, deadline) if len(scores) > 1 else {scores[0].id: str(exc)}
         if response.status_code == 207:
+            named = _rejected_by_id(response, scores)
+            if named is not None:
+                return named
             if len(scores) > 1:
                 return self._split(scores, deadline)
-            return {scores[0].id: _rejection(response) or "rejected"}
+            return {scores[0].id: "; ".join(_errors(response)) or "rejected"}
         if response.status_code >= 300:
             raise api_failure(what, response.status_code, response.headers, response.text, self._api.base_url)
         return {}
@@ -119,10 +123,26 @@ def _score_body(score: Score) -> dict[str, Any]:
     return body
 
 
-def _rejection(response: httpx.Response) -> str:
+def _errors(response: httpx.Response) -> list[str]:
     """The per-item error messages of a 207 (`{"accepted", "rejected", "errors": [{"message"}]}`)."""
     try:
         errors = response.json().get("errors") or []
-    except ValueError:
-        return ""
-    return "; ".join(str(e.get("message", "")) for e in errors if isinstance(e, dict))
+    except (ValueError, AttributeError):
+        return []
+    return [str(e.get("message", "")) for e in errors if isinstance(e, dict)]
+
+
+def _rejected_by_id(response: httpx.Response, scores: Sequence[Score]) -> dict[str, str] | None:
+    """{id: reason} when every rejection the 207 counts names its score's id in its message; else
+    None (then the batch is bisected to find them)."""
+    try:
+        count = int(response.json().get("rejected", -1))
+    except (ValueError, AttributeError, TypeError):
+        return None
+    named: dict[str, str] = {}
+    for message in _errors(response):
+        ids = [s.id for s in scores if s.id in message]
+        if len(ids) != 1:
+            return None
+        named[ids[0]] = message
+    return named if len(named) == count else None

@@ -1,0 +1,172 @@
+"""Nothing finished is lost: a killed run's spans and scores reach Langfuse through `sync`, SIGTERM
+stops a run cleanly (143) and delivers what finished, scores wait for their trace's spans, and a 207's
+named rejects cost no re-posts. Runs go to the loopback Langfuse stand-in; kills hit a real process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import ROOT, Cli
+from tests.standin.langfuse_server import LangfuseStandIn
+
+CONFIG = """\
+[targets.toy]
+entry = "toy_targets:by_input"
+[run]
+timeout_seconds = 30
+concurrency = {concurrency}
+[store]
+path = "evaluator.db"
+[langfuse]
+flush_timeout_seconds = 5
+delivery_deadline_seconds = 10
+"""
+SCENARIO = """\
+id: s{index:02d}
+target: toy
+input: "{input}"
+expected:
+  agents: {{include: [worker]}}
+  tools: {{include: [lookup]}}
+  answer: {{contains: ["found"]}}
+"""
+
+
+def _project(folder: Path, inputs: list[str], concurrency: int) -> Path:
+    (folder / "evaluator.toml").write_text(CONFIG.format(concurrency=concurrency))
+    (folder / "toy_targets.py").write_text((ROOT / "tests/integration/toy_targets.py").read_text())
+    (folder / "scenarios").mkdir()
+    for index, text in enumerate(inputs):
+        (folder / "scenarios" / f"s{index:02d}.yaml").write_text(SCENARIO.format(index=index, input=text))
+    return folder
+
+
+def _start(
+    folder: Path, standin: LangfuseStandIn, keys: tuple[str, str], *args: str
+) -> subprocess.Popen[str]:
+    public_key, secret_key = keys
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("LANGFUSE_", "OPENAI_"))},
+        "LANGFUSE_PUBLIC_KEY": public_key,
+        "LANGFUSE_SECRET_KEY": secret_key,
+        "LANGFUSE_BASE_URL": standin.base_url,
+        "PYTHONPATH": str(ROOT),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "evaluator", "run", *args],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _finish(process: subprocess.Popen[str]) -> tuple[int, str]:
+    output, _ = process.communicate(timeout=60)
+    return process.returncode, output
+
+
+def _stored(folder: Path) -> int:
+    try:
+        with sqlite3.connect(folder / "evaluator.db") as db:
+            return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _wait_for(condition: object, timeout: float = 60) -> None:
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        if callable(condition) and condition():
+            return
+        time.sleep(0.02)
+    pytest.fail("the condition did not come true in time")
+
+
+def _local(folder: Path) -> tuple[dict[str, str], dict[str, int]]:
+    """Score id -> trace id, and trace id -> spans captured, as the store holds them."""
+    with sqlite3.connect(folder / "evaluator.db") as db:
+        scores = dict(db.execute("SELECT id, trace_id FROM scores").fetchall())
+        spans = dict(db.execute("SELECT trace_id, spans FROM traces").fetchall())
+    return scores, spans
+
+
+def _sync(
+    folder: Path, standin: LangfuseStandIn, keys: tuple[str, str], cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str]:
+    """`evaluator sync` in-process, with the run's keys (its outbox is bound to them)."""
+    monkeypatch.chdir(folder)
+    public_key, secret_key = keys
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", public_key)
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", secret_key)
+    monkeypatch.setenv("LANGFUSE_BASE_URL", standin.base_url)
+    return cli("sync")
+
+
+def test_a_killed_run_loses_nothing_it_finished(
+    tmp_path: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _project(tmp_path, [f"q{i}" for i in range(12)], concurrency=4)
+    keys = langfuse_standin.new_keys()
+    langfuse_standin.go_down()  # nothing reaches Langfuse during the run
+    process = _start(folder, langfuse_standin, keys)
+    _wait_for(lambda: _stored(folder) == 12)
+    process.kill()  # SIGKILL the moment the last scenario is stored, before anything is delivered
+    _finish(process)
+    langfuse_standin.come_back()
+    code, text = _sync(folder, langfuse_standin, keys, cli, monkeypatch)
+    assert code == 0, text
+    scores, spans = _local(folder)
+    assert len(spans) == 12 and len(scores) == 12 * 4  # 3 workflow scores and answer_contains each
+    assert set(langfuse_standin.scores) == set(scores)
+    for trace_id, count in spans.items():
+        assert len({s.span_id for s in langfuse_standin.spans_for(trace_id)}) >= count
+    assert all(n == 1 for n in langfuse_standin.score_posts.values())
+
+
+def test_sigterm_stops_starting_scenarios_and_delivers_what_finished(
+    tmp_path: Path, langfuse_standin: LangfuseStandIn
+) -> None:
+    folder = _project(tmp_path, ["sleep:0.4"] * 10, concurrency=2)
+    keys = langfuse_standin.new_keys()
+    process = _start(folder, langfuse_standin, keys)
+    _wait_for(lambda: _stored(folder) >= 2)
+    process.send_signal(signal.SIGTERM)
+    code, output = _finish(process)
+    assert code == 143, output
+    stored = _stored(folder)
+    assert 2 <= stored < 10
+    assert f"Stopped by SIGTERM: {stored} of 10 scenarios finished and are stored" in output
+    scores, spans = _local(folder)
+    assert set(spans) == set(scores.values()) and len(spans) == stored
+    roots = {s.trace_id for s in langfuse_standin.spans if s.name in {f"s{i:02d}" for i in range(10)}}
+    assert len(roots) <= stored + 2  # only the two running when it came were cut off; none started after
+    assert set(langfuse_standin.scores) == set(scores)  # what finished was delivered within the deadline
+    assert "In Langfuse (acknowledged)" in output
+
+
+def test_a_sticky_207_reject_costs_no_reposts(
+    tmp_path: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _project(tmp_path, [f"q{i}" for i in range(6)], concurrency=3)
+    langfuse_standin.reject_scores(lambda item: item["name"] == "answer_contains", "no such score config")
+    keys = langfuse_standin.new_keys()
+    code, output = _finish(_start(folder, langfuse_standin, keys))
+    scores, _ = _local(folder)
+    posts = langfuse_standin.requests_to("/api/public/scores", "POST")
+    assert len(langfuse_standin.scores) == 6 * 3  # the three workflow scores of each scenario
+    assert set(langfuse_standin.score_posts) <= set(scores)
+    assert all(n == 1 for n in langfuse_standin.score_posts.values())  # the 207 named them: no re-posts
+    assert "rejected" in output and "no such score config" in output
+    code, _ = _sync(folder, langfuse_standin, keys, cli, monkeypatch)
+    assert code == 1  # six scores are rejected: not in Langfuse, so sync cannot say everything is
+    assert len(langfuse_standin.requests_to("/api/public/scores", "POST")) == len(posts)  # none re-posted
