@@ -50,7 +50,8 @@ from evaluator.run._async import EventLoopThread
 from evaluator.run._watchdog import Watchdog
 from evaluator.run.target import PromptResolver, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
-from evaluator.trace import Trace
+from evaluator.errors import TraceError
+from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
 
 JUDGE_NOT_AVAILABLE = JudgeStatus(
     status="skipped", reason="the LLM judge is not part of this version; no quality scores"
@@ -82,7 +83,7 @@ class ScenarioTracer(Protocol):
     def scenario_run(
         self, *, trace_id: str, scenario_id: str, run_id: str, tags: Sequence[str], input: object
     ) -> AbstractContextManager[RootSpan]: ...
-    def take_trace(self, trace_id: str) -> Trace: ...
+    def take_trace(self, trace_id: str, rules: TraceRules = ...) -> Trace: ...
 
 
 class Recorder(Protocol):
@@ -178,8 +179,10 @@ class Pipeline:
         destination: str | None = None,
         outlet: ScoreOutlet | None = None,
         llm: LLMEndpoint | None = None,
+        trace_rules: Mapping[str, TraceRules] | None = None,  # by target name
     ) -> None:
         self._tracer = tracer
+        self._trace_rules = dict(trace_rules or {})
         self._targets = targets
         self._prompts = prompts
         self._recorder = recorder
@@ -451,7 +454,7 @@ class _Run:
         while (ran := self._to_evaluate.get()) is not None:
             attempt = ran.attempt
             try:
-                trace = self._p._tracer.take_trace(attempt.trace_id)
+                trace = self._take_trace(attempt)
                 result = evaluate(
                     attempt.item.scenario,
                     trace,
@@ -465,6 +468,21 @@ class _Run:
                 result = self._evaluator_error(attempt, exc, ran.latency_ms)
             self._to_record.put(result)
         self._to_record.put(None)
+
+    def _take_trace(self, attempt: _Attempt) -> Trace:
+        """The run's trace, read with its target's rules. Nothing captured, not even the evaluator's
+        own root span, is the evaluator's failure (its capture missed the spans), not the scenario's."""
+        scenario = attempt.item.scenario
+        trace = self._p._tracer.take_trace(
+            attempt.trace_id, self._p._trace_rules.get(scenario.target, DEFAULT_RULES)
+        )
+        if trace.observation_count == 0:
+            raise TraceError(
+                f"nothing was captured for trace {attempt.trace_id}, not even the evaluator's root span: "
+                "the spans went to a tracer the evaluator does not see. Fix: create the Langfuse client "
+                "in the target without explicit keys, or report this with how the target sets up tracing."
+            )
+        return trace
 
     # --- stage 3: record ---------------------------------------------------------------------------
 

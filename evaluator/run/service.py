@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from evaluator._time import Deadline, utc_now
-from evaluator.config import Config, load_config
+from evaluator.config import Config, TargetConfig, load_config
 from evaluator.errors import ConfigError, EvaluatorError, LangfuseUnavailableError, did_you_mean
 from evaluator.langfuse import LangfuseConnection, Tracing
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
@@ -30,6 +30,7 @@ from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, ne
 from evaluator.run.target import Target, load_target
 from evaluator.run.verify import VerifyReport, verify_run
 from evaluator.scenarios import LoadedScenario, TargetCatalog, load_scenarios
+from evaluator.trace import TraceRules
 from evaluator.storage import (
     DeliveryReport,
     LiveDelivery,
@@ -91,10 +92,12 @@ def run_suite(
     library = PromptLibrary(cfg.prompts_dir)
     pins = parse_pins(prompts, library)
     scenarios = select_scenarios(cfg, paths, tags, target, library)
-    targets = load_targets(cfg, {s.scenario.target for s in scenarios})
     _check_output(output)
     store = Store(cfg.store_path)
     connection = LangfuseConnection.from_env()
+    tracing = connection.tracing if connection is not None else Tracing.embedded()
+    with tracing.process_default():  # targets' import-time clients record into the capture
+        targets = load_targets(cfg, {s.scenario.target for s in scenarios})
     reachable = _check_langfuse(connection, on_notice)
     options = RunOptions(
         concurrency=concurrency if concurrency is not None else cfg.settings.run.concurrency,
@@ -106,7 +109,7 @@ def run_suite(
         if no_judge
         else JUDGE_NOT_AVAILABLE,
     )
-    session = _Session(cfg, store, connection, reachable, on_notice)
+    session = _Session(cfg, store, connection, reachable, on_notice, tracing)
     pipeline = Pipeline(
         tracer=session.tracing,
         targets=targets,
@@ -115,9 +118,11 @@ def run_suite(
         destination=session.destination,
         outlet=session.live,
         llm=cfg.llm_endpoint() if cfg.settings.llm.targets else None,
+        trace_rules=trace_rules(cfg),
     )
     on_start(len(scenarios))
-    run, results = pipeline.run(scenarios, options, on_result=on_result, on_start=store.start_run)
+    with tracing.process_default():
+        run, results = pipeline.run(scenarios, options, on_result=on_result, on_start=store.start_run)
     store.finish_run(run, results)
     if output is not None:  # written before anything is posted
         output.write_text(json.dumps(run_to_json(run, results), indent=2, default=str) + "\n")
@@ -137,13 +142,14 @@ class _Session:
         connection: LangfuseConnection | None,
         reachable: bool,
         on_notice: Notice,
+        tracing: Tracing,
     ) -> None:
         self._config = config
         self._store = store
         self._connection = connection
         self._reachable = reachable
         self._notice = on_notice
-        self.tracing = connection.tracing if connection is not None else Tracing.embedded()
+        self.tracing = tracing
         self.destination = connection.destination if connection is not None else None
         self.live: LiveDelivery | None = None
         self._configs: threading.Thread | None = None
@@ -237,7 +243,11 @@ class _Session:
         if verify:
             by_id = {s.scenario.id: s.scenario for s in scenarios}
             report = verify_run(
-                connection.traces, by_id, suite.results, deadline_seconds=limits.verify_deadline_seconds
+                connection.traces,
+                by_id,
+                suite.results,
+                deadline_seconds=limits.verify_deadline_seconds,
+                rules=trace_rules(self._config),
             )
         self.tracing.shutdown(deadline.remaining())
         return replace(
@@ -295,6 +305,22 @@ def catalogs(config: Config) -> dict[str, TargetCatalog]:
     return {
         name: TargetCatalog(agents=t.agents, tools=t.tools) for name, t in config.settings.targets.items()
     }
+
+
+def trace_rules(config: Config) -> dict[str, TraceRules]:
+    """How each configured target's traces are read (its convention and what they cannot show)."""
+    return {name: rules_for(target) for name, target in config.settings.targets.items()}
+
+
+def rules_for(target: TargetConfig, convention: str | None = None) -> TraceRules:
+    """A target's trace rules; `convention` (validate --convention) overrides the configured one."""
+    return TraceRules(
+        convention=convention or target.convention,
+        entry_agents=target.entry_agents,
+        agent_observations=target.agent_observations,
+        agent_pattern=target.agent_pattern,
+        handoff_patterns=target.handoff_patterns,
+    )
 
 
 def load_targets(config: Config, names: set[str]) -> dict[str, Target]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from evaluator.errors import EvaluatorError
 from evaluator.results import ScenarioResult, evaluate
 from evaluator.scenarios import Scenario
-from evaluator.trace import Trace, TraceReader, read_trace
+from evaluator.trace import DEFAULT_RULES, Trace, TraceReader, TraceRules, read_trace
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +48,7 @@ def verify_run(
     results: Sequence[ScenarioResult],
     *,
     deadline_seconds: float,
+    rules: Mapping[str, TraceRules] | None = None,
 ) -> VerifyReport:
     """Compare each finished result with the verdict on its trace as Langfuse stores it, within one
     deadline for the whole run (traces not reached by then are reported missing). Errored runs are
@@ -62,11 +63,13 @@ def verify_run(
             report.missing[result.scenario_id] = f"not checked: the {deadline_seconds:g} s deadline passed"
             continue
         try:
+            scenario = scenarios[result.scenario_id]
             stored = read_trace(
                 reader,
                 result.trace_id,
                 deadline_seconds=remaining,
                 expected_observations=result.observation_count,
+                rules=(rules or {}).get(scenario.target, DEFAULT_RULES),
             ).trace
         except EvaluatorError as exc:
             report.missing[result.scenario_id] = str(exc)

@@ -9,7 +9,7 @@ exported; without it this is the only place they go.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from opentelemetry.context import Context
@@ -35,11 +35,14 @@ TRACE_NAME = "langfuse.trace.name"
 
 
 class SpanCollector(SpanProcessor):
-    """Keeps finished spans of opened traces in memory, per trace id (32 hex characters)."""
+    """Keeps finished spans of opened traces in memory, per trace id (32 hex characters). `keep`
+    filters spans (what Langfuse would export). One collector may sit on several providers: a span
+    ends on one provider only, so it is captured once. Shutting a provider down leaves it running."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: Callable[[ReadableSpan], bool] | None = None) -> None:
         self._lock = threading.Lock()
         self._spans: dict[str, list[ReadableSpan]] = {}
+        self._keep = keep
 
     def open(self, trace_id: str) -> None:
         with self._lock:
@@ -59,12 +62,12 @@ class SpanCollector(SpanProcessor):
         trace_id = format_trace_id(span.context.trace_id)
         with self._lock:
             bucket = self._spans.get(trace_id)
-            if bucket is not None:
+        if bucket is not None and (self._keep is None or self._keep(span)):
+            with self._lock:
                 bucket.append(span)
 
     def shutdown(self) -> None:
-        with self._lock:
-            self._spans.clear()
+        return None  # shared by providers and runs: what is open stays until taken
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
