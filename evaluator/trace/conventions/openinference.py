@@ -46,14 +46,14 @@ class OpenInference:
         return Role(kind="agent", name=obs.name)
 
     def entry_agents(self, tree: Tree, agents: list[tuple[str, str]]) -> set[str]:
-        """The first agent under each workflow span (a workflow's starting agent)."""
+        """The first agent inside each workflow span (the workflow's starting agent)."""
         entries: set[str] = set()
         agent_ids = {agent_id for agent_id, _ in agents}
         for obs in tree.ordered:
             kind = obs.attributes.get(SPAN_KIND)
             if kind != "AGENT" or obs.id in agent_ids:
                 continue
-            first = next((c for c in tree.children.get(obs.id, []) if c.id in agent_ids), None)
+            first = next((d for d in tree.descendants(obs) if d.id in agent_ids), None)
             if first is not None:
                 entries.add(first.id)
         return entries
