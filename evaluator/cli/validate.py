@@ -14,8 +14,8 @@ from evaluator.config import Config, load_config
 from evaluator.errors import ConfigError, did_you_mean
 from evaluator.reports import notice, summary_table
 from evaluator.results import JudgeStatus, evaluate
-from evaluator.scenarios import load_scenarios
 from evaluator.run.service import rules_for
+from evaluator.scenarios import load_scenarios
 from evaluator.trace import CONVENTION_NAMES, Trace, TraceRules, load_trace_file, read_trace
 
 

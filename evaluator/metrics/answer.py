@@ -15,7 +15,6 @@ from typing import Any
 
 from evaluator.metrics.base import MetricContext, ScoreDefinition, ScoreValue
 
-
 _AI_ROLES = frozenset({"ai", "assistant", "AIMessage", "AIMessageChunk"})
 
 

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from evaluator._time import utc_now
 from evaluator.config import LLMEndpoint
-from evaluator.errors import TargetTimeoutError
+from evaluator.errors import TargetTimeoutError, TraceError
 from evaluator.prompts import PromptSource
 from evaluator.results import (
     JudgeStatus,
@@ -50,7 +50,6 @@ from evaluator.run._async import EventLoopThread
 from evaluator.run._watchdog import Watchdog
 from evaluator.run.target import PromptResolver, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
-from evaluator.errors import TraceError
 from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
 
 JUDGE_NOT_AVAILABLE = JudgeStatus(

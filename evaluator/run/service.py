@@ -30,7 +30,6 @@ from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, ne
 from evaluator.run.target import Target, load_target
 from evaluator.run.verify import VerifyReport, verify_run
 from evaluator.scenarios import LoadedScenario, TargetCatalog, load_scenarios
-from evaluator.trace import TraceRules
 from evaluator.storage import (
     DeliveryReport,
     LiveDelivery,
@@ -39,6 +38,7 @@ from evaluator.storage import (
     deliver,
     deliver_spans,
 )
+from evaluator.trace import TraceRules
 
 Notice = Callable[[str, str], None]  # (kind: "warning" | "error", message)
 
@@ -109,7 +109,7 @@ def run_suite(
         if no_judge
         else JUDGE_NOT_AVAILABLE,
     )
-    session = _Session(cfg, store, connection, reachable, on_notice, tracing)
+    session = _Session(cfg, store, connection, reachable, on_notice, tracing=tracing)
     pipeline = Pipeline(
         tracer=session.tracing,
         targets=targets,
@@ -142,6 +142,7 @@ class _Session:
         connection: LangfuseConnection | None,
         reachable: bool,
         on_notice: Notice,
+        *,
         tracing: Tracing,
     ) -> None:
         self._config = config

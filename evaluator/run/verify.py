@@ -1,9 +1,9 @@
 """`run --verify-langfuse`: read every trace of a run back from Langfuse and check that its stored form
 gives the same verdict as the spans captured in-process (a delivery check, not a second opinion).
 
-Langfuse stores times in milliseconds, so tools called within the same millisecond come back with equal
-start times and an order Langfuse cannot know. A trajectory that differs only inside such a tie is
-reported as *unsure*, not as different.
+Langfuse stores times in milliseconds, so calls made within the same millisecond come back with equal
+start times and an order Langfuse cannot know. A trajectory (its tool path, or its flow: the first
+non-entry agent) that differs only inside such a tie is reported as *unsure*, not as different.
 """
 
 from __future__ import annotations
@@ -37,9 +37,13 @@ def _verdict(result: ScenarioResult) -> dict[str, object]:
     return {"status": result.status, **{key: v.to_json() for key, v in result.verdicts.items()}}
 
 
-def _tied_tool_starts(trace: Trace) -> bool:
-    starts = Counter(t.start_time for t in trace.tools)
-    return any(count > 1 for count in starts.values())
+def _tied_starts(trace: Trace) -> bool:
+    """Whether tools, or agents, share a start time (their stored order is unknowable)."""
+    for calls in (trace.tools, trace.agents):
+        starts = Counter(c.start_time for c in calls)
+        if any(count > 1 for count in starts.values()):
+            return True
+    return False
 
 
 def verify_run(
@@ -88,9 +92,10 @@ def _compare(report: VerifyReport, scenario: Scenario, result: ScenarioResult, s
     same_tools = sorted(result.trajectory.actual if result.trajectory else ()) == sorted(
         again.trajectory.actual if again.trajectory else ()
     )
-    if changed in (["trajectory"], ["status", "trajectory"]) and same_tools and _tied_tool_starts(stored):
+    if changed in (["trajectory"], ["status", "trajectory"]) and same_tools and _tied_starts(stored):
         report.ambiguous[result.scenario_id] = (
-            "the same tools, but some share a start time in Langfuse, so their stored order is unsure"
+            "the same tools and agents, but some share a start time in Langfuse, so their stored order "
+            "(and the flow) is unsure"
         )
         return
     report.differ[result.scenario_id] = (

@@ -153,10 +153,20 @@ def _tools_and_handoffs(
         source_id = nearest[obs.id]
         source = roles[source_id].name if source_id is not None else None
         position = len(tools) + len(handoffs)
-        target = _handoff_target(tree, obs, role.name, rules, agent_ids, roles, by_normal_name)
+        target = _handoff_target(
+            tree,
+            obs,
+            tool_name=role.name,
+            rules=rules,
+            agent_ids=agent_ids,
+            roles=roles,
+            by_normal_name=by_normal_name,
+        )
         if target is not None:
             handoffs.append(
-                Handoff(via=role.name, source=source, target=target, start_time=obs.start_time, order=position)
+                Handoff(
+                    via=role.name, source=source, target=target, start_time=obs.start_time, order=position
+                )
             )
             continue
         order.append(position)
@@ -179,6 +189,7 @@ def _tools_and_handoffs(
 def _handoff_target(
     tree: Tree,
     obs: Observation,
+    *,
     tool_name: str,
     rules: TraceRules,
     agent_ids: set[str],

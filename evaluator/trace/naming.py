@@ -18,7 +18,7 @@ _ARGUMENT_ATTRIBUTES = ("gen_ai.tool.call.arguments", "tool_arguments", "input.v
 
 
 def normalize_name(name: str) -> str:
-    """"English agent", "english_agent" and "English-Agent" all read "english_agent"."""
+    """ "English agent", "english_agent" and "English-Agent" all read "english_agent"."""
     return _NON_ALNUM.sub("_", name.lower()).strip("_")
 
 
@@ -65,8 +65,7 @@ def ambiguity_warnings(
 
 def _warning(kind: str, name: str, count: int, nested: bool) -> str:
     how = (
-        'name each one: @observe(name="research_agent", as_type="agent") on the method, or name= on '
-        "the agent"
+        'name each one: @observe(name="research_agent", as_type="agent") on the method, or name= on the agent'
         if kind == "agent"
         else 'name each one: @observe(name="web_search", as_type="tool") on the method, or name= on the tool'
     )

@@ -20,7 +20,18 @@ LANGFUSE_SCOPE_PREFIX = "langfuse-sdk"
 OBSERVATION_TYPE = "langfuse.observation.type"
 
 _LANGFUSE_TYPES = frozenset(
-    {"span", "generation", "event", "embedding", "agent", "tool", "chain", "retriever", "guardrail", "evaluator"}
+    {
+        "span",
+        "generation",
+        "event",
+        "embedding",
+        "agent",
+        "tool",
+        "chain",
+        "retriever",
+        "guardrail",
+        "evaluator",
+    }
 )
 _OPENINFERENCE_KINDS = {
     "CHAIN": "CHAIN",

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.errors import TraceError
-from evaluator.trace.otel_mapping import ATTRIBUTES_KEY
 from evaluator.trace.build import build_trace
 from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
 from evaluator.trace.model import Observation, Trace
+from evaluator.trace.otel_mapping import ATTRIBUTES_KEY
 
 
 def trace_from_langfuse_trace(body: Mapping[str, Any], rules: TraceRules = DEFAULT_RULES) -> Trace:

@@ -146,7 +146,10 @@ CASES = [
         id="observe-sibling-agent-unexpected",
         target="observe_functions",
         input="Book a flight and a hotel",
-        expected={"agents": {"include": ["flight_agent"]}, "tools": {"allow": ["search_flights", "search_hotels"]}},
+        expected={
+            "agents": {"include": ["flight_agent"]},
+            "tools": {"allow": ["search_flights", "search_hotels"]},
+        },
         status="failed",
         agents={"included": ["flight_agent"], "unexpected": ["hotel_agent"]},
     ),

@@ -41,7 +41,18 @@ def _project(folder: Path) -> Path:
 
 def _run(project: Path, output: str, env: dict[str, str], *extra: str) -> dict[str, Any]:
     completed = subprocess.run(
-        [sys.executable, "-m", "evaluator", "run", "scenarios", "--output", output, "--concurrency", "2", *extra],
+        [
+            sys.executable,
+            "-m",
+            "evaluator",
+            "run",
+            "scenarios",
+            "--output",
+            output,
+            "--concurrency",
+            "2",
+            *extra,
+        ],
         cwd=project,
         env=env,
         capture_output=True,
@@ -74,7 +85,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 def _check(case: Case, result: dict[str, Any]) -> None:
-    assert result["status"] == case.status, (case.id, result["workflow"], result["answer"], result.get("error"))
+    assert result["status"] == case.status, (
+        case.id,
+        result["workflow"],
+        result["answer"],
+        result.get("error"),
+    )
     for kind, fields in (("agents", case.agents), ("tools", case.tools)):
         for name, values in fields.items():
             assert result["workflow"][kind][name] == values, (case.id, kind, name, result["workflow"])
@@ -117,7 +133,9 @@ def test_validate_from_file_and_by_trace_id_give_the_run_verdict(
         by_id = read_trace(connection.traces, ran["trace_id"], expected_observations=ran["observations"])
         for trace in (load_trace_file(saved), by_id.trace):
             again = _evaluate(scenario, trace, None)  # as validate does: the answer from the trace
-            expected = {k: ran[k] for k in ("status", "workflow", "handoffs", "trajectory", "answer", "warnings")}
+            expected = {
+                k: ran[k] for k in ("status", "workflow", "handoffs", "trajectory", "answer", "warnings")
+            }
             assert _verdict(again) == expected, case.id
     connection.tracing.shutdown(5)
 

@@ -90,7 +90,9 @@ def test_handoffs_and_warnings_in_the_result() -> None:
         judge_status=JudgeStatus(status="skipped", reason="-"),
     )
     document = result.to_json()
-    assert document["handoffs"] == [{"from": "supervisor", "to": "math_expert", "via": "transfer_to_math_expert"}]
+    assert document["handoffs"] == [
+        {"from": "supervisor", "to": "math_expert", "via": "transfer_to_math_expert"}
+    ]
     assert document["workflow"]["tools"]["unexpected"] == []  # a hand-off is not a tool
     assert len(document["warnings"]) == 1
     assert '2 agent calls are all named "run"' in document["warnings"][0]

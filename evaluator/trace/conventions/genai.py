@@ -48,4 +48,6 @@ def _agent_name(attrs: Mapping[str, Any], fallback: str) -> str:
         value = attrs.get(key)
         if isinstance(value, str) and value:
             return value
-    return fallback.removesuffix(" run") if fallback.endswith(" run") and fallback != "agent run" else fallback
+    return (
+        fallback.removesuffix(" run") if fallback.endswith(" run") and fallback != "agent run" else fallback
+    )

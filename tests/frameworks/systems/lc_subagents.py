@@ -37,10 +37,12 @@ def _worker(tool_name: str, **args: Any) -> Any:
     return script
 
 
-research_agent = create_agent(ScriptedChat(script=_worker("web_search", query="eiffel")), tools=[web_search],
-                              name="research_agent")
-math_agent = create_agent(ScriptedChat(script=_worker("calculator", expression="6*7")), tools=[calculator],
-                          name="math_agent")
+research_agent = create_agent(
+    ScriptedChat(script=_worker("web_search", query="eiffel")), tools=[web_search], name="research_agent"
+)
+math_agent = create_agent(
+    ScriptedChat(script=_worker("calculator", expression="6*7")), tools=[calculator], name="math_agent"
+)
 
 
 @tool
@@ -65,7 +67,9 @@ def _orchestrator(messages: Sequence[BaseMessage]) -> AIMessage:
     return call("compute", "c1", query=asked) if "compute" in asked else call("research", "r1", query=asked)
 
 
-orchestrator = create_agent(ScriptedChat(script=_orchestrator), tools=[research, compute], name="orchestrator")
+orchestrator = create_agent(
+    ScriptedChat(script=_orchestrator), tools=[research, compute], name="orchestrator"
+)
 
 
 def run(request: Any) -> object:

@@ -42,7 +42,9 @@ def _math(messages: Sequence[BaseMessage]) -> AIMessage:
 def _supervisor(messages: Sequence[BaseMessage]) -> AIMessage:
     if any(isinstance(m, ToolMessage) and "back to supervisor" in str(m.content).lower() for m in messages):
         last_worker = next(
-            m for m in reversed(messages) if isinstance(m, AIMessage) and str(m.content).startswith(("Found", "The"))
+            m
+            for m in reversed(messages)
+            if isinstance(m, AIMessage) and str(m.content).startswith(("Found", "The"))
         )
         return AIMessage(content=f"Answer: {last_worker.content}")
     if "add" in question(messages).lower():
