@@ -1,4 +1,5 @@
-# `make demo` and `make test` bootstrap .venv from requirements.lock on first use.
+# `make demo` and `make test` bootstrap .venv from requirements.lock on first use (the package with its
+# dev tools and the agent frameworks the tests build real systems with: the `frameworks` extra).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,7 +11,7 @@ $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed (set PYTHON=...)")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "Installing pinned dependencies into $(VENV) (log: $(VENV)/install.log)"
-	@$(BIN)/python -m pip install --disable-pip-version-check -c requirements.lock -e '.[dev]' \
+	@$(BIN)/python -m pip install --disable-pip-version-check -c requirements.lock -e '.[dev,frameworks]' \
 	  > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
 	@touch $(STAMP)
 

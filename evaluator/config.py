@@ -4,6 +4,11 @@
     entry = "demo_agents.research:run"
     agents = ["orchestrator", "research", "clarification"]   # optional: lets lint catch typos
     tools = ["pdf_retrieval", "web_search"]
+    convention = "auto"                     # or langfuse, langgraph, genai, openinference
+    entry_agents = ["orchestrator"]         # optional: declared orchestrators
+    agent_observations = []                 # optional: observation names that are agents
+    agent_pattern = "(?P<name>.+)_agent"    # optional: the same, as a regex
+    handoff_patterns = ["^delegate_to_(?P<agent>.+)$"]       # optional: more hand-off tools
 
     [run]        concurrency = 4, timeout_seconds = 120
     [store]      path = ".evaluator/evaluator.db"
@@ -19,10 +24,12 @@ from LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY / LANGFUSE_BASE_URL. Relative pat
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
@@ -48,10 +55,45 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+ConventionName = Literal["auto", "langfuse", "langgraph", "genai", "openinference"]
+
+
 class TargetConfig(_Section):
+    """A target, and what its traces cannot say about it (README, Tracing your system)."""
+
     entry: str
     agents: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
+    convention: ConventionName = "auto"  # how its traces name agents and tools; auto: detected per trace
+    entry_agents: tuple[str, ...] = ()  # orchestrators: always expected
+    agent_observations: tuple[str, ...] = ()  # observations (any type) with these names are agents
+    agent_pattern: str | None = None  # regex; a full match is an agent, named by the group `name`
+    handoff_patterns: tuple[str, ...] = ()  # regexes of hand-off tool names, with the group `agent`
+
+    @field_validator("agent_pattern")
+    @classmethod
+    def _agent_pattern(cls, value: str | None) -> str | None:
+        if value is not None:
+            _compiled(value, "agent_pattern")
+        return value
+
+    @field_validator("handoff_patterns")
+    @classmethod
+    def _handoff_patterns(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for pattern in value:
+            if "agent" not in _compiled(pattern, "handoff_patterns").groupindex:
+                raise ValueError(
+                    f"handoff pattern {pattern!r} has no group named agent; write it like "
+                    "'^delegate_to_(?P<agent>.+)$'"
+                )
+        return value
+
+
+def _compiled(pattern: str, field: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"{field}: {pattern!r} is not a regular expression ({exc})") from None
 
 
 class RunConfig(_Section):

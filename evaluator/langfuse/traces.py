@@ -10,6 +10,9 @@ from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi, api_failure
 
 _OBSERVATION_FIELDS = "core,basic,io,metadata,prompt,time"
+# The OpenTelemetry attributes of third-party spans (how conventions recognise agents), whole: Langfuse
+# truncates metadata values over 200 characters unless asked.
+_EXPANDED_METADATA = "attributes"
 
 
 class LangfuseTraces:
@@ -27,6 +30,7 @@ class LangfuseTraces:
                 api.client.api.observations.get_many,
                 trace_id=trace_id,
                 fields=_OBSERVATION_FIELDS,
+                expand_metadata=_EXPANDED_METADATA,
                 limit=1000,
                 cursor=cursor,
             )

@@ -2,26 +2,37 @@
 
 Two modes, one code path:
 
-- Embedded (no Langfuse keys): the real SDK instrumentation runs on an isolated TracerProvider, its span
-  exporter discards (nothing leaves the process), and the `SpanCollector` beside it captures every span.
-  The client gets a unique throwaway key because the SDK keeps one resource manager per public key for
-  the whole process: a reused key would silently reuse another client's exporter.
+- Embedded (no Langfuse keys): the real SDK instrumentation runs on the evaluator's own TracerProvider,
+  its span exporter discards (nothing leaves the process), under one process-wide embedded key.
 - Connected: the SDK's own OTLP exporter sends the spans to Langfuse (wrapped so that batches it cannot
-  deliver are kept for `sync`) and the collector still captures them, so validation never waits for
-  ingestion.
+  deliver are sent again by `sync` from the store), so validation never waits for ingestion.
+
+Capture follows the spans wherever the team's setup sends them. One `SpanCollector` per process (it
+keys spans by trace id, so scenarios and runs never mix) is attached, once each, to the provider the
+SDK's resource manager really uses for the key (a team's `Langfuse()` or `CallbackHandler()` created
+first owns it: the SDK keeps one resource manager per public key, process-wide) and to the global
+provider, where OpenTelemetry-native frameworks (pydantic-ai, OpenInference) write. When no global
+provider is set, the evaluator's becomes it, as Langfuse's own client does. Spans are exported by the
+one Langfuse processor already on their provider, never twice. The collector keeps what the SDK would
+export (its default span filter), so the capture holds what Langfuse would store. While a suite runs,
+clients created without explicit keys (`get_client()`, `@observe`, a `CallbackHandler()` or
+`Langfuse()` at import time) resolve to the evaluator's key (`process_default`, `scenario_run`).
 """
 
 from __future__ import annotations
 
+import os
 import threading
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from langfuse import Langfuse, propagate_attributes
+from langfuse._client.get_client import _set_current_public_key  # what @observe uses for nesting
 from langfuse.langchain import CallbackHandler
+from langfuse.span_filter import is_default_export_span
+from opentelemetry import trace as otel_trace
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -30,23 +41,46 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from evaluator.langfuse._http import bounded, otlp_endpoint, otlp_headers
 from evaluator.langfuse.settings import LangfuseSettings
 from evaluator.langfuse.span_outbox import Ack, AckingExporter, encode
-from evaluator.trace import Trace
+from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
 from evaluator.trace.capture import SpanCollector, trace_from_spans
 
 _EMBEDDED_BASE_URL = "http://127.0.0.1:9"  # never contacted: spans go to the discarding exporter
+_EMBEDDED_PUBLIC_KEY = "pk-lf-evaluator-embedded"
+_EMBEDDED_SECRET_KEY = "sk-lf-evaluator-embedded"  # noqa: S105 - a placeholder, never a secret
 _METADATA_VALUE_LIMIT = 200  # Langfuse keeps trace metadata values up to 200 characters
 
 
 @dataclass(frozen=True)
 class _Capture:
     provider: TracerProvider
-    collector: SpanCollector
     exporter: AckingExporter
 
 
 _capture_lock = threading.Lock()
 _capture_by_key: dict[str, _Capture] = {}
-_embedded: list[Tracing] = []
+_collector = SpanCollector(keep=is_default_export_span)  # one per process: keyed by trace id
+_attached: list[TracerProvider] = []  # providers the collector is on (each once: no double capture)
+
+
+def _attach(provider: object) -> None:
+    """Put the collector on an SDK TracerProvider, once (a proxy or no-op provider is skipped)."""
+    if not isinstance(provider, TracerProvider):
+        return
+    with _capture_lock:
+        if any(p is provider for p in _attached):
+            return
+        _attached.append(provider)
+    provider.add_span_processor(_collector)
+
+
+def _follow_spans(client: Langfuse, own: TracerProvider) -> None:
+    """Capture where the spans really go: the provider of the key's resource manager (which a client
+    created earlier with the same key may own), and the global provider (made `own` if none is set)."""
+    resources = getattr(client, "_resources", None)
+    _attach(getattr(resources, "tracer_provider", None) or own)
+    if isinstance(otel_trace.get_tracer_provider(), otel_trace.ProxyTracerProvider):
+        otel_trace.set_tracer_provider(getattr(resources, "tracer_provider", None) or own)
+    _attach(otel_trace.get_tracer_provider())
 
 
 def _capture_for(settings: LangfuseSettings) -> _Capture:
@@ -58,11 +92,8 @@ def _capture_for(settings: LangfuseSettings) -> _Capture:
     """
     with _capture_lock:
         if settings.public_key not in _capture_by_key:
-            provider, collector = TracerProvider(shutdown_on_exit=False), SpanCollector()
-            provider.add_span_processor(collector)
             _capture_by_key[settings.public_key] = _Capture(
-                provider,
-                collector,
+                TracerProvider(shutdown_on_exit=False),
                 AckingExporter(
                     OTLPSpanExporter(
                         endpoint=otlp_endpoint(settings),
@@ -139,35 +170,34 @@ class Tracing:
         self._exporter: AckingExporter | None = None
         self._handler: list[Any] = []
         self._handler_lock = threading.Lock()
+        self._embedded = False
 
     @classmethod
     def embedded(cls) -> Tracing:
-        """Real SDK instrumentation, spans captured in-process, no network."""
-        public_key = f"pk-lf-embedded-{uuid.uuid4().hex}"
-        provider, collector = TracerProvider(shutdown_on_exit=False), SpanCollector()
-        provider.add_span_processor(collector)
+        """Real SDK instrumentation, spans captured in-process, no network. Every embedded Tracing of
+        the process shares one key (so clients the team creates resolve to it) and one provider."""
+        with _capture_lock:
+            if _EMBEDDED_PUBLIC_KEY not in _capture_by_key:
+                _capture_by_key[_EMBEDDED_PUBLIC_KEY] = _Capture(
+                    TracerProvider(shutdown_on_exit=False), AckingExporter(_DiscardingExporter())
+                )
+            capture = _capture_by_key[_EMBEDDED_PUBLIC_KEY]
         client = Langfuse(
-            public_key=public_key,
-            secret_key="sk-lf-embedded",  # noqa: S106 - placeholder
+            public_key=_EMBEDDED_PUBLIC_KEY,
+            secret_key=_EMBEDDED_SECRET_KEY,
             base_url=_EMBEDDED_BASE_URL,
-            tracer_provider=provider,
-            span_exporter=_DiscardingExporter(),
+            tracer_provider=capture.provider,
             # Nothing leaves the process: the SDK still writes every attribute (its processor's
             # on_start propagates trace attributes to each span), but skips queueing, cloning and
             # media-scanning spans for an exporter that would discard them.
             should_export_span=_never,
+            span_exporter=_DiscardingExporter(),
             tracing_enabled=True,
         )
-        return cls(client=client, public_key=public_key, collector=collector)
-
-    @classmethod
-    def shared_embedded(cls) -> Tracing:
-        """One embedded tracing per process, for every run in it (a notebook running suite after
-        suite): each new one would leave an SDK resource manager and its threads behind for good."""
-        with _capture_lock:
-            if not _embedded:
-                _embedded.append(cls.embedded())
-            return _embedded[0]
+        _follow_spans(client, capture.provider)
+        tracing = cls(client=client, public_key=_EMBEDDED_PUBLIC_KEY, collector=_collector)
+        tracing._embedded = True
+        return tracing
 
     @classmethod
     def connected(cls, settings: LangfuseSettings) -> Tracing:
@@ -182,9 +212,35 @@ class Tracing:
             timeout=settings.timeout_seconds,
             tracing_enabled=True,
         )
-        tracing = cls(client=client, public_key=settings.public_key, collector=capture.collector)
+        _follow_spans(client, capture.provider)
+        tracing = cls(client=client, public_key=settings.public_key, collector=_collector)
         tracing._exporter = capture.exporter
         return tracing
+
+    @contextmanager
+    def process_default(self) -> Iterator[None]:
+        """While open, Langfuse clients created without keys use this tracing's: a team's module that
+        builds `Langfuse()` or `CallbackHandler()` at import time, imported inside, records into the
+        capture. Embedded, that means the LANGFUSE_* variables name the embedded key (restored on
+        exit); connected, the environment names the keys already."""
+        if not self._embedded:
+            yield
+            return
+        names = {
+            "LANGFUSE_PUBLIC_KEY": _EMBEDDED_PUBLIC_KEY,
+            "LANGFUSE_SECRET_KEY": _EMBEDDED_SECRET_KEY,
+            "LANGFUSE_BASE_URL": _EMBEDDED_BASE_URL,
+        }
+        saved = {name: os.environ.get(name) for name in names}
+        os.environ.update(names)
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
 
     @staticmethod
     def trace_id_for(run_id: str, scenario_id: str) -> str:
@@ -208,6 +264,7 @@ class Tracing:
         spans are captured. The span is NOT ended on exit: call `ScenarioSpan.end()`."""
         self._collector.open(trace_id)
         with (
+            _set_current_public_key(self._public_key),  # get_client() and @observe inside: this key
             self.client.start_as_current_observation(
                 name=scenario_id,
                 as_type="span",
@@ -227,15 +284,15 @@ class Tracing:
         ):
             yield ScenarioSpan(span, trace_id)
 
-    def take_trace(self, trace_id: str) -> Trace:
+    def take_trace(self, trace_id: str, rules: TraceRules = DEFAULT_RULES) -> Trace:
         """The normalized trace of a finished scenario run, from the captured spans (the trace is
-        closed: later spans of it are not kept)."""
-        return self.take(trace_id).trace
+        closed: later spans of it are not kept), read with the target's rules."""
+        return self.take(trace_id, rules).trace
 
-    def take(self, trace_id: str) -> Captured:
-        """The captured spans of a finished scenario run and their normalized trace (closed, as above)."""
+    def take(self, trace_id: str, rules: TraceRules = DEFAULT_RULES) -> Captured:
+        """The captured spans of a finished scenario run and their trace (closed, as above)."""
         spans = self._collector.take(trace_id)
-        return Captured(trace=trace_from_spans(trace_id, spans), spans=spans)
+        return Captured(trace=trace_from_spans(trace_id, spans, rules), spans=spans)
 
     def acknowledge_with(self, ack: Ack | None) -> None:
         """Where the exporter reports the spans Langfuse took, per trace (the store)."""
@@ -248,5 +305,8 @@ class Tracing:
         return bounded(self.client.flush, timeout_seconds)
 
     def shutdown(self, timeout_seconds: float = 10.0) -> bool:
-        """Flush and stop the SDK's threads, waiting at most `timeout_seconds`."""
+        """Flush and stop the SDK's threads, waiting at most `timeout_seconds`. Embedded, only flush:
+        the process-wide embedded client serves later runs in this process too."""
+        if self._embedded:
+            return self.flush(timeout_seconds)
         return bounded(self.client.shutdown, timeout_seconds)

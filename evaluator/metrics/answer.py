@@ -1,5 +1,9 @@
 """Rule-based answer checks, before any judge (seed evaluation-and-feedback-spec.md, "Simple cases"):
 every `expected.answer.contains` string must occur in the final answer (case-sensitive).
+
+The final answer is what the system answered, not everything its target returned: a LangGraph target
+that returns its whole state (`{"messages": [...]}`) answered with its last AI message, so a phrase of
+the user's own question in that state does not count as "in the answer".
 """
 
 from __future__ import annotations
@@ -10,6 +14,34 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluator.metrics.base import MetricContext, ScoreDefinition, ScoreValue
+
+_AI_ROLES = frozenset({"ai", "assistant", "AIMessage", "AIMessageChunk"})
+
+
+def final_answer(output: Any) -> Any:
+    """The answer in a target's output: for a graph state with `messages`, the content of its last AI
+    message (a LangChain message object or its dict form); anything else as it is. A state with no AI
+    message answers nothing (None)."""
+    messages = output.get("messages") if isinstance(output, Mapping) else None
+    if not isinstance(messages, list | tuple):
+        return output
+    for message in reversed(messages):
+        role = _field(message, "type") or _field(message, "role")
+        if role in _AI_ROLES:
+            return _content_text(_field(message, "content"))
+    return None
+
+
+def _field(message: Any, name: str) -> Any:
+    return message.get(name) if isinstance(message, Mapping) else getattr(message, name, None)
+
+
+def _content_text(content: Any) -> Any:
+    """A message's content: text parts of a list content joined; anything else as it is."""
+    if isinstance(content, list):
+        parts = [p.get("text", "") if isinstance(p, Mapping) else str(p) for p in content]
+        return "".join(parts)
+    return content
 
 
 def answer_text(answer: Any) -> str:
@@ -61,4 +93,4 @@ class AnswerContainsMetric:
         spec = context.scenario.expected.answer
         if spec is None or not spec.contains:
             return None
-        return check_answer(spec.contains, context.answer)
+        return check_answer(spec.contains, final_answer(context.answer))

@@ -16,7 +16,7 @@ or path_nodes: those measure how much of P was achieved.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,8 +103,10 @@ def score_paths(
     )
 
 
-def score_trajectory(spec: TrajectorySpec, trace: Trace) -> TrajectoryScore:
-    return score_paths(spec.tools, trace.tool_path, expected_flow=spec.flow, actual_flow=trace.flow)
+def score_trajectory(spec: TrajectorySpec, trace: Trace, named: Collection[str] = ()) -> TrajectoryScore:
+    """`named`: tool names the scenario mentions; hand-offs through those tools are in the path."""
+    actual = trace.tool_path_naming({*spec.tools, *named})
+    return score_paths(spec.tools, actual, expected_flow=spec.flow, actual_flow=trace.flow)
 
 
 class TrajectoryMetric:
@@ -136,5 +138,9 @@ class TrajectoryMetric:
     figures: Mapping[str, tuple[str, ...]] = {"full_workflow": ("full_workflow",)}
 
     def evaluate(self, context: MetricContext) -> TrajectoryScore | None:
-        spec = context.scenario.expected.trajectory
-        return score_trajectory(spec, context.trace) if spec is not None else None
+        expected = context.scenario.expected
+        spec = expected.trajectory
+        if spec is None:
+            return None
+        tools = expected.tools
+        return score_trajectory(spec, context.trace, {*tools.include, *tools.exclude, *tools.allow})

@@ -10,8 +10,15 @@ The rules, per kind (agents, tools), with C the names called, and the scenario's
                none of include / allow / the entry agents (first-call order)
 - pass       = no missing and no unexpected;  overall pass = agents.pass and tools.pass
 
-Entry agents (agents with no AGENT ancestor, e.g. an orchestrator) are always expected. No duplicates
-in any list. An empty expectation with strict=True therefore fails on any call that is not an entry agent.
+Entry agents (orchestrators: declared, or known from the framework; trace/build.py) are always
+expected. No duplicates in any list. An empty expectation with strict=True therefore fails on any call
+that is not an entry agent.
+
+No false avoidance: an excluded name that appears anywhere in the trace (an observation of any type, a
+hand-off or its target) without being called as an agent or tool of that kind is not `excluded`
+(correctly avoided): it is `unexpected`, with a warning saying where it appeared, because the trace
+cannot show that it did not run. Hand-offs are not tools unless the scenario names their tool in
+`expected.tools` (or its trajectory): then they are checked, and sit in the tool path, like any tool.
 """
 
 from __future__ import annotations
@@ -58,6 +65,7 @@ class KindVerdict:
 class WorkflowVerdict:
     agents: KindVerdict
     tools: KindVerdict
+    warnings: tuple[str, ...] = ()  # for the result's `warnings`, not part of this verdict's JSON
 
     @property
     def passed(self) -> bool:
@@ -101,9 +109,13 @@ class WorkflowVerdict:
 
 
 def validate_kind(
-    called: Sequence[str], expectation: Expectation, always_expected: Collection[str] = ()
+    called: Sequence[str],
+    expectation: Expectation,
+    always_expected: Collection[str] = (),
+    present: Collection[str] = (),
 ) -> KindVerdict:
-    """Apply the rules above to one kind; `called` in call order, repeats allowed."""
+    """Apply the rules above to one kind; `called` in call order, repeats allowed. `present`: every
+    name seen in the trace; an excluded name among them is never reported avoided."""
     called_set = set(called)
     include, exclude = expectation.include, expectation.exclude
     expected = {*include, *expectation.allow, *always_expected}
@@ -112,14 +124,27 @@ def validate_kind(
         for name in dict.fromkeys(called)
         if name in exclude or (expectation.strict and name not in expected)
     ]
+    unexpected += [n for n in dict.fromkeys(exclude) if n not in called_set and n in present]
     missing = tuple(dict.fromkeys(n for n in include if n not in called_set))
     return KindVerdict(
         passed=not missing and not unexpected,
         included=tuple(dict.fromkeys(n for n in include if n in called_set)),
-        excluded=tuple(dict.fromkeys(n for n in exclude if n not in called_set)),
+        excluded=tuple(dict.fromkeys(n for n in exclude if n not in called_set and n not in present)),
         missing=missing,
         unexpected=tuple(unexpected),
     )
+
+
+def named_tools(expected: Expected) -> set[str]:
+    """Every tool name a scenario mentions: a hand-off tool among them is checked as a tool."""
+    trajectory = expected.trajectory.tools if expected.trajectory is not None else ()
+    tools = expected.tools
+    return {*tools.include, *tools.exclude, *tools.allow, *trajectory}
+
+
+def called_tools(expected: Expected, trace: Trace) -> list[str]:
+    """The tool path this scenario checks: the tools, plus the hand-offs whose tool it names."""
+    return trace.tool_path_naming(named_tools(expected))
 
 
 class WorkflowValidator:
@@ -148,7 +173,25 @@ class WorkflowValidator:
         return self.validate(context.scenario.expected, context.trace)
 
     def validate(self, expected: Expected, trace: Trace) -> WorkflowVerdict:
+        agent_calls, tool_calls = trace.agent_names, called_tools(expected, trace)
+        agents = validate_kind(agent_calls, expected.agents, trace.entry_agents, trace.names)
+        tools = validate_kind(tool_calls, expected.tools, present=trace.names)
         return WorkflowVerdict(
-            agents=validate_kind(trace.agent_names, expected.agents, trace.entry_agents),
-            tools=validate_kind(trace.tool_path, expected.tools),
+            agents=agents,
+            tools=tools,
+            warnings=(
+                *_seen_not_called("agent", agents, agent_calls, trace.convention),
+                *_seen_not_called("tool", tools, tool_calls, trace.convention),
+            ),
         )
+
+
+def _seen_not_called(kind: str, verdict: KindVerdict, called: Sequence[str], convention: str) -> list[str]:
+    """A warning per excluded name found in the trace but not as a call of this kind."""
+    return [
+        f'excluded {kind} "{name}" appears in the trace, though not as a {kind} call the {convention} '
+        "convention recognises: it is reported unexpected, not avoided. If it is a "
+        f"{kind}, say so in the target's configuration (README, Tracing your system)."
+        for name in verdict.unexpected
+        if name not in called
+    ]

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluator.metrics import METRICS, Metric, MetricContext, run_metrics
+from evaluator.metrics import METRICS, Metric, MetricContext, WorkflowVerdict, run_metrics
 from evaluator.results.model import EvaluatorFailure, JudgeStatus, PromptUse, ScenarioResult
 from evaluator.scenarios import Scenario
 from evaluator.trace import Trace
@@ -33,6 +33,8 @@ def evaluate(
     final = output if output is not None else trace.output
     verdicts = run_metrics(MetricContext(scenario=scenario, trace=trace, answer=final), metrics)
     passed = all(verdict.passed is not False for verdict in verdicts.values())
+    workflow = verdicts.get("workflow")
+    warnings = (*trace.warnings, *(workflow.warnings if isinstance(workflow, WorkflowVerdict) else ()))
     return ScenarioResult(
         scenario_id=scenario.id,
         trace_id=trace.id,
@@ -44,6 +46,8 @@ def evaluate(
         prompts=dict(prompts or {}),
         finished_at=finished_at,
         observation_count=trace.observation_count,
+        handoffs=tuple(h.to_json() for h in trace.handoffs),
+        warnings=tuple(dict.fromkeys(warnings)),
     )
 
 

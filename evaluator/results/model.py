@@ -66,6 +66,8 @@ class ScenarioResult:
     finished_at: str = ""
     observation_count: int = 0  # in the trace the verdict was drawn from
     evaluator_error: EvaluatorFailure | None = None
+    handoffs: tuple[Mapping[str, Any], ...] = ()  # agent transitions ({"from", "to", "via"}), call order
+    warnings: tuple[str, ...] = ()  # what makes the verdict less certain, and how to fix it
 
     @property
     def workflow(self) -> WorkflowVerdict | None:
@@ -99,9 +101,12 @@ class ScenarioResult:
         for metric in METRICS:
             verdict = self.verdicts.get(metric.key)
             document[metric.key] = verdict.to_json() if verdict is not None else None
+            if metric.key == "workflow":  # DESIGN.md's result object: hand-offs right after the workflow
+                document["handoffs"] = [dict(h) for h in self.handoffs]
         document |= {
             "quality": dict(self.quality) if self.quality is not None else None,
             "judge_status": self.judge_status.to_json(),
+            "warnings": list(self.warnings),
             "output": self.output,
             "prompts": {name: use.to_json() for name, use in self.prompts.items()},
             "observations": self.observation_count,

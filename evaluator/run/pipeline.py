@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from evaluator._time import utc_now
 from evaluator.config import LLMEndpoint
-from evaluator.errors import TargetTimeoutError
+from evaluator.errors import TargetTimeoutError, TraceError
 from evaluator.prompts import PromptSource
 from evaluator.results import (
     JudgeStatus,
@@ -51,7 +51,7 @@ from evaluator.run._watchdog import Watchdog
 from evaluator.run.target import PromptResolver, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Finished
-from evaluator.trace import Trace
+from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
 
 JUDGE_NOT_AVAILABLE = JudgeStatus(
     status="skipped", reason="the LLM judge is not part of this version; no quality scores"
@@ -85,7 +85,7 @@ class ScenarioTracer(Protocol):
     def scenario_run(
         self, *, trace_id: str, scenario_id: str, run_id: str, tags: Sequence[str], input: object
     ) -> AbstractContextManager[RootSpan]: ...
-    def take(self, trace_id: str) -> CapturedTrace: ...
+    def take(self, trace_id: str, rules: TraceRules = ...) -> CapturedTrace: ...
 
 
 class CapturedTrace(Protocol):
@@ -187,10 +187,12 @@ class Pipeline:
         recorder: Recorder,
         destination: str | None = None,
         llm: LLMEndpoint | None = None,
+        trace_rules: Mapping[str, TraceRules] | None = None,  # by target name
     ) -> None:
         """`destination`: the Langfuse the run's scores and spans are bound for (None: embedded, so
         its spans are not kept)."""
         self._tracer = tracer
+        self._trace_rules = dict(trace_rules or {})
         self._targets = targets
         self._prompts = prompts
         self._recorder = recorder
@@ -477,7 +479,14 @@ class _Run:
         """The trace and the metrics of a finished target call; an exception here is the evaluator's."""
         attempt = ran.attempt
         try:
-            captured = self._p._tracer.take(attempt.trace_id)
+            captured = self._take(attempt)
+            if captured.trace.observation_count == 0:
+                raise TraceError(
+                    f"nothing was captured for trace {attempt.trace_id}, not even the evaluator's root "
+                    "span: the spans went to a tracer the evaluator does not see. Fix: create the Langfuse "
+                    "client in the target without explicit keys, or report this with how the target sets "
+                    "up tracing."
+                )
             result = evaluate(
                 attempt.item.scenario,
                 captured.trace,
@@ -491,10 +500,15 @@ class _Run:
         except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's
             return _Done(self._evaluator_error(attempt, exc, ran.latency_ms))
 
+    def _take(self, attempt: _Attempt) -> CapturedTrace:
+        """The run's captured spans and trace, read with its target's rules (closing the capture)."""
+        rules = self._p._trace_rules.get(attempt.item.scenario.target, DEFAULT_RULES)
+        return self._p._tracer.take(attempt.trace_id, rules)
+
     def _done(self, result: ScenarioResult, attempt: _Attempt) -> _Done:
         """A result that is not a verdict, with whatever spans were captured so far (closing the capture)."""
         try:
-            return self._kept(result, self._p._tracer.take(attempt.trace_id))
+            return self._kept(result, self._take(attempt))
         except Exception as exc:  # noqa: BLE001 - the result stands; the spans could not be taken
             _log.error("could not keep the spans of scenario %s", result.scenario_id, exc_info=exc)
             return _Done(result)

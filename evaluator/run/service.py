@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from evaluator._time import Deadline, utc_now
-from evaluator.config import Config, load_config
+from evaluator.config import Config, TargetConfig, load_config
 from evaluator.errors import ConfigError, EvaluatorError, LangfuseUnavailableError, did_you_mean
 from evaluator.langfuse import LangfuseConnection, Tracing
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
@@ -40,6 +40,7 @@ from evaluator.storage import (
     deliver,
     deliver_spans,
 )
+from evaluator.trace import TraceRules
 
 Notice = Callable[[str, str], None]  # (kind: "warning" | "error", message)
 
@@ -113,13 +114,18 @@ def run_suite(
     selected = (
         _given(scenarios) if scenarios is not None else select_scenarios(cfg, paths, tags, target, library)
     )
-    callables = {
-        **load_targets(cfg, {s.scenario.target for s in selected} - set(targets or {})),
-        **(targets or {}),
-    }
     _check_output(output)
     store = Store(cfg.store_path)
     connection = LangfuseConnection.from_env()
+    tracing = connection.tracing if connection is not None else Tracing.embedded()
+    with tracing.process_default():  # targets' import-time clients record into the capture
+        callables = {
+            **load_targets(cfg, {s.scenario.target for s in selected} - set(targets or {})),
+            **(targets or {}),
+        }
+    tracing = connection.tracing if connection is not None else Tracing.embedded()
+    with tracing.process_default():  # targets' import-time clients record into the capture
+        targets = load_targets(cfg, {s.scenario.target for s in scenarios})
     reachable = _check_langfuse(connection, on_notice)
     options = RunOptions(
         concurrency=concurrency if concurrency is not None else cfg.settings.run.concurrency,
@@ -131,7 +137,7 @@ def run_suite(
         if no_judge
         else JUDGE_NOT_AVAILABLE,
     )
-    session = _Session(cfg, store, connection, reachable, on_notice, run_id=options.run_id)
+    session = _Session(cfg, store, connection, reachable, on_notice, run_id=options.run_id, tracing=tracing)
     pipeline = Pipeline(
         tracer=session.tracing,
         targets=callables,
@@ -139,12 +145,14 @@ def run_suite(
         recorder=store,
         destination=session.destination,
         llm=cfg.llm_endpoint() if cfg.settings.llm.targets else None,
+        trace_rules=trace_rules(cfg),
     )
     on_start(len(selected))
     with StopSignals() as stop:  # a first signal stops the run; a second exits at once
-        run, results = pipeline.run(
-            selected, options, on_result=on_result, on_start=store.start_run, stop=stop.requested
-        )
+        with tracing.process_default():
+            run, results = pipeline.run(
+                selected, options, on_result=on_result, on_start=store.start_run, stop=stop.requested
+            )
         if stop.received is not None:
             run = replace(run, interrupted=True, signal=stop.received.name)
         store.finish_run(run, results)
@@ -168,6 +176,7 @@ class _Session:
         on_notice: Notice,
         *,
         run_id: str,
+        tracing: Tracing,
     ) -> None:
         self._config = config
         self._store = store
@@ -269,7 +278,11 @@ class _Session:
         if verify:
             by_id = {s.scenario.id: s.scenario for s in scenarios}
             report = verify_run(
-                connection.traces, by_id, suite.results, deadline_seconds=limits.verify_deadline_seconds
+                connection.traces,
+                by_id,
+                suite.results,
+                deadline_seconds=limits.verify_deadline_seconds,
+                rules=trace_rules(self._config),
             )
         connection.shutdown(deadline.remaining())
         return replace(
@@ -336,6 +349,22 @@ def catalogs(config: Config) -> dict[str, TargetCatalog]:
     return {
         name: TargetCatalog(agents=t.agents, tools=t.tools) for name, t in config.settings.targets.items()
     }
+
+
+def trace_rules(config: Config) -> dict[str, TraceRules]:
+    """How each configured target's traces are read (its convention and what they cannot show)."""
+    return {name: rules_for(target) for name, target in config.settings.targets.items()}
+
+
+def rules_for(target: TargetConfig, convention: str | None = None) -> TraceRules:
+    """A target's trace rules; `convention` (validate --convention) overrides the configured one."""
+    return TraceRules(
+        convention=convention or target.convention,
+        entry_agents=target.entry_agents,
+        agent_observations=target.agent_observations,
+        agent_pattern=target.agent_pattern,
+        handoff_patterns=target.handoff_patterns,
+    )
 
 
 def load_targets(config: Config, names: set[str]) -> dict[str, Target]:

@@ -1,9 +1,9 @@
 """`run --verify-langfuse`: read every trace of a run back from Langfuse and check that its stored form
 gives the same verdict as the spans captured in-process (a delivery check, not a second opinion).
 
-Langfuse stores times in milliseconds, so tools called within the same millisecond come back with equal
-start times and an order Langfuse cannot know. A trajectory that differs only inside such a tie is
-reported as *unsure*, not as different.
+Langfuse stores times in milliseconds, so calls made within the same millisecond come back with equal
+start times and an order Langfuse cannot know. A trajectory (its tool path, or its flow: the first
+non-entry agent) that differs only inside such a tie is reported as *unsure*, not as different.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from evaluator.errors import EvaluatorError
 from evaluator.results import ScenarioResult, evaluate
 from evaluator.scenarios import Scenario
-from evaluator.trace import Trace, TraceReader, read_trace
+from evaluator.trace import DEFAULT_RULES, Trace, TraceReader, TraceRules, read_trace
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,9 +37,13 @@ def _verdict(result: ScenarioResult) -> dict[str, object]:
     return {"status": result.status, **{key: v.to_json() for key, v in result.verdicts.items()}}
 
 
-def _tied_tool_starts(trace: Trace) -> bool:
-    starts = Counter(t.start_time for t in trace.tools)
-    return any(count > 1 for count in starts.values())
+def _tied_starts(trace: Trace) -> bool:
+    """Whether tools, or agents, share a start time (their stored order is unknowable)."""
+    for calls in (trace.tools, trace.agents):
+        starts = Counter(c.start_time for c in calls)
+        if any(count > 1 for count in starts.values()):
+            return True
+    return False
 
 
 def verify_run(
@@ -48,6 +52,7 @@ def verify_run(
     results: Sequence[ScenarioResult],
     *,
     deadline_seconds: float,
+    rules: Mapping[str, TraceRules] | None = None,
 ) -> VerifyReport:
     """Compare each finished result with the verdict on its trace as Langfuse stores it, within one
     deadline for the whole run (traces not reached by then are reported missing). Errored runs are
@@ -62,11 +67,13 @@ def verify_run(
             report.missing[result.scenario_id] = f"not checked: the {deadline_seconds:g} s deadline passed"
             continue
         try:
+            scenario = scenarios[result.scenario_id]
             stored = read_trace(
                 reader,
                 result.trace_id,
                 deadline_seconds=remaining,
                 expected_observations=result.observation_count,
+                rules=(rules or {}).get(scenario.target, DEFAULT_RULES),
             ).trace
         except EvaluatorError as exc:
             report.missing[result.scenario_id] = str(exc)
@@ -85,9 +92,10 @@ def _compare(report: VerifyReport, scenario: Scenario, result: ScenarioResult, s
     same_tools = sorted(result.trajectory.actual if result.trajectory else ()) == sorted(
         again.trajectory.actual if again.trajectory else ()
     )
-    if changed in (["trajectory"], ["status", "trajectory"]) and same_tools and _tied_tool_starts(stored):
+    if changed in (["trajectory"], ["status", "trajectory"]) and same_tools and _tied_starts(stored):
         report.ambiguous[result.scenario_id] = (
-            "the same tools, but some share a start time in Langfuse, so their stored order is unsure"
+            "the same tools and agents, but some share a start time in Langfuse, so their stored order "
+            "(and the flow) is unsure"
         )
         return
     report.differ[result.scenario_id] = (

@@ -1,19 +1,26 @@
-"""The normalized trace, and where traces come from: spans captured in-process, Langfuse API bodies,
-files, and read-back from Langfuse."""
+"""The normalized trace, the conventions that recognise agents, tools and hand-offs in it, and where
+traces come from: spans captured in-process, Langfuse API bodies, files, and read-back from Langfuse."""
 
-from evaluator.trace.model import AGENT, TOOL, AgentCall, Observation, ToolCall, Trace, build_trace
+from evaluator.trace.build import build_trace
+from evaluator.trace.conventions import CONVENTION_NAMES, DEFAULT_RULES, TraceConvention, TraceRules
+from evaluator.trace.model import AGENT, TOOL, AgentCall, Handoff, Observation, ToolCall, Trace
 from evaluator.trace.readback import ReadBack, TraceReader, read_trace
 from evaluator.trace.sources import load_trace_file, trace_from_langfuse_trace, trace_from_observations
 
 __all__ = [
     "AGENT",
+    "CONVENTION_NAMES",
+    "DEFAULT_RULES",
     "TOOL",
     "AgentCall",
+    "Handoff",
     "Observation",
     "ReadBack",
     "ToolCall",
     "Trace",
+    "TraceConvention",
     "TraceReader",
+    "TraceRules",
     "build_trace",
     "load_trace_file",
     "read_trace",

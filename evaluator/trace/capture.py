@@ -9,19 +9,21 @@ exported; without it this is the only place they go.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import StatusCode, format_span_id, format_trace_id
 
-from evaluator.trace.model import ERROR_LEVEL, Observation, Trace, build_trace
+from evaluator.trace.build import build_trace
+from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
+from evaluator.trace.model import ERROR_LEVEL, Observation, Trace
+from evaluator.trace.otel_mapping import observation_name, observation_type, third_party_attributes
 from evaluator.trace.sources import decode_io, decode_metadata_value
 
 # Attribute names written by the Langfuse SDK (langfuse._client.attributes), kept here as constants so
 # that only the adapter module imports langfuse.
-OBSERVATION_TYPE = "langfuse.observation.type"
 OBSERVATION_INPUT = "langfuse.observation.input"
 OBSERVATION_OUTPUT = "langfuse.observation.output"
 OBSERVATION_LEVEL = "langfuse.observation.level"
@@ -33,11 +35,14 @@ TRACE_NAME = "langfuse.trace.name"
 
 
 class SpanCollector(SpanProcessor):
-    """Keeps finished spans of opened traces in memory, per trace id (32 hex characters)."""
+    """Keeps finished spans of opened traces in memory, per trace id (32 hex characters). `keep`
+    filters spans (what Langfuse would export). One collector may sit on several providers: a span
+    ends on one provider only, so it is captured once. Shutting a provider down leaves it running."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: Callable[[ReadableSpan], bool] | None = None) -> None:
         self._lock = threading.Lock()
         self._spans: dict[str, list[ReadableSpan]] = {}
+        self._keep = keep
 
     def open(self, trace_id: str) -> None:
         with self._lock:
@@ -57,25 +62,25 @@ class SpanCollector(SpanProcessor):
         trace_id = format_trace_id(span.context.trace_id)
         with self._lock:
             bucket = self._spans.get(trace_id)
-            if bucket is not None:
+        if bucket is not None and (self._keep is None or self._keep(span)):
+            with self._lock:
                 bucket.append(span)
 
     def shutdown(self) -> None:
-        with self._lock:
-            self._spans.clear()
+        return None  # shared by providers and runs: what is open stays until taken
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
 
 
-def trace_from_spans(trace_id: str, spans: list[ReadableSpan]) -> Trace:
+def trace_from_spans(trace_id: str, spans: list[ReadableSpan], rules: TraceRules = DEFAULT_RULES) -> Trace:
     """Normalize captured spans into a Trace."""
     observations = [observation_from_span(span) for span in spans]
     name = next(
         (str(s.attributes[TRACE_NAME]) for s in spans if s.attributes and TRACE_NAME in s.attributes),
         None,
     )
-    return build_trace(trace_id, observations, name=name)
+    return build_trace(trace_id, observations, name=name, rules=rules)
 
 
 def observation_from_span(span: ReadableSpan) -> Observation:
@@ -85,11 +90,12 @@ def observation_from_span(span: ReadableSpan) -> Observation:
     if span.status.status_code == StatusCode.ERROR and level != ERROR_LEVEL:
         level, status_message = ERROR_LEVEL, status_message or span.status.description
     version = attrs.get(OBSERVATION_PROMPT_VERSION)
+    scope = span.instrumentation_scope
     return Observation(
         id=format_span_id(span.context.span_id) if span.context else "",
         parent_id=format_span_id(span.parent.span_id) if span.parent else None,
-        type=str(attrs.get(OBSERVATION_TYPE, "span")).upper(),
-        name=span.name,
+        type=observation_type(attrs),
+        name=observation_name(span.name, attrs),
         start_time=span.start_time / 1e9 if span.start_time is not None else None,
         end_time=span.end_time / 1e9 if span.end_time is not None else None,
         level=level,
@@ -99,6 +105,7 @@ def observation_from_span(span: ReadableSpan) -> Observation:
         metadata=_metadata(attrs),
         prompt_name=attrs.get(OBSERVATION_PROMPT_NAME),
         prompt_version=int(version) if isinstance(version, int) else None,
+        attributes=third_party_attributes(scope.name if scope is not None else None, attrs),
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from evaluator.errors import LangfuseAuthError, LangfuseUnavailableError, TraceError
+from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
 from evaluator.trace.model import Trace
 from evaluator.trace.sources import trace_from_langfuse_trace, trace_from_observations
 
@@ -49,12 +50,13 @@ def read_trace(
     expected_observations: int | None = None,
     settle_seconds: float = 3.0,
     poll_seconds: float = 0.5,
+    rules: TraceRules = DEFAULT_RULES,
 ) -> ReadBack:
     """The trace as Langfuse stores it; TraceError when nothing of it became readable in time."""
     stable_since: list[tuple[int, float]] = []  # (count, first time seen) of the current run of equal counts
 
     def poll() -> Trace:
-        trace = _read_once(reader, trace_id)
+        trace = _read_once(reader, trace_id, rules)
         count, now = trace.observation_count, time.monotonic()
         if not stable_since or stable_since[0][0] != count:
             stable_since[:] = [(count, now)]
@@ -86,13 +88,13 @@ def read_trace(
         ) from None
 
 
-def _read_once(reader: TraceReader, trace_id: str) -> Trace:
+def _read_once(reader: TraceReader, trace_id: str, rules: TraceRules) -> Trace:
     try:
-        return trace_from_observations(reader.observation_pages(trace_id), trace_id)
+        return trace_from_observations(reader.observation_pages(trace_id), trace_id, rules)
     except LangfuseAuthError:
         raise
     except LangfuseUnavailableError:
         body = reader.trace_body(trace_id)  # the older endpoint, as the fallback
         if body is None:
             raise
-        return trace_from_langfuse_trace(body)
+        return trace_from_langfuse_trace(body, rules)

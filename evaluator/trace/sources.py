@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.errors import TraceError
-from evaluator.trace.model import Observation, Trace, build_trace
+from evaluator.trace.build import build_trace
+from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
+from evaluator.trace.model import Observation, Trace
+from evaluator.trace.otel_mapping import ATTRIBUTES_KEY
 
 
-def trace_from_langfuse_trace(body: Mapping[str, Any]) -> Trace:
+def trace_from_langfuse_trace(body: Mapping[str, Any], rules: TraceRules = DEFAULT_RULES) -> Trace:
     """From `GET /api/public/traces/{traceId}`: a trace object with `observations` embedded."""
     rows = _newest_by_id([body.get("observations") or []])
     return build_trace(
@@ -23,15 +26,18 @@ def trace_from_langfuse_trace(body: Mapping[str, Any]) -> Trace:
         [_from_api(raw) for raw in rows],
         name=body.get("name"),
         output=decode_io(body.get("output")),
+        rules=rules,
     )
 
 
-def trace_from_observations(pages: Iterable[Mapping[str, Any]], trace_id: str = "") -> Trace:
+def trace_from_observations(
+    pages: Iterable[Mapping[str, Any]], trace_id: str = "", rules: TraceRules = DEFAULT_RULES
+) -> Trace:
     """From one or more `GET /api/public/v2/observations` pages."""
     rows = _newest_by_id(page.get("data") or [] for page in pages)
     if not trace_id:
         trace_id = next((str(r["traceId"]) for r in rows if r.get("traceId")), "")
-    return build_trace(trace_id, [_from_api(raw) for raw in rows])
+    return build_trace(trace_id, [_from_api(raw) for raw in rows], rules=rules)
 
 
 def _newest_by_id(row_lists: Iterable[Iterable[Any]]) -> list[Mapping[str, Any]]:
@@ -52,6 +58,10 @@ def _from_api(raw: Mapping[str, Any]) -> Observation:
     metadata = raw.get("metadata")
     if isinstance(metadata, str):
         metadata = decode_io(metadata)
+    metadata = (
+        {k: decode_metadata_value(v) for k, v in metadata.items()} if isinstance(metadata, dict) else {}
+    )
+    attributes = metadata.pop(ATTRIBUTES_KEY, None)
     version = raw.get("promptVersion")
     return Observation(
         id=str(raw.get("id", "")),
@@ -64,11 +74,10 @@ def _from_api(raw: Mapping[str, Any]) -> Observation:
         status_message=raw.get("statusMessage"),
         input=decode_io(raw.get("input")),
         output=decode_io(raw.get("output")),
-        metadata={k: decode_metadata_value(v) for k, v in metadata.items()}
-        if isinstance(metadata, dict)
-        else {},
+        metadata=metadata,
         prompt_name=raw.get("promptName"),
         prompt_version=int(version) if isinstance(version, int | str) and str(version).isdigit() else None,
+        attributes=attributes if isinstance(attributes, dict) else {},
     )
 
 
@@ -101,7 +110,7 @@ def decode_io(value: Any) -> Any:
     return value
 
 
-def load_trace_file(path: Path) -> Trace:
+def load_trace_file(path: Path, rules: TraceRules = DEFAULT_RULES) -> Trace:
     """A trace from a JSON file holding either Langfuse API shape; TraceError names what is wrong."""
     try:
         body = json.loads(path.read_text(encoding="utf-8"))
@@ -112,9 +121,9 @@ def load_trace_file(path: Path) -> Trace:
     except ValueError as exc:
         raise TraceError(f"{path}: not JSON ({exc}). Fix: save the Langfuse API response as JSON.") from None
     if isinstance(body, dict) and isinstance(body.get("observations"), list):
-        return trace_from_langfuse_trace(body)
+        return trace_from_langfuse_trace(body, rules)
     if isinstance(body, dict) and isinstance(body.get("data"), list):
-        return trace_from_observations([body])
+        return trace_from_observations([body], rules=rules)
     raise TraceError(
         f"{path}: not a Langfuse trace (no 'observations' list) nor an observations page (no "
         "'data' list). Fix: save the body of GET /api/public/traces/{id} or "

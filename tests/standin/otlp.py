@@ -16,6 +16,22 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+_LANGFUSE_TYPES = ("span", "generation", "event", "embedding", "agent", "tool", "chain", "retriever")
+_TYPE_MAPPINGS: tuple[tuple[str, dict[str, str]], ...] = (
+    ("langfuse.observation.type", {t: t.upper() for t in (*_LANGFUSE_TYPES, "guardrail", "evaluator")}),
+    (
+        "openinference.span.kind",
+        {k: k for k in ("CHAIN", "RETRIEVER", "EMBEDDING", "AGENT", "TOOL", "GUARDRAIL", "EVALUATOR")}
+        | {"LLM": "GENERATION"},
+    ),
+    (
+        "gen_ai.operation.name",
+        {"chat": "GENERATION", "text_completion": "GENERATION", "completion": "GENERATION"}
+        | {"generate_content": "GENERATION", "generate": "GENERATION", "embeddings": "EMBEDDING"}
+        | {"invoke_agent": "AGENT", "create_agent": "AGENT", "execute_tool": "TOOL"},
+    ),
+)
+_MODEL_KEYS = ("langfuse.observation.model.name", "gen_ai.request.model", "gen_ai.response.model")
 _SCALAR_KINDS = frozenset({"string_value", "bool_value", "int_value", "double_value", "bytes_value"})
 
 
@@ -41,8 +57,31 @@ class ReceivedSpan:
 
     @property
     def observation_type(self) -> str:
-        """Langfuse's observation type: the `langfuse.observation.type` attribute, upper-cased."""
-        return str(self.attributes.get("langfuse.observation.type") or "span").upper()
+        """Langfuse's observation type, as the server's ObservationTypeMapper derives it (first match):
+        `langfuse.observation.type`, `openinference.span.kind`, `gen_ai.operation.name`, GenAI tool
+        attributes, model attributes; SPAN otherwise."""
+        attrs = self.attributes
+        for key, mapping in _TYPE_MAPPINGS:
+            mapped = mapping.get(str(attrs.get(key)))
+            if mapped:
+                return mapped
+        if attrs.get("gen_ai.tool.name") or attrs.get("gen_ai.tool.call.id"):
+            return "TOOL"
+        if any(attrs.get(key) for key in _MODEL_KEYS):
+            return "GENERATION"
+        return "SPAN"
+
+    @property
+    def observation_name(self) -> str:
+        """The server's extractName: the GenAI tool name, then Logfire's message, then the span name."""
+        for key in ("gen_ai.tool.name", "logfire.msg"):
+            if self.attributes.get(key):
+                return str(self.attributes[key])
+        return self.name
+
+    @property
+    def from_langfuse_sdk(self) -> bool:
+        return self.scope_name.startswith("langfuse-sdk")
 
 
 def decompress(body: bytes, content_encoding: str | None) -> bytes:

@@ -204,7 +204,7 @@ def observation_row(
         "updatedAt": received,
         "input": attributes.get(OBS + "input"),  # raw strings, as the v2 API returns them
         "output": attributes.get(OBS + "output"),
-        "metadata": prefixed_metadata(attributes, OBS + "metadata", expand),
+        "metadata": _observation_metadata(span, expand),
         "providedModelName": attributes.get(OBS + "model.name"),
         "internalModelId": None,
         "modelParameters": json_or_raw(attributes.get(OBS + "model.parameters")),
@@ -222,11 +222,30 @@ def observation_row(
     }
 
 
+def _observation_metadata(span: ReceivedSpan, expand: frozenset[str] | None) -> dict[str, Any]:
+    """The SDK's metadata keys; a third-party span's OpenTelemetry attributes also go under
+    `attributes` (non-string values JSON-encoded, input/output and metadata blobs left out), as the
+    server's OTel ingestion stores them, truncated like any value unless expanded."""
+    metadata = prefixed_metadata(span.attributes, OBS + "metadata", expand)
+    if span.from_langfuse_sdk:
+        return metadata
+    kept = {
+        key: value if isinstance(value, str) else json.dumps(value)
+        for key, value in span.attributes.items()
+        if not key.startswith(_LIFTED) and key not in ("input.value", "output.value")
+    }
+    metadata["attributes"] = metadata_value(kept, expanded=expand is None or "attributes" in expand)
+    return metadata
+
+
+_LIFTED = ("gen_ai.prompt", "gen_ai.completion", "llm.input_messages", "llm.output_messages", "langfuse.")
+
+
 def _basic_fields(span: ReceivedSpan, trace: TraceSummary) -> dict[str, Any]:
     attributes = span.attributes
     failed = span.status_code == "ERROR"
     return {
-        "name": span.name,
+        "name": span.observation_name,
         "level": attributes.get(OBS + "level") or ("ERROR" if failed else "DEFAULT"),
         "statusMessage": attributes.get(OBS + "status_message") or span.status_message or None,
         "version": attributes.get("langfuse.version"),

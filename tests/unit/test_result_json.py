@@ -1,7 +1,7 @@
 """The result object of DESIGN.md, pinned whole for one scenario: any change to the contract shows here."""
 
 from evaluator.results import JudgeStatus, PromptUse, evaluate
-from tests.builders import scenario, trace_of
+from tests.builders import TraceBuilder, scenario, trace_of
 
 
 def test_result_json_is_pinned() -> None:
@@ -22,7 +22,8 @@ def test_result_json_is_pinned() -> None:
         prompts={"agents/research": PromptUse(version=2, source="langfuse")},
         finished_at="2026-11-22T10:00:00.000Z",
     )
-    assert result.to_json() == {
+    document = result.to_json()
+    assert document == {
         "scenario_id": "research-pdf-only",
         "trace_id": "t1",
         "status": "passed",
@@ -43,6 +44,7 @@ def test_result_json_is_pinned() -> None:
                 "unexpected": [],
             },
         },
+        "handoffs": [],
         "trajectory": {
             "expected": ["pdf_retrieval"],
             "actual": ["pdf_retrieval"],
@@ -55,9 +57,43 @@ def test_result_json_is_pinned() -> None:
         "answer": {"pass": True, "contains": ["Spider"], "missing": []},
         "quality": None,
         "judge_status": {"status": "skipped", "reason": "--no-judge was given"},
+        "warnings": [],
         "output": "DIN-SQL reaches 85.3% on Spider.",
         "prompts": {"agents/research": {"version": 2, "source": "langfuse"}},
         "observations": 4,
         "latency_ms": 81.4,
         "error": None,
     }
+    assert list(document)[:10] == [  # DESIGN.md's order; the further fields follow
+        "scenario_id",
+        "trace_id",
+        "status",
+        "workflow",
+        "handoffs",
+        "trajectory",
+        "answer",
+        "quality",
+        "judge_status",
+        "warnings",
+    ]
+
+
+def test_handoffs_and_warnings_in_the_result() -> None:
+    builder = TraceBuilder()
+    supervisor = builder.agent("supervisor")
+    builder.tool("transfer_to_math_expert", parent=supervisor)
+    builder.agent("run", parent=supervisor)
+    builder.agent("run", parent=supervisor)
+    result = evaluate(
+        scenario(expected={"agents": {"include": ["run"]}, "tools": {"exclude": ["web_search"]}}),
+        builder.build(),
+        judge_status=JudgeStatus(status="skipped", reason="-"),
+    )
+    document = result.to_json()
+    assert document["handoffs"] == [
+        {"from": "supervisor", "to": "math_expert", "via": "transfer_to_math_expert"}
+    ]
+    assert document["workflow"]["tools"]["unexpected"] == []  # a hand-off is not a tool
+    assert len(document["warnings"]) == 1
+    assert '2 agent calls are all named "run"' in document["warnings"][0]
+    assert "@observe(name=" in document["warnings"][0]

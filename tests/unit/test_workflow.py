@@ -2,6 +2,7 @@
 
 from evaluator.metrics import WorkflowValidator, validate_kind
 from evaluator.scenarios import Expectation
+from evaluator.trace import TraceRules, build_trace
 from tests.builders import TraceBuilder, expected, trace_of
 
 
@@ -93,17 +94,40 @@ def test_empty_expectation_strict_fails_on_any_call() -> None:
     assert verdict.unexpected == ("x",)
 
 
-def test_nested_agents_only_top_level_ones_are_entry_agents() -> None:
+def test_the_agent_enclosing_all_others_is_the_entry_agent() -> None:
     builder = TraceBuilder()
     orchestrator = builder.agent("orchestrator")
     span = builder.add("SPAN", "routing", parent=orchestrator)
     research = builder.agent("research", parent=span)  # nested through a plain span: not an entry agent
     builder.agent("summarizer", parent=research)
-    builder.agent("monitor")  # a second top-level agent: also an entry agent
     trace = builder.build()
-    assert trace.entry_agents == {"orchestrator", "monitor"}
+    assert trace.entry_agents == {"orchestrator"}
     verdict = WorkflowValidator().validate(expected(agents={"include": ["research"]}), trace)
     assert verdict.agents.unexpected == ("summarizer",)
+
+
+def test_sibling_top_level_agents_are_not_entry_agents() -> None:
+    """A plain span at the top (`@observe()` on main) with agents beside each other: no orchestrator,
+    so an agent the scenario does not expect is unexpected (strict checks fire)."""
+    builder = TraceBuilder()
+    main = builder.add("SPAN", "main")
+    builder.agent("flight_agent", parent=main)
+    builder.agent("hotel_agent", parent=main)
+    trace = builder.build()
+    assert trace.entry_agents == frozenset()
+    verdict = WorkflowValidator().validate(expected(agents={"include": ["flight_agent"]}), trace)
+    assert verdict.agents.unexpected == ("hotel_agent",)
+    assert not verdict.passed
+
+
+def test_declared_entry_agents_are_always_expected() -> None:
+    builder = TraceBuilder()
+    builder.agent("router")
+    builder.agent("hotel_agent")
+    trace = build_trace("t", builder.observations, rules=TraceRules(entry_agents=("router",)))
+    assert trace.entry_agents == {"router"}
+    verdict = WorkflowValidator().validate(expected(agents={"include": ["hotel_agent"]}), trace)
+    assert verdict.passed
 
 
 def test_entry_agent_in_exclude_is_unexpected() -> None:

@@ -1,0 +1,245 @@
+"""From observations (any order, any source) to the normalized Trace, through the trace conventions.
+
+Rules that hold under every convention (DESIGN.md, Trace model):
+- Order: start time; on a tie, ancestors before descendants, then the call that ended first.
+- Hand-offs: a tool call whose name is a hand-off pattern (`transfer_to_<agent>`, ...), or whose call
+  ran another agent (delegation: a sub-agent as a tool), is a hand-off, not a tool.
+- Entry agents: declared in the rules; known from the framework (`TraceConvention.entry_agents`); or the
+  one top-level agent that encloses every other agent. Sibling agents under a plain span are not.
+- An agent directly inside an agent of the same name is the same call recorded twice (a framework
+  span inside a team's own wrapper) and counts once, unless the name is a method name such as `run`.
+- Ambiguity: agents or tools named like methods (`run`, `execute`, ...) that ran as several calls, or
+  nested in one another, give a warning saying how to name them.
+- Flow: the `flow` metadata of the earliest observation that has one, else the first non-entry agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from evaluator.trace.conventions import (
+    DEFAULT_RULES,
+    Role,
+    TraceConvention,
+    TraceRules,
+    Tree,
+    conventions_for,
+)
+from evaluator.trace.conventions.detect import assign_roles
+from evaluator.trace.model import ERROR_LEVEL, FLOW_KEY, AgentCall, Handoff, Observation, ToolCall, Trace
+from evaluator.trace.naming import ambiguity_warnings, normalize_name, parse_arguments
+
+_GENERIC_NAMES = frozenset({"run", "arun", "execute", "invoke", "ainvoke", "call", "__call__", "main"})
+
+
+def build_trace(
+    trace_id: str,
+    observations: Iterable[Observation],
+    *,
+    name: str | None = None,
+    output: Any = None,
+    rules: TraceRules = DEFAULT_RULES,
+) -> Trace:
+    """Normalize observations into a Trace, reading agents, tools and hand-offs by convention."""
+    tree = Tree.of(observations)
+    conventions = conventions_for(tree, rules)
+    roles = _merge_repeats(tree, assign_roles(tree, conventions, rules))
+    nearest = _nearest_agents(tree, roles)
+    agents = _agents(tree, roles, nearest)
+    tools, handoffs, tool_order = _tools_and_handoffs(tree, roles, nearest, rules, agents)
+    entry_ids = _entry_ids(tree, conventions, rules, agents)
+    agents = [a if a.id not in entry_ids else _as_entry(a) for a in agents]
+    ordered = tree.ordered
+    roots = tree.roots
+    return Trace(
+        id=trace_id,
+        name=name if name is not None else (roots[0].name if roots else None),
+        agents=tuple(agents),
+        tools=tuple(tools),
+        flow=_flow(ordered, agents),
+        output=output if output is not None else (roots[0].output if roots else None),
+        errors=tuple(f"{o.name}: {o.status_message or 'error'}" for o in ordered if o.level == ERROR_LEVEL),
+        prompts=tuple(
+            dict.fromkeys(
+                (o.prompt_name, o.prompt_version) for o in ordered if o.prompt_name and o.prompt_version
+            )
+        ),
+        start_time=min((o.start_time for o in ordered if o.start_time is not None), default=None),
+        end_time=max((o.end_time for o in ordered if o.end_time is not None), default=None),
+        observation_count=len(ordered),
+        handoffs=tuple(handoffs),
+        tool_order=tuple(tool_order),
+        names=frozenset(
+            {o.name for o in ordered}
+            | {a.name for a in agents}
+            | {t.name for t in tools}
+            | {h.target for h in handoffs}
+            | {h.via for h in handoffs}
+        ),
+        convention="+".join(c.name for c in conventions),
+        warnings=tuple(ambiguity_warnings(tree, roles, nearest, _GENERIC_NAMES)),
+    )
+
+
+def _merge_repeats(tree: Tree, roles: dict[str, Role]) -> dict[str, Role]:
+    """Drop an agent whose nearest agent ancestor has the same (non-generic) name: one call, two spans."""
+    merged = dict(roles)
+    for obs in tree.ordered:
+        role = roles.get(obs.id)
+        if role is None or role.kind != "agent" or role.name in _GENERIC_NAMES:
+            continue
+        above = next((roles[a.id] for a in tree.ancestors(obs) if a.id in roles), None)
+        if above is not None and above.kind == "agent" and above.name == role.name:
+            del merged[obs.id]
+    return merged
+
+
+def _nearest_agents(tree: Tree, roles: Mapping[str, Role]) -> dict[str, str | None]:
+    """For every observation, the id of its nearest agent ancestor (None: there is none). O(n): the
+    tree is in start order, ancestors first."""
+    nearest: dict[str, str | None] = {}
+    for obs in tree.ordered:
+        parent = tree.parent(obs)
+        if parent is None:
+            nearest[obs.id] = None
+            continue
+        parent_role = roles.get(parent.id)
+        if parent_role is not None and parent_role.kind == "agent":
+            nearest[obs.id] = parent.id
+        else:
+            nearest[obs.id] = nearest.get(parent.id)
+    return nearest
+
+
+def _agents(tree: Tree, roles: Mapping[str, Role], nearest: Mapping[str, str | None]) -> list[AgentCall]:
+    agents = []
+    for obs in tree.ordered:
+        role = roles.get(obs.id)
+        if role is None or role.kind != "agent":
+            continue
+        parent_id = nearest[obs.id]
+        agents.append(
+            AgentCall(
+                name=role.name,
+                entry=False,
+                start_time=obs.start_time,
+                end_time=obs.end_time,
+                error=_error(obs),
+                id=obs.id,
+                parent=roles[parent_id].name if parent_id is not None else None,
+            )
+        )
+    return agents
+
+
+def _tools_and_handoffs(
+    tree: Tree,
+    roles: Mapping[str, Role],
+    nearest: Mapping[str, str | None],
+    rules: TraceRules,
+    agents: list[AgentCall],
+) -> tuple[list[ToolCall], list[Handoff], list[int]]:
+    """Tool calls and hand-offs in call order, and each tool's position among both."""
+    by_normal_name = {normalize_name(a.name): a.name for a in agents}
+    agent_ids = {a.id for a in agents}
+    tools: list[ToolCall] = []
+    handoffs: list[Handoff] = []
+    order: list[int] = []
+    for obs in tree.ordered:
+        role = roles.get(obs.id)
+        if role is None or role.kind != "tool":
+            continue
+        source_id = nearest[obs.id]
+        source = roles[source_id].name if source_id is not None else None
+        position = len(tools) + len(handoffs)
+        target = _handoff_target(
+            tree,
+            obs,
+            tool_name=role.name,
+            rules=rules,
+            agent_ids=agent_ids,
+            roles=roles,
+            by_normal_name=by_normal_name,
+        )
+        if target is not None:
+            handoffs.append(
+                Handoff(
+                    via=role.name, source=source, target=target, start_time=obs.start_time, order=position
+                )
+            )
+            continue
+        order.append(position)
+        tools.append(
+            ToolCall(
+                name=role.name,
+                agent=source,
+                input=obs.input,
+                output=obs.output,
+                start_time=obs.start_time,
+                end_time=obs.end_time,
+                error=_error(obs),
+                arguments=parse_arguments(obs),
+                id=obs.id,
+            )
+        )
+    return tools, handoffs, order
+
+
+def _handoff_target(
+    tree: Tree,
+    obs: Observation,
+    *,
+    tool_name: str,
+    rules: TraceRules,
+    agent_ids: set[str],
+    roles: Mapping[str, Role],
+    by_normal_name: Mapping[str, str],
+) -> str | None:
+    """The agent a tool call hands over to: by pattern (resolved to an agent of the trace when one
+    matches, `transfer_to_english_agent` -> "English agent"), or the first agent its call ran."""
+    named = rules.handoff_target(tool_name)
+    if named is not None:
+        return by_normal_name.get(normalize_name(named), named)
+    ran = next((d for d in tree.descendants(obs) if d.id in agent_ids), None)
+    return roles[ran.id].name if ran is not None else None
+
+
+def _entry_ids(
+    tree: Tree,
+    conventions: list[TraceConvention],
+    rules: TraceRules,
+    agents: list[AgentCall],
+) -> set[str]:
+    found = [(a.id, a.name) for a in agents]
+    entry = {a.id for a in agents if a.name in rules.entry_agents}
+    for convention in conventions:
+        entry |= convention.entry_agents(tree, found)
+    top = [a for a in agents if a.parent is None]
+    if len({a.name for a in top}) == 1 and len(top) < len(agents):
+        entry |= {a.id for a in top}  # one agent encloses all the others
+    return entry
+
+
+def _as_entry(agent: AgentCall) -> AgentCall:
+    return AgentCall(
+        name=agent.name,
+        entry=True,
+        start_time=agent.start_time,
+        end_time=agent.end_time,
+        error=agent.error,
+        id=agent.id,
+        parent=agent.parent,
+    )
+
+
+def _error(obs: Observation) -> str | None:
+    return (obs.status_message or "error") if obs.level == ERROR_LEVEL else None
+
+
+def _flow(ordered: Iterable[Observation], agents: list[AgentCall]) -> str | None:
+    for obs in ordered:
+        value = obs.metadata.get(FLOW_KEY)
+        if value is not None and value != "":
+            return str(value)
+    return next((a.name for a in agents if not a.entry), None)

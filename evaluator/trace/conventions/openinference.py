@@ -1,0 +1,59 @@
+"""OpenInference (`openinference.span.kind`; the OpenAI Agents SDK through
+openinference-instrumentation-openai-agents, and others): AGENT spans are agents, TOOL spans tools.
+
+The Agents SDK instrumentation opens one synthetic AGENT span per workflow (named after the trace,
+"Agent workflow" by default) around the real agents: it carries no `agent.name`, so it is not an agent.
+Hand-off spans are TOOL spans named "handoff to <agent>" (a built-in hand-off pattern). The first agent
+of a workflow is its entry agent (where the SDK's `Runner.run(agent, ...)` started).
+"""
+
+from __future__ import annotations
+
+from evaluator.trace.conventions._tree import Tree
+from evaluator.trace.conventions.base import Role, Roles
+
+SPAN_KIND = "openinference.span.kind"
+AGENT_NAME = "agent.name"
+GRAPH_NODE_ID = "graph.node.id"
+
+
+class OpenInference:
+    name = "openinference"
+
+    def detect(self, tree: Tree) -> bool:
+        return any(SPAN_KIND in o.attributes for o in tree.ordered)
+
+    def roles(self, tree: Tree) -> Roles:
+        roles: dict[str, Role | None] = {}
+        for obs in tree.ordered:
+            kind = obs.attributes.get(SPAN_KIND)
+            if kind is None:
+                continue
+            roles[obs.id] = self._role(tree, obs.id, str(kind).upper())
+        return roles
+
+    def _role(self, tree: Tree, obs_id: str, kind: str) -> Role | None:
+        obs = tree.by_id[obs_id]
+        if kind == "TOOL":
+            return Role(kind="tool", name=obs.name)
+        if kind != "AGENT":
+            return None
+        named = obs.attributes.get(AGENT_NAME) or obs.attributes.get(GRAPH_NODE_ID)
+        if named:
+            return Role(kind="agent", name=str(named))
+        if any(d.attributes.get(SPAN_KIND) == "AGENT" for d in tree.descendants(obs)):
+            return None  # the synthetic workflow span around the real agents
+        return Role(kind="agent", name=obs.name)
+
+    def entry_agents(self, tree: Tree, agents: list[tuple[str, str]]) -> set[str]:
+        """The first agent inside each workflow span (the workflow's starting agent)."""
+        entries: set[str] = set()
+        agent_ids = {agent_id for agent_id, _ in agents}
+        for obs in tree.ordered:
+            kind = obs.attributes.get(SPAN_KIND)
+            if kind != "AGENT" or obs.id in agent_ids:
+                continue
+            first = next((d for d in tree.descendants(obs) if d.id in agent_ids), None)
+            if first is not None:
+                entries.add(first.id)
+        return entries

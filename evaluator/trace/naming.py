@@ -1,0 +1,76 @@
+"""Names and arguments as the system's author wrote them: name normalisation for matching hand-off
+targets, parsed tool arguments, and warnings for names that cannot tell agents apart."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from evaluator.trace.conventions import Role, Tree
+from evaluator.trace.model import Observation
+
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+# Where frameworks put a tool call's arguments when the observation has no input of its own.
+_ARGUMENT_ATTRIBUTES = ("gen_ai.tool.call.arguments", "tool_arguments", "input.value")
+
+
+def normalize_name(name: str) -> str:
+    """ "English agent", "english_agent" and "English-Agent" all read "english_agent"."""
+    return _NON_ALNUM.sub("_", name.lower()).strip("_")
+
+
+def parse_arguments(obs: Observation) -> Mapping[str, Any] | None:
+    """A tool call's arguments as an object: its input when that is one (or JSON text of one), else
+    the framework's argument attribute; None when there is no object to be found."""
+    for value in (obs.input, *(obs.attributes.get(key) for key in _ARGUMENT_ATTRIBUTES)):
+        if isinstance(value, Mapping):
+            return value
+        if isinstance(value, str) and value.startswith("{"):
+            try:
+                decoded = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(decoded, dict):
+                return decoded
+    return None
+
+
+def ambiguity_warnings(
+    tree: Tree,
+    roles: Mapping[str, Role],
+    nearest: Mapping[str, str | None],
+    generic: frozenset[str],
+) -> list[str]:
+    """One warning per method-like name (`run`, `execute`, ...) given to several agent or tool calls:
+    several distinct classes decorated on the same method cannot be told apart."""
+    counts: Counter[tuple[str, str]] = Counter()
+    nested: set[tuple[str, str]] = set()
+    for obs in tree.ordered:
+        role = roles.get(obs.id)
+        if role is None or role.name not in generic:
+            continue
+        counts[(role.kind, role.name)] += 1
+        above = nearest.get(obs.id)
+        if role.kind == "agent" and above is not None and roles[above].name == role.name:
+            nested.add((role.kind, role.name))
+    return [
+        _warning(kind, name, count, (kind, name) in nested)
+        for (kind, name), count in counts.items()
+        if count > 1 or (kind, name) in nested
+    ]
+
+
+def _warning(kind: str, name: str, count: int, nested: bool) -> str:
+    how = (
+        'name each one: @observe(name="research_agent", as_type="agent") on the method, or name= on the agent'
+        if kind == "agent"
+        else 'name each one: @observe(name="web_search", as_type="tool") on the method, or name= on the tool'
+    )
+    detail = " (one inside another)" if nested else ""
+    return (
+        f'{count} {kind} calls are all named "{name}"{detail}, so scenarios cannot tell those {kind}s '
+        f"apart; {how}."
+    )

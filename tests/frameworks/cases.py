@@ -1,0 +1,175 @@
+"""Systems x scenarios with a known right verdict, written as each system's author names things,
+including the false-PASS traps of issue 8 (an excluded agent that ran; a sibling agent under a plain
+span; a phrase of the question that is not in the answer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+TARGETS = {
+    "supervisor": "tests.frameworks.systems.lg_supervisor:run",
+    "handbuilt": "tests.frameworks.systems.lg_handbuilt:run",
+    "subagents": "tests.frameworks.systems.lc_subagents:run",
+    "swarm": "tests.frameworks.systems.lg_swarm:run",
+    "agents_sdk": "tests.frameworks.systems.agents_sdk:run",
+    "pydantic_ai": "tests.frameworks.systems.pydantic_delegation:run",
+    "observe_functions": "tests.frameworks.systems.observe_functions:run",
+    "observe_classes": "tests.frameworks.systems.observe_classes:run",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Case:
+    id: str
+    target: str
+    input: str
+    expected: dict[str, Any]
+    status: str  # the right verdict
+    agents: dict[str, list[str]] = field(default_factory=dict)  # verdict lists that must come out so
+    tools: dict[str, list[str]] = field(default_factory=dict)
+    handoffs: list[str] = field(default_factory=list)  # hand-off targets, in order
+    warns: bool = False
+
+
+CASES = [
+    Case(
+        id="supervisor-research",
+        target="supervisor",
+        input="What is the FAANG headcount?",
+        expected={
+            "agents": {"include": ["research_expert"], "exclude": ["math_expert"]},
+            "tools": {"include": ["web_search"]},
+            "trajectory": {"tools": ["web_search"], "flow": "research_expert"},
+            "answer": {"contains": ["1,977,586"]},
+        },
+        status="passed",
+        agents={"included": ["research_expert"], "excluded": ["math_expert"], "unexpected": []},
+        handoffs=["research_expert"],
+    ),
+    Case(
+        id="supervisor-excluded-agent-ran",
+        target="supervisor",
+        input="Please add 2 and 3",
+        expected={"agents": {"exclude": ["math_expert"]}, "tools": {"allow": ["add"]}},
+        status="failed",
+        agents={"excluded": [], "unexpected": ["math_expert"]},
+        handoffs=["math_expert"],
+    ),
+    Case(
+        id="supervisor-answer-not-the-question",
+        target="supervisor",
+        input="What is the FAANG headcount?",
+        expected={"agents": {"include": ["research_expert"]}, "answer": {"contains": ["What is the"]}},
+        status="failed",
+        agents={"included": ["research_expert"], "unexpected": []},
+        handoffs=["research_expert"],
+    ),
+    Case(
+        id="handbuilt-research",
+        target="handbuilt",
+        input="What is the state of the art in text to SQL?",
+        expected={
+            "agents": {"include": ["researcher"], "exclude": ["writer"]},
+            "tools": {"include": ["web_search"]},
+        },
+        status="passed",
+        agents={"included": ["researcher"], "excluded": ["writer"], "unexpected": []},
+    ),
+    Case(
+        id="handbuilt-excluded-agent-ran",
+        target="handbuilt",
+        input="Write a poem about the sea",
+        expected={"agents": {"allow": ["researcher"], "exclude": ["writer"]}},
+        status="failed",
+        agents={"excluded": [], "unexpected": ["writer"]},
+    ),
+    Case(
+        id="subagents-research",
+        target="subagents",
+        input="How tall is the Eiffel tower?",
+        expected={
+            "agents": {"include": ["research_agent"], "exclude": ["math_agent"]},
+            "tools": {"include": ["web_search"]},
+        },
+        status="passed",
+        agents={"included": ["research_agent"], "excluded": ["math_agent"], "unexpected": []},
+        handoffs=["research_agent"],
+    ),
+    Case(
+        id="swarm-handoff",
+        target="swarm",
+        input="Speak like a pirate",
+        expected={"agents": {"include": ["alice", "bob"]}},
+        status="passed",
+        agents={"included": ["alice", "bob"], "unexpected": []},
+        tools={"unexpected": []},
+        handoffs=["bob"],
+    ),
+    Case(
+        id="swarm-handoff-named-as-tool",
+        target="swarm",
+        input="Speak like a pirate, matey",
+        expected={"agents": {"include": ["alice", "bob"]}, "tools": {"include": ["transfer_to_bob"]}},
+        status="passed",
+        tools={"included": ["transfer_to_bob"]},
+        handoffs=["bob"],
+    ),
+    Case(
+        id="agents-sdk-english",
+        target="agents_sdk",
+        input="Hello, how are you?",
+        expected={"agents": {"include": ["English agent"], "exclude": ["Spanish agent"]}},
+        status="passed",
+        agents={"included": ["English agent"], "excluded": ["Spanish agent"], "unexpected": []},
+        handoffs=["English agent"],
+    ),
+    Case(
+        id="agents-sdk-excluded-agent-ran",
+        target="agents_sdk",
+        input="Hola, como estas?",
+        expected={"agents": {"include": ["English agent"], "exclude": ["Spanish agent"]}},
+        status="failed",
+        agents={"missing": ["English agent"], "excluded": [], "unexpected": ["Spanish agent"]},
+        handoffs=["Spanish agent"],
+    ),
+    Case(
+        id="pydantic-ai-delegation",
+        target="pydantic_ai",
+        input="Tell me a joke.",
+        expected={"agents": {"include": ["joke_generation_agent"]}},
+        status="passed",
+        agents={"included": ["joke_generation_agent"], "unexpected": []},
+        handoffs=["joke_generation_agent"],
+    ),
+    Case(
+        id="observe-sibling-agent-unexpected",
+        target="observe_functions",
+        input="Book a flight and a hotel",
+        expected={
+            "agents": {"include": ["flight_agent"]},
+            "tools": {"allow": ["search_flights", "search_hotels"]},
+        },
+        status="failed",
+        agents={"included": ["flight_agent"], "unexpected": ["hotel_agent"]},
+    ),
+    Case(
+        id="observe-flight-only",
+        target="observe_functions",
+        input="Book a flight",
+        expected={
+            "agents": {"include": ["flight_agent"], "exclude": ["hotel_agent"]},
+            "tools": {"include": ["search_flights"]},
+        },
+        status="passed",
+        agents={"included": ["flight_agent"], "excluded": ["hotel_agent"]},
+    ),
+    Case(
+        id="observe-methods-all-named-run",
+        target="observe_classes",
+        input="text to sql",
+        expected={"agents": {"include": ["run"]}, "tools": {"include": ["execute"]}},
+        status="passed",
+        warns=True,
+    ),
+]

@@ -1,0 +1,158 @@
+"""Trace conventions on captured traces (observations pages saved from the stand-in after real runs:
+tests/fixtures/traces) and on small built traces: agents named as authored, plumbing left out,
+hand-offs, entry agents, ties, and the server's OTel typing and naming."""
+
+from pathlib import Path
+
+import pytest
+
+from evaluator.metrics import WorkflowValidator, final_answer
+from evaluator.trace import Observation, TraceRules, build_trace, load_trace_file
+from evaluator.trace.otel_mapping import observation_name, observation_type, third_party_attributes
+from tests.builders import TraceBuilder, expected
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+
+
+def test_langgraph_supervisor_agents_are_the_nodes_not_the_plumbing() -> None:
+    trace = load_trace_file(FIXTURES / "langgraph_supervisor.json")
+    assert trace.convention == "langgraph+langfuse"
+    assert trace.agent_names == ["supervisor", "research_expert", "supervisor"]
+    assert trace.entry_agents == {"supervisor"}
+    assert trace.tool_path == ["web_search"]
+    assert [h.to_json() for h in trace.handoffs] == [
+        {"from": "supervisor", "to": "research_expert", "via": "transfer_to_research_expert"}
+    ]
+    assert trace.tools[0].agent == "research_expert"
+    assert trace.tools[0].arguments == {"query": "faang"}
+    assert {"agent", "call_agent", "LangGraph"} <= trace.names  # present, yet not agents
+
+
+def test_langgraph_false_avoidance_and_handoff_named_as_tool() -> None:
+    trace = load_trace_file(FIXTURES / "langgraph_supervisor.json")
+    verdict = WorkflowValidator().validate(
+        expected(agents={"exclude": ["research_expert"]}, tools={"include": ["transfer_to_research_expert"]}),
+        trace,
+    )
+    assert verdict.agents.excluded == ()
+    assert verdict.agents.unexpected == ("research_expert",)
+    assert verdict.tools.included == ("transfer_to_research_expert",)
+    assert verdict.tools.unexpected == ("web_search",)  # strict: the scenario did not list it
+
+
+def test_openinference_workflow_span_is_not_an_agent() -> None:
+    trace = load_trace_file(FIXTURES / "openai_agents_openinference.json")
+    assert trace.agent_names == ["Triage agent", "Spanish agent"]
+    assert trace.entry_agents == {"Triage agent"}
+    assert "Agent workflow" in trace.names
+    assert [h.target for h in trace.handoffs] == ["Spanish agent"]
+    verdict = WorkflowValidator().validate(expected(agents={"exclude": ["Spanish agent"]}), trace)
+    assert verdict.agents.unexpected == ("Spanish agent",)
+
+
+def test_genai_agents_are_named_by_the_agent_name_not_the_span_title() -> None:
+    trace = load_trace_file(FIXTURES / "pydantic_ai_genai.json")
+    assert "joke_generation_agent run" in trace.names  # as Langfuse stores it
+    assert trace.agent_names == ["joke_selection_agent", "joke_generation_agent"]
+    assert trace.entry_agents == {"joke_selection_agent"}
+    assert [h.to_json() for h in trace.handoffs] == [
+        {"from": "joke_selection_agent", "to": "joke_generation_agent", "via": "joke_factory"}
+    ]
+    assert trace.tool_path == []
+
+
+def test_sibling_agents_under_observe_main_fire_strict_checks() -> None:
+    trace = load_trace_file(FIXTURES / "observe_siblings.json")
+    assert trace.entry_agents == frozenset()
+    verdict = WorkflowValidator().validate(expected(agents={"include": ["flight_agent"]}), trace)
+    assert verdict.agents.unexpected == ("hotel_agent",)
+
+
+def test_a_convention_can_be_forced() -> None:
+    trace = load_trace_file(FIXTURES / "langgraph_supervisor.json", TraceRules(convention="langfuse"))
+    assert "research_expert" not in trace.agent_names  # Langfuse's heuristic types: what issue 8 saw
+    assert "call_agent" in trace.agent_names
+
+
+def test_configured_agents_and_handoff_patterns() -> None:
+    builder = TraceBuilder()
+    main = builder.add("SPAN", "planner")
+    builder.tool("delegate_to_writer", parent=main)
+    builder.add("SPAN", "writer", parent=main)
+    rules = TraceRules(
+        agent_observations=("planner",),
+        agent_pattern=r"(?P<name>writ\w+)",
+        handoff_patterns=(r"^delegate_to_(?P<agent>.+)$",),
+    )
+    trace = build_trace("t", builder.observations, rules=rules)
+    assert trace.agent_names == ["planner", "writer"]
+    assert [h.to_json() for h in trace.handoffs] == [
+        {"from": "planner", "to": "writer", "via": "delegate_to_writer"}
+    ]
+
+
+def test_a_parent_and_child_starting_together_keep_ancestors_first() -> None:
+    child = Observation(id="c", parent_id="p", type="TOOL", name="search", start_time=5.0, end_time=5.1)
+    parent = Observation(id="p", parent_id=None, type="AGENT", name="research", start_time=5.0, end_time=6.0)
+    trace = build_trace("t", [child, parent])
+    assert trace.tools[0].agent == "research"
+    assert trace.agent_names == ["research"]
+    other = Observation(id="x", parent_id=None, type="AGENT", name="other", start_time=5.0, end_time=5.05)
+    assert build_trace("t", [child, other, parent]).agent_names == ["other", "research"]
+
+
+def test_a_framework_span_inside_its_own_wrapper_counts_once() -> None:
+    builder = TraceBuilder()
+    outer = builder.agent("research")
+    builder.agent("research", parent=outer)
+    assert build_trace("t", builder.observations).agent_names == ["research"]
+
+
+@pytest.mark.parametrize(
+    ("attributes", "type_", "name"),
+    [
+        ({"langfuse.observation.type": "agent"}, "AGENT", "span"),
+        ({"openinference.span.kind": "LLM"}, "GENERATION", "span"),
+        ({"gen_ai.operation.name": "invoke_agent", "logfire.msg": "joke run"}, "AGENT", "joke run"),
+        ({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x", "logfire.msg": "t"}, "TOOL", "x"),
+        ({"gen_ai.tool.call.id": "1"}, "TOOL", "span"),
+        ({"gen_ai.request.model": "m"}, "GENERATION", "span"),
+        ({}, "SPAN", "span"),
+    ],
+)
+def test_in_process_typing_and_naming_follow_the_server(
+    attributes: dict[str, str], type_: str, name: str
+) -> None:
+    assert observation_type(attributes) == type_
+    assert observation_name("span", attributes) == name
+
+
+def test_third_party_attributes_are_kept_as_the_server_keeps_them() -> None:
+    assert third_party_attributes("langfuse-sdk", {"a": 1}) == {}
+    kept = third_party_attributes("pydantic-ai", {"n": 2, "s": "x", "input.value": "q", "langfuse.x": "y"})
+    assert kept == {"n": "2", "s": "x"}
+
+
+def test_final_answer_is_the_last_ai_message_of_a_state() -> None:
+    state = {"messages": [{"type": "human", "content": "What is X?"}, {"type": "ai", "content": "Y."}]}
+    assert final_answer(state) == "Y."
+    assert final_answer({"messages": [{"role": "user", "content": "q"}]}) is None
+    assert final_answer({"messages": [{"type": "ai", "content": [{"type": "text", "text": "a"}]}]}) == "a"
+    assert final_answer("plain") == "plain"
+
+
+def test_configuration_names_the_same_conventions_and_checks_patterns() -> None:
+    from typing import get_args
+
+    from pydantic import ValidationError
+
+    from evaluator.config import ConventionName, TargetConfig
+    from evaluator.trace import CONVENTION_NAMES
+
+    assert get_args(ConventionName) == CONVENTION_NAMES
+    with pytest.raises(ValidationError, match="no group named agent"):
+        TargetConfig(entry="m:f", handoff_patterns=("^delegate_(.+)$",))
+    with pytest.raises(ValidationError, match="not a regular expression"):
+        TargetConfig(entry="m:f", agent_pattern="(")
+    with pytest.raises(ValidationError):
+        TargetConfig.model_validate({"entry": "m:f", "convention": "crewai"})
