@@ -123,9 +123,6 @@ def run_suite(
             **load_targets(cfg, {s.scenario.target for s in selected} - set(targets or {})),
             **(targets or {}),
         }
-    tracing = connection.tracing if connection is not None else Tracing.embedded()
-    with tracing.process_default():  # targets' import-time clients record into the capture
-        targets = load_targets(cfg, {s.scenario.target for s in scenarios})
     reachable = _check_langfuse(connection, on_notice)
     options = RunOptions(
         concurrency=concurrency if concurrency is not None else cfg.settings.run.concurrency,
@@ -183,7 +180,7 @@ class _Session:
         self._connection = connection
         self._reachable = reachable
         self._notice = on_notice
-        self.tracing = connection.tracing if connection is not None else Tracing.shared_embedded()
+        self.tracing = tracing
         self.destination = connection.destination if connection is not None else None
         self.live: LiveDelivery | None = None
         self._configs: threading.Thread | None = None
