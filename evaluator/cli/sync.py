@@ -1,4 +1,4 @@
-"""`evaluator sync`: send what waits in the local outbox (scores, kept span batches) to Langfuse."""
+"""`evaluator sync`: send what waits in the local outbox (traces Langfuse has not got whole, scores) to Langfuse."""
 
 from __future__ import annotations
 

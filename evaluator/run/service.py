@@ -8,7 +8,7 @@ It loads the configuration, the scenarios and their targets (bad input raises an
 before anything runs), connects to Langfuse when the environment has keys, runs the pipeline,
 stores every result, writes `output` (before anything is posted), then spends at most one deadline
 (`[langfuse] delivery_deadline_seconds`) on every Langfuse step after the run: the batches still in
-flight, the span flush, re-sending kept span batches, the score sweep, the score configs and the SDK's
+flight, the span flush, re-sending traces Langfuse has not got whole, the score sweep, the score configs and the SDK's
 shutdown. Progress and warnings go to the callbacks; nothing is printed.
 """
 
