@@ -2,6 +2,7 @@
 connected project split by role (scores, span re-sending, trace read-back, prompt management)."""
 
 from evaluator.langfuse.connection import LangfuseConnection
+from evaluator.langfuse.judging import JudgeTracing
 from evaluator.langfuse.prompts import LangfusePrompts
 from evaluator.langfuse.scores import LangfuseScores
 from evaluator.langfuse.settings import DEFAULT_BASE_URL, LangfuseSettings
@@ -11,6 +12,7 @@ from evaluator.langfuse.tracing import ScenarioSpan, Tracing
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "JudgeTracing",
     "KeepingExporter",
     "LangfuseConnection",
     "LangfusePrompts",

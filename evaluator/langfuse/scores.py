@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from langfuse.api import CreateScoreBatchResults, CreateScoreRequest, ScoreConfigDataType, ScoreDataType
+from langfuse.api import (
+    ConfigCategory,
+    CreateScoreBatchResults,
+    CreateScoreRequest,
+    ScoreConfigDataType,
+    ScoreDataType,
+)
 
 from evaluator._time import Deadline
 from evaluator.errors import LangfuseUnavailableError
@@ -80,7 +87,6 @@ class LangfuseScores:
         for definition in definitions:
             if definition.name in existing:
                 continue
-            bounds = {"min_value": 0.0, "max_value": 1.0} if definition.data_type == "NUMERIC" else {}
             api.call(
                 "creating a score config",
                 api.client.api.score_configs.create,
@@ -88,10 +94,25 @@ class LangfuseScores:
                 data_type=ScoreConfigDataType(definition.data_type),
                 description=definition.description,
                 deadline=deadline,
-                **bounds,
+                **_config_shape(definition),
             )
             created.append(definition.name)
         return created
+
+
+def _config_shape(definition: ScoreDefinition) -> dict[str, Any]:
+    """NUMERIC: the range 0-1; CATEGORICAL: its categories (Langfuse numbers them); BOOLEAN: nothing
+    (Langfuse makes its categories itself)."""
+    if definition.data_type == "NUMERIC":
+        return {"min_value": 0.0, "max_value": 1.0}
+    if definition.data_type == "CATEGORICAL":
+        return {
+            "categories": [
+                ConfigCategory(label=label, value=float(index))
+                for index, label in enumerate(definition.categories)
+            ]
+        }
+    return {}
 
 
 def _score_request(score: Score) -> CreateScoreRequest:

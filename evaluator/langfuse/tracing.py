@@ -150,6 +150,11 @@ class Tracing:
         tracing._exporter = capture.exporter
         return tracing
 
+    @property
+    def collector(self) -> SpanCollector:
+        """The in-process capture (judge traces are captured through it too)."""
+        return self._collector
+
     @staticmethod
     def trace_id_for(run_id: str, scenario_id: str) -> str:
         """Deterministic: the same (run id, scenario id) always names the same trace."""

@@ -1,5 +1,5 @@
-"""The staged pipeline: target -> trace and metrics -> record -> deliver, one scenario at a time through
-each stage, many scenarios at once.
+"""The staged pipeline: target -> trace and metrics -> judges -> record -> deliver, one scenario at a
+time through each stage, many scenarios at once.
 
 - **Targets**: `concurrency` long-lived workers. A worker calls a sync target itself (no thread per
   call) and hands an async one to the shared event loop (`_async`). At the timeout the scenario is
@@ -9,6 +9,10 @@ each stage, many scenarios at once.
   scenarios not started yet are cut off after one more timeout, and the run says so.
 - **Trace and metrics**: one thread takes each finished run's captured spans, builds the trace and runs
   the metrics (pure and fast).
+- **Judges** (when configured, for scenarios with answer criteria or a ground truth): `judge_concurrency`
+  threads of their own, apart from the targets' slots, each judging one result at a time (I/O bound:
+  model calls through one shared client). A judge never fails a result: what it cannot score it says
+  in `judge_status`. After Ctrl-C, results not judged yet are recorded unjudged.
 - **Record**: one thread commits finished results and their scores to the store, several per
   transaction, and only then reports each as finished (`on_result`), and offers the scores for
   delivery while the run goes on (`LiveDelivery`, when Langfuse is connected).
@@ -24,6 +28,7 @@ import inspect
 import queue
 import threading
 import time
+import traceback
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -34,8 +39,10 @@ from typing import Any, Protocol
 from evaluator._time import utc_now
 from evaluator.config import LLMEndpoint
 from evaluator.errors import TargetTimeoutError
+from evaluator.judge import Judges
 from evaluator.prompts import PromptSource
 from evaluator.results import (
+    EvaluatorFailure,
     JudgeStatus,
     PromptUse,
     RunInfo,
@@ -52,9 +59,8 @@ from evaluator.run.target import PromptResolver, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
 from evaluator.trace import Trace
 
-JUDGE_NOT_AVAILABLE = JudgeStatus(
-    status="skipped", reason="the LLM judge is not part of this version; no quality scores"
-)
+JUDGE_NOT_AVAILABLE = JudgeStatus(status="skipped", reason="the LLM judges were not configured for this run")
+JUDGE_INTERRUPTED = JudgeStatus(status="skipped", reason="the run was interrupted before the judges ran")
 _RECORD_BATCH = 64  # results committed per transaction, at most
 _POLL_SECONDS = 0.2  # how often the waiting thread looks up (keeps Ctrl-C responsive)
 _DRAIN_SECONDS = 5.0  # after Ctrl-C, how long finished work may take to reach the store
@@ -110,7 +116,8 @@ class RunOptions:
     prompt_pins: Mapping[str, int] = field(default_factory=dict)
     run_id: str = ""
     run_name: str = ""
-    judge_status: JudgeStatus = JUDGE_NOT_AVAILABLE
+    judge_status: JudgeStatus = JUDGE_NOT_AVAILABLE  # for results the judges do not see
+    judge_concurrency: int = 8
 
 
 @dataclass(kw_only=True)
@@ -165,6 +172,15 @@ class _Ran:
     latency_ms: float
 
 
+@dataclass(frozen=True, kw_only=True)
+class _ToJudge:
+    """A result with verdicts, on its way to the judges."""
+
+    result: ScenarioResult
+    scenario: LoadedScenario
+    trace: Trace
+
+
 class Pipeline:
     """Runs loaded scenarios through the stages; everything it needs is injected."""
 
@@ -178,6 +194,7 @@ class Pipeline:
         destination: str | None = None,
         outlet: ScoreOutlet | None = None,
         llm: LLMEndpoint | None = None,
+        judges: Judges | None = None,
     ) -> None:
         self._tracer = tracer
         self._targets = targets
@@ -186,6 +203,7 @@ class Pipeline:
         self._destination = destination
         self._outlet = outlet
         self._llm = llm
+        self._judges = judges
 
     def run(
         self,
@@ -238,10 +256,12 @@ class _Run:
         for item in scenarios:
             self._todo.put(item)
         self._to_evaluate: queue.SimpleQueue[_Ran | None] = queue.SimpleQueue()
+        self._to_judge: queue.SimpleQueue[_ToJudge | None] = queue.SimpleQueue()
         self._to_record: queue.SimpleQueue[ScenarioResult | None] = queue.SimpleQueue()
         self._finished: dict[str, ScenarioResult] = {}  # stored results, by scenario id
         self._progress = threading.Condition()  # notified as results are stored
         self._stopping = threading.Event()
+        self._interrupted = threading.Event()  # Ctrl-C: what is not judged yet is recorded unjudged
         self._lock = threading.Lock()
         self._hung = 0  # workers whose target timed out and has not returned yet
         self._failure: BaseException | None = None  # the store could not record: the run cannot go on
@@ -255,9 +275,16 @@ class _Run:
             threading.Thread(target=self._evaluate_stage, daemon=True, name="evaluator-metrics"),
             threading.Thread(target=self._record_stage, daemon=True, name="evaluator-record"),
         ]
+        judges = pipeline._judges
+        self._judge_workers = [
+            threading.Thread(
+                target=self._judge_stage, args=(judges,), daemon=True, name=f"evaluator-judge-{i}"
+            )
+            for i in range(min(options.judge_concurrency, len(scenarios)) if judges is not None else 0)
+        ]
 
     def __enter__(self) -> _Run:
-        for thread in (*self._stages, *self._workers):
+        for thread in (*self._stages, *self._judge_workers, *self._workers):
             thread.start()
         return self
 
@@ -329,6 +356,7 @@ class _Run:
         """After Ctrl-C: no scenario starts; what is already past its target gets to the store, within
         a few seconds."""
         self._stopping.set()
+        self._interrupted.set()
         self._to_evaluate.put(None)
         ends = time.monotonic() + _DRAIN_SECONDS
         for stage in self._stages:
@@ -450,6 +478,7 @@ class _Run:
     def _evaluate_stage(self) -> None:
         while (ran := self._to_evaluate.get()) is not None:
             attempt = ran.attempt
+            trace: Trace | None = None
             try:
                 trace = self._p._tracer.take_trace(attempt.trace_id)
                 result = evaluate(
@@ -463,10 +492,46 @@ class _Run:
                 )
             except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's
                 result = self._evaluator_error(attempt, exc, ran.latency_ms)
-            self._to_record.put(result)
+            if self._judge_workers and trace is not None and result.status != "error":
+                self._to_judge.put(_ToJudge(result=result, scenario=attempt.item, trace=trace))
+            else:
+                self._to_record.put(result)
+        for _ in self._judge_workers:
+            self._to_judge.put(None)
+        for worker in self._judge_workers:
+            worker.join()  # the record stage ends after the last judged result
         self._to_record.put(None)
 
-    # --- stage 3: record ---------------------------------------------------------------------------
+    # --- stage 3: judges ---------------------------------------------------------------------------
+
+    def _judge_stage(self, judges: Judges) -> None:
+        while (item := self._to_judge.get()) is not None:
+            self._to_record.put(self._judged(judges, item))
+
+    def _judged(self, judges: Judges, item: _ToJudge) -> ScenarioResult:
+        """The result with the judges' verdicts; never raises (a judge that fails is *unscored*)."""
+        result = item.result
+        if self._interrupted.is_set():
+            return replace(result, judge_status=JUDGE_INTERRUPTED)
+        try:
+            outcome = judges.judge(
+                item.scenario.scenario, result.output, item.trace, run_id=self._options.run_id
+            )
+        except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
+            failure = EvaluatorFailure(
+                type=type(exc).__name__, message=str(exc), traceback="".join(traceback.format_exception(exc))
+            )
+            reason = f"evaluator error in the judges: {failure.type}: {failure.message}"
+            return replace(
+                result,
+                judge_status=JudgeStatus(status="unscored", reason=reason),
+                judge_detail={"evaluator_error": failure.to_json()},
+            )
+        return replace(
+            result, judged=outcome.judged, judge_detail=outcome.detail, judge_status=outcome.status
+        )
+
+    # --- stage 4: record ---------------------------------------------------------------------------
 
     def _record_stage(self) -> None:
         run_id = self._options.run_id

@@ -23,10 +23,12 @@ from pathlib import Path
 from evaluator._time import Deadline, utc_now
 from evaluator.config import Config, load_config
 from evaluator.errors import ConfigError, EvaluatorError, LangfuseUnavailableError, did_you_mean
-from evaluator.langfuse import LangfuseConnection, Tracing
+from evaluator.judge import JudgeModel
+from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
-from evaluator.results import DEFINITIONS, JudgeStatus, RunInfo, ScenarioResult, run_to_json
-from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, new_run_id
+from evaluator.results import DEFINITIONS, RunInfo, ScenarioResult, run_to_json
+from evaluator.run.judging import JudgePlan
+from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
 from evaluator.run.target import Target, load_target
 from evaluator.run.verify import VerifyReport, verify_run
 from evaluator.scenarios import LoadedScenario, TargetCatalog, load_scenarios
@@ -75,6 +77,9 @@ def run_suite(
     concurrency: int | None = None,
     timeout: float | None = None,
     no_judge: bool = False,
+    judge_concurrency: int | None = None,
+    no_cache: bool = False,
+    judge_model: JudgeModel | None = None,
     prompts: Sequence[str] = (),
     output: Path | None = None,
     run_name: str | None = None,
@@ -86,7 +91,8 @@ def run_suite(
 ) -> SuiteRun:
     """Run scenarios (files, folders, globs; default `scenarios/` beside the configuration) against
     their targets. `prompts` pins versions as "NAME=VERSION". `on_start` gets the number of scenarios,
-    `on_result` each result once it is stored."""
+    `on_result` each result once it is stored. The judges run when an endpoint is configured (or a
+    `judge_model` is given, e.g. a `judge.FakeJudgeModel` in tests) and `no_judge` is not set."""
     cfg = config if isinstance(config, Config) else load_config(config)
     library = PromptLibrary(cfg.prompts_dir)
     pins = parse_pins(prompts, library)
@@ -102,11 +108,21 @@ def run_suite(
         prompt_pins=pins,
         run_id=new_run_id(),
         run_name=run_name or "",
-        judge_status=JudgeStatus(status="skipped", reason="--no-judge was given")
-        if no_judge
-        else JUDGE_NOT_AVAILABLE,
+        judge_concurrency=judge_concurrency or cfg.settings.judge.concurrency,
     )
     session = _Session(cfg, store, connection, reachable, on_notice)
+    plan = JudgePlan(cfg, no_judge=no_judge, model=judge_model)
+    judges = plan.judges(
+        [s.scenario for s in scenarios],
+        library=library,
+        prompts=session.prompt_source(library),
+        tracer=JudgeTracing(session.tracing, prices=plan.prices),
+        pins=pins,
+        cache=store,
+        use_cache=not no_cache,
+        notice=on_notice,
+    )
+    options = replace(options, judge_status=plan.unjudged)
     pipeline = Pipeline(
         tracer=session.tracing,
         targets=targets,
@@ -115,9 +131,13 @@ def run_suite(
         destination=session.destination,
         outlet=session.live,
         llm=cfg.llm_endpoint() if cfg.settings.llm.targets else None,
+        judges=judges,
     )
     on_start(len(scenarios))
-    run, results = pipeline.run(scenarios, options, on_result=on_result, on_start=store.start_run)
+    try:
+        run, results = pipeline.run(scenarios, options, on_result=on_result, on_start=store.start_run)
+    finally:
+        plan.close()
     store.finish_run(run, results)
     if output is not None:  # written before anything is posted
         output.write_text(json.dumps(run_to_json(run, results), indent=2, default=str) + "\n")

@@ -54,6 +54,7 @@ def test_result_json_is_pinned() -> None:
         },
         "answer": {"pass": True, "contains": ["Spider"], "missing": []},
         "quality": None,
+        "correctness": None,
         "judge_status": {"status": "skipped", "reason": "--no-judge was given"},
         "output": "DIN-SQL reaches 85.3% on Spider.",
         "prompts": {"agents/research": {"version": 2, "source": "langfuse"}},
