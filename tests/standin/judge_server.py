@@ -148,7 +148,7 @@ class JudgeStandIn:
         server.server_bind()
         server.server_activate()
         self._server = server
-        threading.Thread(target=server.serve_forever, daemon=True, name="judge-standin").start()
+        threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True, name="judge-standin").start()
         return self
 
     def stop(self) -> None:
