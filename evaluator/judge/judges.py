@@ -97,7 +97,7 @@ class _Task:
     scenario_id: str
     run_id: str
     prompt: Prompt
-    variables: Mapping[str, str]
+    messages: list[ChatMessage]  # the prompt compiled with the judged content
     reply_type: type[QualityReply] | type[CorrectnessReply]
 
 
@@ -222,7 +222,7 @@ class Judges:
         """The judgement to make, or an unscored one when its prompt cannot be had."""
         try:
             prompt = self._prompt(judge, scenario)
-            prompt.compile_messages(**variables)  # a prompt with an unknown variable fails here, once
+            messages = prompt.compile_messages(**variables)  # an unknown variable fails here
         except EvaluatorError as exc:
             return Judgement(judge=judge, status="unscored", reason=str(exc), model=self.settings.model)
         return _Task(
@@ -230,7 +230,7 @@ class Judges:
             scenario_id=scenario.id,
             run_id=run_id,
             prompt=prompt,
-            variables=variables,
+            messages=messages,
             reply_type=reply_type,
         )
 
@@ -247,29 +247,20 @@ class Judges:
         return self._prompts.get(name)
 
     def _ask(self, task: _Task) -> tuple[QualityReply | CorrectnessReply | None, Judgement]:
-        messages = task.prompt.compile_messages(**task.variables)
-        model = self.settings.model
+        messages, model = task.messages, self.settings.model
         base = Judgement(judge=task.judge, status="scored", prompt=task.prompt, model=model)
-        key = CacheKey.of(task.prompt, model, messages)
-        cached = self._cached(key, task.reply_type)
+        key = CacheKey.of(task.prompt, model, messages) if self._cache is not None else None
+        cached = self._cached(key, task.reply_type) if key is not None else None
         if cached is not None:
             reply, entry = cached
             return reply, replace(
                 base, decided_by="cache", model=entry.get("model") or model, trace_id=entry.get("trace_id")
             )
         with self._tracer.judgement(
-            run_id=task.run_id,
-            scenario_id=task.scenario_id,
-            judge=task.judge,
-            prompt=task.prompt,
-            input=task.variables,
+            run_id=task.run_id, scenario_id=task.scenario_id, judge=task.judge, prompt=task.prompt
         ) as trace:
             talk = _Conversation(self, task.prompt, trace)
             outcome = talk.verdict(messages, task.reply_type)
-            trace.finish(
-                output=outcome if isinstance(outcome, str) else outcome.model_dump(),
-                error=outcome if isinstance(outcome, str) else None,
-            )
         judgement = replace(
             base,
             model=talk.served_model or model,
@@ -286,7 +277,7 @@ class Judges:
                 messages=talk.last_messages or messages,
                 raw_reply=talk.last_reply,
             )
-        if self._cache is not None:
+        if self._cache is not None and key is not None:
             entry = {"reply": outcome.model_dump(), "model": judgement.model, "trace_id": trace.trace_id}
             self._cache.keep_verdict(key, entry)
         return outcome, judgement
@@ -343,16 +334,15 @@ class _Conversation:
     def verdict(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
         """The valid reply, or why there is none."""
         try:
-            text = self._send(messages)
-            parsed = read_reply(text, reply_type)
+            parsed = self._send(messages, reply_type)
             if not isinstance(parsed, str):
                 return parsed
             repair = [
                 *messages,
-                ChatMessage(role="assistant", content=text),
+                ChatMessage(role="assistant", content=self.last_reply or ""),
                 ChatMessage(role="user", content=repair_request(parsed, reply_type)),
             ]
-            again = read_reply(self._send(repair), reply_type)
+            again = self._send(repair, reply_type)
         except JudgeUnavailableError as exc:
             self.failed = True
             return f"no reply from the judge after {self.calls} request(s): {exc}"
@@ -360,16 +350,18 @@ class _Conversation:
             return f"the judge's reply was not valid, even after one repair request: {again}"
         return again
 
-    def _send(self, messages: list[ChatMessage]) -> str:
+    def _send(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
+        """One request (with its retries), in its own GENERATION; the reply read as `reply_type`."""
         self.last_messages, self.last_reply = messages, None
-        judges = self._judges
         config = self._prompt.config
         parameters: dict[str, Any] = {"temperature": float(config.get("temperature", 0.0))}
         if isinstance(config.get("max_tokens"), int):
             parameters["max_tokens"] = config["max_tokens"]
-        model = judges.settings.model
         with self._trace.generation(
-            name=self._prompt.name, messages=messages, model=model, parameters=parameters
+            name=self._prompt.name,
+            messages=messages,
+            model=self._judges.settings.model,
+            parameters=parameters,
         ) as generation:
             try:
                 reply = self._request(messages, parameters)
@@ -377,9 +369,12 @@ class _Conversation:
                 generation.failed(str(exc))
                 raise
             generation.succeeded(output=reply.text, usage=reply.usage, model=reply.model)
-        self.usage += reply.usage
-        self.served_model, self.last_reply = reply.model, reply.text
-        return reply.text
+            self.usage += reply.usage
+            self.served_model, self.last_reply = reply.model, reply.text
+            parsed = read_reply(reply.text, reply_type)
+            if isinstance(parsed, str):
+                generation.unusable(parsed)
+        return parsed
 
     def _request(self, messages: list[ChatMessage], parameters: Mapping[str, Any]) -> ModelReply:
         judges = self._judges

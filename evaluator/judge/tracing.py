@@ -1,7 +1,7 @@
 """What the judges need from tracing: each judgement its own trace (`judge:<scenario id>`, tagged with
-the run id) with one GENERATION per model call, linked to the judge prompt version when Langfuse served
-it. `langfuse.JudgeTracing` is the real one (the only importer of `langfuse` lives there);
-`NO_TRACING` records nothing.
+the run id) with one GENERATION per model call (the request, and the repair request if there is one),
+linked to the judge prompt version when Langfuse served it. `langfuse.JudgeTracing` is the real one
+(the only importer of `langfuse` lives there); `NO_TRACING` records nothing.
 """
 
 from __future__ import annotations
@@ -17,8 +17,17 @@ from evaluator.prompts import ChatMessage, Prompt
 class GenerationRecord(Protocol):
     """One model call inside a judgement's trace."""
 
-    def succeeded(self, *, output: str, usage: TokenUsage, model: str) -> None: ...
-    def failed(self, message: str) -> None: ...
+    def succeeded(self, *, output: str, usage: TokenUsage, model: str) -> None:
+        """The endpoint replied (whether the reply is usable is `unusable`'s to say)."""
+        ...
+
+    def failed(self, message: str) -> None:
+        """No reply, after the retries."""
+        ...
+
+    def unusable(self, reason: str) -> None:
+        """A reply that is not a valid verdict."""
+        ...
 
 
 class JudgementTrace(Protocol):
@@ -29,12 +38,10 @@ class JudgementTrace(Protocol):
         self, *, name: str, messages: Sequence[ChatMessage], model: str, parameters: Mapping[str, Any]
     ) -> AbstractContextManager[GenerationRecord]: ...
 
-    def finish(self, *, output: object, error: str | None = None) -> None: ...
-
 
 class JudgeTracer(Protocol):
     def judgement(
-        self, *, run_id: str, scenario_id: str, judge: str, prompt: Prompt, input: Mapping[str, Any]
+        self, *, run_id: str, scenario_id: str, judge: str, prompt: Prompt
     ) -> AbstractContextManager[JudgementTrace]: ...
 
 
@@ -47,14 +54,14 @@ class _Nothing:
     def failed(self, message: str) -> None:
         return None
 
+    def unusable(self, reason: str) -> None:
+        return None
+
     @contextmanager
     def generation(
         self, *, name: str, messages: Sequence[ChatMessage], model: str, parameters: Mapping[str, Any]
     ) -> Iterator[GenerationRecord]:
         yield self
-
-    def finish(self, *, output: object, error: str | None = None) -> None:
-        return None
 
 
 class NoTracing:
@@ -62,7 +69,7 @@ class NoTracing:
 
     @contextmanager
     def judgement(
-        self, *, run_id: str, scenario_id: str, judge: str, prompt: Prompt, input: Mapping[str, Any]
+        self, *, run_id: str, scenario_id: str, judge: str, prompt: Prompt
     ) -> Iterator[JudgementTrace]:
         yield _Nothing()
 

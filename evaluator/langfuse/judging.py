@@ -1,11 +1,17 @@
 """The judges' traces (the `judge.JudgeTracer` role): each judgement its own Langfuse trace, apart from
 the agent's, so judge cost and latency never mix with the system under test.
 
-A trace is named `judge:<scenario id>`, tagged with the run id (session = the run), and its id derives
-from (run id, scenario id, judge). Its root is an EVALUATOR observation (input: what the judge was
-shown; output: the verdict, or why there is none); below it one GENERATION per model call, with the
-model, its parameters, token usage, cost (when `[judge]` prices are set; else Langfuse prices the
-model itself) and, when Langfuse served the judge prompt, the link to that prompt version.
+A trace is named `judge:<scenario id>`, tagged with the run id (and `judge`, `judge:<name>`), in the
+run's session, and its id derives from (run id, scenario id, judge). It holds one GENERATION per model
+call, named after the judge prompt: the request, and the repair request when the first reply was not
+valid (each marked WARNING when its reply was unusable, ERROR when there was none). A generation has
+the messages, the reply, the model and its parameters, token usage, cost (when `[judge]` prices are
+set; else Langfuse prices the model itself) and, when Langfuse served the judge prompt, the link to
+that prompt version.
+
+Trace attributes are set on each generation's span directly rather than through
+`propagate_attributes`: one span per call is what keeps tracing within the stage's CPU budget
+(benchmarks/bench_judge.py).
 
 Spans go where the client's go: to Langfuse when connected; in the embedded mode they are made
 in-process the same way and never sent. With `on_trace`, each judge trace is also captured in-process
@@ -18,7 +24,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from langfuse import Langfuse, propagate_attributes
+from langfuse import Langfuse
+from opentelemetry import trace as otel_trace
 
 from evaluator.judge import GenerationRecord, JudgementTrace, TokenUsage
 from evaluator.langfuse.tracing import Tracing
@@ -26,6 +33,11 @@ from evaluator.prompts import ChatMessage, Prompt
 from evaluator.trace import Trace
 from evaluator.trace.capture import trace_from_spans
 
+# Trace attributes as the SDK writes them (langfuse._client.attributes), for spans set directly.
+TRACE_NAME = "langfuse.trace.name"
+TRACE_TAGS = "langfuse.trace.tags"
+TRACE_SESSION_ID = "session.id"
+TRACE_METADATA = "langfuse.trace.metadata"
 _METADATA_VALUE_LIMIT = 200
 Prices = tuple[float | None, float | None]  # per million input tokens, per million output tokens
 
@@ -46,6 +58,11 @@ class _Generation:
     def failed(self, message: str) -> None:
         self._observation.update(level="ERROR", status_message=message)
 
+    def unusable(self, reason: str) -> None:
+        self._observation.update(
+            level="WARNING", status_message=f"the reply is not a valid verdict: {reason}"
+        )
+
 
 def _cost(usage: TokenUsage, prices: Prices) -> dict[str, float] | None:
     per_input, per_output = prices
@@ -59,12 +76,14 @@ def _cost(usage: TokenUsage, prices: Prices) -> dict[str, float] | None:
 
 
 class _Judgement:
-    def __init__(self, client: Langfuse, root: Any, trace_id: str, prompt: Prompt, prices: Prices) -> None:
+    def __init__(
+        self, client: Langfuse, trace_id: str, prompt: Prompt, prices: Prices, attributes: dict[str, Any]
+    ) -> None:
         self._client = client
-        self._root = root
         self._trace_id = trace_id
         self._prompt = prompt
         self._prices = prices
+        self._attributes = attributes
 
     @property
     def trace_id(self) -> str | None:
@@ -81,14 +100,10 @@ class _Judgement:
             model=model,
             model_parameters=dict(parameters),
             prompt=self._prompt.link,  # a Langfuse-served prompt links; a local file (None) cannot
+            trace_context={"trace_id": self._trace_id},
         ) as observation:
+            otel_trace.get_current_span().set_attributes(self._attributes)
             yield _Generation(observation, self._prices)
-
-    def finish(self, *, output: object, error: str | None = None) -> None:
-        if error is None:
-            self._root.update(output=output)
-        else:
-            self._root.update(output=output, level="WARNING", status_message=error)
 
 
 class JudgeTracing:
@@ -110,30 +125,34 @@ class JudgeTracing:
 
     @contextmanager
     def judgement(
-        self, *, run_id: str, scenario_id: str, judge: str, prompt: Prompt, input: Mapping[str, Any]
+        self, *, run_id: str, scenario_id: str, judge: str, prompt: Prompt
     ) -> Iterator[JudgementTrace]:
         trace_id = self.trace_id_for(run_id, scenario_id, judge)
-        name = f"judge:{scenario_id}"
         if self._on_trace is not None:
             self._collector.open(trace_id)
         try:
-            with (
-                self._client.start_as_current_observation(
-                    name=name, as_type="evaluator", input=dict(input), trace_context={"trace_id": trace_id}
-                ) as root,
-                propagate_attributes(
-                    trace_name=name,
-                    session_id=run_id,
-                    tags=[run_id, "judge", f"judge:{judge}"],
-                    metadata={
-                        "scenario_id": scenario_id[:_METADATA_VALUE_LIMIT],
-                        "run_id": run_id[:_METADATA_VALUE_LIMIT],
-                        "judge": judge,
-                        "judge_prompt": f"{prompt.name}@v{prompt.version}"[:_METADATA_VALUE_LIMIT],
-                    },
-                ),
-            ):
-                yield _Judgement(self._client, root, trace_id, prompt, self._prices)
+            yield _Judgement(
+                self._client,
+                trace_id,
+                prompt,
+                self._prices,
+                _trace_attributes(run_id, scenario_id, judge, prompt),
+            )
         finally:
             if self._on_trace is not None:
                 self._on_trace(trace_from_spans(trace_id, self._collector.take(trace_id)))
+
+
+def _trace_attributes(run_id: str, scenario_id: str, judge: str, prompt: Prompt) -> dict[str, Any]:
+    metadata = {
+        "scenario_id": scenario_id,
+        "run_id": run_id,
+        "judge": judge,
+        "judge_prompt": f"{prompt.name}@v{prompt.version}",
+    }
+    return {
+        TRACE_NAME: f"judge:{scenario_id}",
+        TRACE_TAGS: [run_id, "judge", f"judge:{judge}"],
+        TRACE_SESSION_ID: run_id,
+        **{f"{TRACE_METADATA}.{key}": value[:_METADATA_VALUE_LIMIT] for key, value in metadata.items()},
+    }

@@ -123,6 +123,7 @@ class JudgeStandIn:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints
+            disable_nagle_algorithm = True  # else headers and body in two packets wait out delayed ACKs
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
