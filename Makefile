@@ -40,6 +40,7 @@ test: lint typecheck unit
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_validate.py
 	$(BIN)/python benchmarks/bench_runner.py
+	$(BIN)/python benchmarks/bench_judge.py
 
 # Re-pin after changing dependencies in pyproject.toml.
 lock: $(STAMP)

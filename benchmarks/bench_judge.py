@@ -166,7 +166,8 @@ def report(
     walls = sorted(w for w, _ in stage)
     overhead_ms = [(s_cpu - l_cpu) / count * 1000 for (_, s_cpu), (_, l_cpu) in zip(stage, loop, strict=True)]
     print(
-        f"{count} judgements, concurrency {concurrency}, {latency * 1000:.0f} ms per call: ideal {ideal:.3f} s"
+        f"{count} judgements, concurrency {concurrency}, {latency * 1000:.0f} ms per call: "
+        f"ideal {ideal:.3f} s"
     )
     print(
         f"  judge stage wall: median {statistics.median(walls):.3f} s "
