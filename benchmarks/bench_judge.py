@@ -6,7 +6,8 @@
 2. The judge stage's own CPU per judgement: process CPU of those 200 judgements minus the CPU of a bare
    loop making the same 200 calls (the same messages, the same client, the same 32 threads); goal
    <= 0.5 ms. Both run in this one process, alternately; the stand-in runs in a separate process so
-   its CPU is not counted.
+   its CPU is not counted. Printed as the median of the per-round differences and as the difference
+   of each side's least-CPU round (on a shared machine, contention only ever adds CPU).
 
 Everything real runs: prompt rendering, the retry policy and its gate, the tolerant reader and pydantic
 validation, the verdict objects, and an in-process (embedded) Langfuse trace per judgement; the
@@ -179,9 +180,11 @@ def report(
         f"  CPU per call: judge stage {statistics.median(c for _, c in stage) / count * 1000:.2f} ms, "
         f"bare loop {statistics.median(c for _, c in loop) / count * 1000:.2f} ms"
     )
+    least = (min(c for _, c in stage) - min(c for _, c in loop)) / count * 1000
     print(
-        f"  judge stage's own CPU per judgement: median {statistics.median(overhead_ms):.2f} ms "
-        f"(rounds: {', '.join(f'{v:.2f}' for v in overhead_ms)}); goal <= 0.5 ms"
+        f"  judge stage's own CPU per judgement: median of rounds {statistics.median(overhead_ms):.2f} ms "
+        f"(rounds: {', '.join(f'{v:.2f}' for v in overhead_ms)}); least-CPU round of each side "
+        f"{least:.2f} ms; goal <= 0.5 ms"
     )
 
 
