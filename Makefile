@@ -16,10 +16,11 @@ $(STAMP): pyproject.toml requirements.lock
 	@touch $(STAMP)
 
 # Runs the bundled research scenarios on the embedded default (Langfuse and LLM settings ignored: no
-# keys, no services). Exit 1 (some scenarios failed) is the demo's point, so it does not fail the make
+# keys, no services; the LLM judges do not run, and the run says how to enable them). Exit 1 (some scenarios failed) is the demo's point, so it does not fail the make
 # target; exit 2 (bad input or configuration) does.
 DEMO_ENV := env -u LANGFUSE_PUBLIC_KEY -u LANGFUSE_SECRET_KEY -u LANGFUSE_BASE_URL -u LANGFUSE_HOST \
-	-u OPENAI_API_KEY -u OPENAI_BASE_URL -u EVALUATOR_CONFIG
+	-u OPENAI_API_KEY -u OPENAI_BASE_URL -u EVALUATOR_JUDGE_BASE_URL -u EVALUATOR_JUDGE_API_KEY \
+	-u EVALUATOR_CONFIG
 
 demo: $(STAMP)
 	@$(DEMO_ENV) $(BIN)/evaluator run scenarios/research --output .evaluator/demo-results.json; \
@@ -40,6 +41,7 @@ test: lint typecheck unit
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_validate.py
 	$(BIN)/python benchmarks/bench_runner.py
+	$(BIN)/python benchmarks/bench_judge.py
 
 # Re-pin after changing dependencies in pyproject.toml.
 lock: $(STAMP)

@@ -14,11 +14,15 @@
     [store]      path = ".evaluator/evaluator.db"
     [prompts]    dir = "prompts"
     [llm]        model = "gpt-4o-mini", targets = true   # offer the endpoint to targets
+    [judge]      model = "gpt-4o-mini", concurrency = 8, timeout_seconds = 60, max_attempts = 4,
+                 source_budget_chars = 12000, miss_phrases = [...], quality_prompt, correctness_prompt,
+                 input_price_per_million_tokens, output_price_per_million_tokens   # optional
     [langfuse]   flush_timeout_seconds = 30, delivery_deadline_seconds = 60, score_batch_size = 50,
                  read_deadline_seconds = 60, verify_deadline_seconds = 120
 
-Secrets never live here: the OpenAI-compatible endpoint comes from OPENAI_API_KEY / OPENAI_BASE_URL, Langfuse
-from LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY / LANGFUSE_BASE_URL. Relative paths are relative to the file.
+Secrets never live here: the OpenAI-compatible endpoint comes from OPENAI_API_KEY / OPENAI_BASE_URL, the
+judges' from EVALUATOR_JUDGE_BASE_URL / EVALUATOR_JUDGE_API_KEY (else OPENAI_*), Langfuse from
+LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY / LANGFUSE_BASE_URL. Relative paths are relative to the file.
 """
 
 from __future__ import annotations
@@ -114,6 +118,34 @@ class LLMConfig(_Section):
     targets: bool = True  # offer the endpoint (when one is configured) to targets
 
 
+# "I don't know" and its variants (seed crag-llm-judge-evaluator.md): an answer holding one is a miss.
+DEFAULT_MISS_PHRASES = (
+    "i don't know",
+    "i do not know",
+    "i don't have enough information",
+    "i do not have enough information",
+    "i cannot answer",
+    "i can't answer",
+    "i am unable to answer",
+    "i'm unable to answer",
+)
+
+
+class JudgeConfig(_Section):
+    """The LLM judges. Where the endpoint is and its key come from the environment only."""
+
+    model: str = Field(default="gpt-4o-mini", min_length=1)
+    concurrency: int = Field(default=8, ge=1, le=256)  # judge calls at once, apart from the targets'
+    timeout_seconds: float = Field(default=60.0, gt=0)  # per request
+    max_attempts: int = Field(default=4, ge=1, le=10)  # per request, retries included
+    source_budget_chars: int = Field(default=12_000, ge=0)  # tool outputs shown to the quality judge
+    miss_phrases: tuple[str, ...] = DEFAULT_MISS_PHRASES
+    quality_prompt: str = "evaluation/quality"
+    correctness_prompt: str = "evaluation/correctness"
+    input_price_per_million_tokens: float | None = Field(default=None, ge=0)  # for cost in Langfuse
+    output_price_per_million_tokens: float | None = Field(default=None, ge=0)
+
+
 class LangfuseConfig(_Section):
     """Bounds on talking to Langfuse; where it is and the keys come from the environment only."""
 
@@ -130,6 +162,7 @@ class Settings(_Section):
     store: StoreConfig = StoreConfig()
     prompts: PromptsConfig = PromptsConfig()
     llm: LLMConfig = LLMConfig()
+    judge: JudgeConfig = JudgeConfig()
     langfuse: LangfuseConfig = LangfuseConfig()
 
     @field_validator("targets", mode="before")
@@ -166,6 +199,25 @@ class Config:
         return LLMEndpoint(
             base_url=base_url or None,
             model=self.settings.llm.model,
+            api_key=SecretStr(key or "not-needed"),
+        )
+
+    def judge_endpoint(self, env: Mapping[str, str] | None = None) -> LLMEndpoint | None:
+        """The judges' endpoint: EVALUATOR_JUDGE_BASE_URL / EVALUATOR_JUDGE_API_KEY, else OPENAI_*.
+
+        A judge base URL of its own never receives OPENAI_API_KEY (a local server such as Ollama
+        needs no key, and the OpenAI key must not travel to another host). None: no endpoint, the
+        judges do not run.
+        """
+        env = os.environ if env is None else env
+        key, base_url = env.get("EVALUATOR_JUDGE_API_KEY"), env.get("EVALUATOR_JUDGE_BASE_URL")
+        if not base_url:
+            key, base_url = key or env.get("OPENAI_API_KEY"), env.get("OPENAI_BASE_URL")
+        if not key and not base_url:
+            return None
+        return LLMEndpoint(
+            base_url=base_url or None,
+            model=self.settings.judge.model,
             api_key=SecretStr(key or "not-needed"),
         )
 

@@ -8,6 +8,8 @@
     ├── ConfigError                evaluator.toml, --prompt/--target values, environment
     │   └── LangfuseAuthError      Langfuse rejected the keys (401/403): one message, no retries
     ├── LangfuseUnavailableError   Langfuse unreachable, failing (5xx) or rate-limiting (429)
+    ├── JudgeUnavailableError      the judge's LLM endpoint unreachable, timing out, failing or refusing
+    │   └── ResponseFormatRejectedError  the endpoint refused structured output (`response_format`)
     └── TraceError                 a trace that cannot be read (missing file, unknown shape, not found)
 
     TargetTimeoutError             (not an EvaluatorError) a target did not return within its timeout
@@ -94,6 +96,26 @@ class LangfuseUnavailableError(EvaluatorError):
         self.status = status
         self.retry_after = retry_after
         self.timed_out = timed_out
+
+
+class JudgeUnavailableError(EvaluatorError):
+    """The judge's endpoint did not give a reply: `status` is the HTTP status (None: no answer, e.g. a
+    timeout or a refused connection), `retry_after` the seconds it asked to wait. The judge stage never
+    lets it escape: after the retries it is an *unscored* judgement with this message as the reason."""
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        """No answer, a timeout (408), a conflict (409), rate limiting (429) or a server error (5xx)."""
+        return self.status is None or self.status in (408, 409, 429) or self.status >= 500
+
+
+class ResponseFormatRejectedError(JudgeUnavailableError):
+    """The endpoint answered 400 about `response_format`: it does not do structured output."""
 
 
 class TraceError(EvaluatorError):

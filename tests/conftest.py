@@ -84,6 +84,8 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         "LANGFUSE_HOST",
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
+        "EVALUATOR_JUDGE_BASE_URL",
+        "EVALUATOR_JUDGE_API_KEY",
         "EVALUATOR_CONFIG",
     ):
         monkeypatch.delenv(name, raising=False)

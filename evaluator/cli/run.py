@@ -25,7 +25,13 @@ def run(
     target: Annotated[str | None, typer.Option(help="Run every scenario against this target.")] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, max=256)] = None,
     timeout: Annotated[float | None, typer.Option(min=0.001, help="Per-scenario timeout, seconds.")] = None,
-    no_judge: Annotated[bool, typer.Option("--no-judge", help="Do not run the LLM judge.")] = False,
+    judge_concurrency: Annotated[
+        int | None, typer.Option(min=1, max=256, help="Judge calls at once (default: [judge] concurrency).")
+    ] = None,
+    no_judge: Annotated[bool, typer.Option("--no-judge", help="Do not run the LLM judges.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Judge again even what the verdict cache already holds.")
+    ] = False,
     prompt: Annotated[
         list[str] | None, typer.Option(help="Pin a prompt version: NAME=VERSION (repeatable).")
     ] = None,
@@ -60,6 +66,8 @@ def run(
             concurrency=concurrency,
             timeout=timeout,
             no_judge=no_judge,
+            judge_concurrency=judge_concurrency,
+            no_cache=no_cache,
             prompts=prompt or [],
             output=output,
             run_name=run_name,

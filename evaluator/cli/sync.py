@@ -1,4 +1,4 @@
-"""`evaluator sync`: send what waits in the local outbox (traces Langfuse has not got whole, scores) to Langfuse."""
+"""`evaluator sync`: send what waits in the local outbox to Langfuse (unsent traces, then scores)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,11 @@
-"""`evaluator validate`: one trace (a saved file, or read from Langfuse by id) against one scenario."""
+"""`evaluator validate`: one trace (a saved file, or read from Langfuse by id) against one scenario,
+judged by the LLM judges too when an endpoint is configured (`--no-judge` to skip them)."""
 
 from __future__ import annotations
 
 import json
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
@@ -12,8 +14,10 @@ import typer
 from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, ConfigOption, app, err, langfuse, out
 from evaluator.config import Config, load_config
 from evaluator.errors import ConfigError, did_you_mean
-from evaluator.reports import notice, summary_table
-from evaluator.results import JudgeStatus, evaluate
+from evaluator.langfuse import LangfuseConnection, LangfuseSettings
+from evaluator.reports import notice, print_judges, summary_table
+from evaluator.results import evaluate
+from evaluator.run.judging import NOT_FINISHED, judge_result
 from evaluator.run.service import rules_for
 from evaluator.scenarios import load_scenarios
 from evaluator.trace import CONVENTION_NAMES, Trace, TraceRules, load_trace_file, read_trace
@@ -31,9 +35,10 @@ def validate(
         str | None,
         typer.Option(help=f"How the trace names agents and tools: {', '.join(CONVENTION_NAMES)}."),
     ] = None,
+    no_judge: Annotated[bool, typer.Option("--no-judge", help="Do not run the LLM judges.")] = False,
     config_path: ConfigOption = None,
 ) -> None:
-    """Validate one trace (a saved file, or read from Langfuse) against one scenario."""
+    """Validate (and judge) one trace, a saved file or read from Langfuse, against one scenario."""
     if (trace is None) == (trace_id is None):
         raise ConfigError("give exactly one of --trace FILE or --trace-id ID.")
     matches = load_scenarios([str(scenario)])
@@ -43,22 +48,44 @@ def validate(
         )
     loaded = matches[0].scenario
     config = load_config(config_path)
-    rules = _rules(config, loaded.target, convention)
-    normalized = (
-        load_trace_file(trace, rules)
-        if trace is not None
-        else _read_from_langfuse(trace_id or "", config, rules)
-    )
-    result = evaluate(
-        loaded,
-        normalized,
-        judge_status=JudgeStatus(status="skipped", reason="validate does not run the judge"),
-    )
+    with ExitStack() as stack:
+        connection = None
+        if trace_id is not None:
+            connection = stack.enter_context(langfuse("--trace-id", config, ", or pass --trace FILE"))
+        elif LangfuseSettings.from_env() is not None:  # judge prompts and traces in that project
+            connection = stack.enter_context(langfuse("validate", config))
+        rules = _rules(config, loaded.target, convention)
+        normalized = (
+            load_trace_file(trace, rules) if trace is not None else _read(connection, trace_id, config, rules)
+        )
+        result = evaluate(loaded, normalized, judge_status=NOT_FINISHED)
+        result = judge_result(
+            config,
+            loaded,
+            result,
+            normalized,
+            connection=connection,
+            no_judge=no_judge,
+            notice=_warnings_only,
+        )
     if as_json:
         sys.stdout.write(json.dumps(result.to_json(), indent=2, default=str) + "\n")
     else:
         out.print(summary_table([result]))
+        print_judges(out, [result])
+        if result.judge_status.status != "scored":
+            out.print(
+                f"Judges {result.judge_status.status}: {result.judge_status.reason}",
+                highlight=False,
+                markup=False,
+            )
     raise typer.Exit(EXIT_PASSED if result.status == "passed" else EXIT_FAILED)
+
+
+def _warnings_only(kind: str, message: str) -> None:
+    """The judges' notes (how to enable them) stay out of validate: the result says why they did not run."""
+    if kind != "note":
+        notice(err, kind, message)
 
 
 def _rules(config: Config, target: str, convention: str | None) -> TraceRules:
@@ -74,12 +101,15 @@ def _rules(config: Config, target: str, convention: str | None) -> TraceRules:
     return rules_for(configured, convention)
 
 
-def _read_from_langfuse(trace_id: str, config: Config, rules: TraceRules) -> Trace:
-    with langfuse("--trace-id", config, ", or pass --trace FILE") as connection:
-        connection.project_id()
-        deadline = config.settings.langfuse.read_deadline_seconds
-        with err.status(f"Reading trace {trace_id} from Langfuse..."):
-            read = read_trace(connection.traces, trace_id, deadline_seconds=deadline, rules=rules)
+def _read(
+    connection: LangfuseConnection | None, trace_id: str | None, config: Config, rules: TraceRules
+) -> Trace:
+    if connection is None or trace_id is None:
+        raise ConfigError("--trace-id needs Langfuse. Fix: set the LANGFUSE_* keys, or pass --trace FILE.")
+    connection.project_id()
+    deadline = config.settings.langfuse.read_deadline_seconds
+    with err.status(f"Reading trace {trace_id} from Langfuse..."):
+        read = read_trace(connection.traces, trace_id, deadline_seconds=deadline, rules=rules)
     if not read.settled:
         notice(
             err,

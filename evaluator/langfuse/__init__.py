@@ -2,6 +2,7 @@
 connected project split by role (scores, span re-sending, trace read-back, prompt management)."""
 
 from evaluator.langfuse.connection import LangfuseConnection
+from evaluator.langfuse.judging import JudgeTracing
 from evaluator.langfuse.prompts import LangfusePrompts
 from evaluator.langfuse.scores import LangfuseScores
 from evaluator.langfuse.settings import DEFAULT_BASE_URL, LangfuseSettings
@@ -13,6 +14,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "AckingExporter",
     "Captured",
+    "JudgeTracing",
     "LangfuseConnection",
     "LangfusePrompts",
     "LangfuseScores",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import httpx
-from langfuse.api import ScoreConfigDataType
+from langfuse.api import ConfigCategory, ScoreConfigDataType
 
 from evaluator._time import Deadline
 from evaluator.errors import LangfuseUnavailableError
@@ -93,7 +93,6 @@ class LangfuseScores:
         for definition in definitions:
             if definition.name in existing:
                 continue
-            bounds = {"min_value": 0.0, "max_value": 1.0} if definition.data_type == "NUMERIC" else {}
             api.call(
                 "creating a score config",
                 api.client.api.score_configs.create,
@@ -101,10 +100,25 @@ class LangfuseScores:
                 data_type=ScoreConfigDataType(definition.data_type),
                 description=definition.description,
                 deadline=deadline,
-                **bounds,
+                **_config_shape(definition),
             )
             created.append(definition.name)
         return created
+
+
+def _config_shape(definition: ScoreDefinition) -> dict[str, Any]:
+    """NUMERIC: the range 0-1; CATEGORICAL: its categories (Langfuse numbers them); BOOLEAN: nothing
+    (Langfuse makes its categories itself)."""
+    if definition.data_type == "NUMERIC":
+        return {"min_value": 0.0, "max_value": 1.0}
+    if definition.data_type == "CATEGORICAL":
+        return {
+            "categories": [
+                ConfigCategory(label=label, value=float(index))
+                for index, label in enumerate(definition.categories)
+            ]
+        }
+    return {}
 
 
 def _score_body(score: Score) -> dict[str, Any]:

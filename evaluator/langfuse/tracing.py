@@ -217,6 +217,11 @@ class Tracing:
         tracing._exporter = capture.exporter
         return tracing
 
+    @property
+    def collector(self) -> SpanCollector:
+        """The in-process capture (judge traces are captured through it too)."""
+        return self._collector
+
     @contextmanager
     def process_default(self) -> Iterator[None]:
         """While open, Langfuse clients created without keys use this tracing's: a team's module that

@@ -7,7 +7,7 @@ through this shape only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from evaluator.scenarios import Scenario
@@ -29,11 +29,13 @@ class ScoreDefinition:
 
 @dataclass(frozen=True, kw_only=True)
 class ScoreValue:
-    """One score a verdict yields: a value of its definition's type (BOOLEAN as 1.0 / 0.0)."""
+    """One score a verdict yields: a value of its definition's type (BOOLEAN as 1.0 / 0.0, CATEGORICAL
+    as the category's name); `metadata` is added to the score's own (a judge's prompt, model, trace)."""
 
     name: str
     value: float | str
     comment: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,7 +15,14 @@ from rich.table import Table
 from rich.text import Text
 
 from evaluator.reports.history import FIGURES, Row
-from evaluator.results import RunInfo, ScenarioResult, totals
+from evaluator.results import (
+    RunInfo,
+    ScenarioResult,
+    correctness_metrics,
+    judge_usage,
+    quality_means,
+    totals,
+)
 from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
 
 _STATUS_STYLE = {"passed": "green", "failed": "red", "error": "bold red"}
@@ -53,12 +60,28 @@ def _trajectory_cell(result: ScenarioResult) -> str:
     return f"{tj.partial_path:.2f} / {tj.full_path:.0f} / {tj.path_nodes:.2f} / {tj.full_workflow:.0f}"
 
 
+def _judges_cell(result: ScenarioResult) -> str:
+    """The judges' verdicts in one cell: quality scores, correctness; or why there are none."""
+    parts = []
+    quality = result.judged.get("quality")
+    if quality is not None:
+        q = quality.to_json()
+        parts.append(f"{q['answer_quality']:.2f} / {q['factual_correctness']:.2f} / {q['completeness']:.2f}")
+    correctness = result.judged.get("correctness")
+    if correctness is not None:
+        parts.append(str(correctness.to_json()["verdict"]))
+    if result.judge_status.status == "unscored":
+        parts.append("unscored")
+    return "\n".join(parts) or "-"
+
+
 def summary_table(results: Sequence[ScenarioResult], title: str = "Scenario results") -> Table:
     table = Table(title=title, show_lines=False)
     table.add_column("scenario", no_wrap=True)
     table.add_column("status")
     table.add_column("missing / unexpected", overflow="fold")
     table.add_column("trajectory\npartial / full / nodes / workflow", justify="center")
+    table.add_column("judges\nquality / factual / complete", justify="center")
     table.add_column("latency", justify="right")
     for r in results:
         status = "evaluator error" if r.evaluator_error is not None else r.status
@@ -68,6 +91,7 @@ def summary_table(results: Sequence[ScenarioResult], title: str = "Scenario resu
             Text(status, style=_STATUS_STYLE[r.status]),
             Text(_problems(r)),
             _trajectory_cell(r),
+            Text(_judges_cell(r)),
             latency,
         )
     return table
@@ -110,6 +134,36 @@ def print_summary(
         )
     if run.cut_off:
         console.print(f"[yellow]Stopped early: {escape(run.cut_off)}.[/yellow]")
+    print_judges(console, results)
+
+
+def print_judges(console: Console, results: Sequence[ScenarioResult]) -> None:
+    """What the judges did and cost, and the run-level figures of their verdicts."""
+    if not any(r.judge_detail for r in results):
+        return
+    use = judge_usage(results)
+    console.print(
+        f"Judges: {use['calls']} calls, {use['cached']} cached, {use['failed']} failed, "
+        f"{use['unscored']} unscored; tokens {use['input_tokens']} in, {use['output_tokens']} out",
+        highlight=False,
+    )
+    quality = quality_means(results)
+    if quality is not None:
+        console.print(
+            f"Quality (mean of {quality['scored']}): answer quality {quality['answer_quality']:.2f}, "
+            f"factual correctness {quality['factual_correctness']:.2f}, "
+            f"completeness {quality['completeness']:.2f}",
+            highlight=False,
+        )
+    crag = correctness_metrics(results)
+    if crag is not None:
+        unjudged = f", {crag['unjudged']} not judged" if crag["unjudged"] else ""
+        console.print(
+            f"Correctness ({crag['total']} with a verdict{unjudged}): accuracy {crag['accuracy']:.2f}, "
+            f"exact match {crag['exact_match']:.2f}, missing {crag['missing']:.2f}, hallucination rate "
+            f"{crag['hallucination_rate']:.2f}, truthfulness {crag['truthfulness_score']:.2f}",
+            highlight=False,
+        )
 
 
 def print_delivery(

@@ -2,6 +2,7 @@
 
 from evaluator.results.evaluate import error_result, evaluate, evaluator_error_result
 from evaluator.results.model import (
+    JUDGE_KEYS,
     EvaluatorFailure,
     JudgeStatus,
     PromptUse,
@@ -11,10 +12,29 @@ from evaluator.results.model import (
     run_to_json,
     totals,
 )
-from evaluator.results.scores import DEFINITIONS, Score, score_id, scores_for
+from evaluator.results.scores import (
+    CORRECTNESS_CATEGORIES,
+    DEFINITIONS,
+    JUDGE_DEFINITIONS,
+    Score,
+    score_id,
+    scores_for,
+)
+from evaluator.results.summary import (
+    QUALITY_FIELDS,
+    correctness_metrics,
+    crag_metrics,
+    judge_usage,
+    quality_means,
+    run_metrics,
+)
 
 __all__ = [
+    "CORRECTNESS_CATEGORIES",
     "DEFINITIONS",
+    "JUDGE_DEFINITIONS",
+    "JUDGE_KEYS",
+    "QUALITY_FIELDS",
     "EvaluatorFailure",
     "JudgeStatus",
     "PromptUse",
@@ -22,9 +42,14 @@ __all__ = [
     "ScenarioResult",
     "Score",
     "Status",
+    "correctness_metrics",
+    "crag_metrics",
     "error_result",
     "evaluate",
     "evaluator_error_result",
+    "judge_usage",
+    "quality_means",
+    "run_metrics",
     "run_to_json",
     "score_id",
     "scores_for",

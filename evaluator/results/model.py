@@ -4,6 +4,11 @@ A result's verdicts are its metrics' verdicts by key (`workflow`, `trajectory`, 
 passes when no verdict says it failed. Three ways a result has no verdicts: the target raised or timed
 out (`status="error"`, `error` the message), or the evaluator itself failed around it
 (`evaluator_error`, kept with its traceback: an evaluator bug, never the agent's failure).
+
+The LLM judges' verdicts (`quality`, `correctness`) are kept apart in `judged`: they inform and never
+decide pass or fail. `judge_status` says whether they scored, and `judge_detail` (the result's `judge`
+field) how each judgement went: its prompt version, model, judge trace, tokens, and for an unscored
+one the reason, the messages sent and the raw reply.
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evaluator.metrics import METRICS, AnswerCheck, TrajectoryScore, Verdict, WorkflowVerdict
+from evaluator.results.summary import judge_usage, run_metrics
 
 Status = Literal["passed", "failed", "error"]
+JUDGE_KEYS = ("quality", "correctness")  # the judges' fields in the result object, in order
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,7 +65,8 @@ class ScenarioResult:
     status: Status
     verdicts: Mapping[str, Verdict] = field(default_factory=dict)  # by metric key, in registry order
     judge_status: JudgeStatus
-    quality: Mapping[str, Any] | None = None
+    judged: Mapping[str, Verdict] = field(default_factory=dict)  # the judges' verdicts, by JUDGE_KEYS
+    judge_detail: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # per judge, as JSON
     output: Any = None
     latency_ms: float | None = None
     error: str | None = None
@@ -103,8 +111,10 @@ class ScenarioResult:
             document[metric.key] = verdict.to_json() if verdict is not None else None
             if metric.key == "workflow":  # DESIGN.md's result object: hand-offs right after the workflow
                 document["handoffs"] = [dict(h) for h in self.handoffs]
+        for key in JUDGE_KEYS:
+            judged = self.judged.get(key)
+            document[key] = judged.to_json() if judged is not None else None
         document |= {
-            "quality": dict(self.quality) if self.quality is not None else None,
             "judge_status": self.judge_status.to_json(),
             "warnings": list(self.warnings),
             "output": self.output,
@@ -113,6 +123,8 @@ class ScenarioResult:
             "latency_ms": self.latency_ms,
             "error": self.error,
         }
+        if self.judge_detail:
+            document["judge"] = {key: dict(detail) for key, detail in self.judge_detail.items()}
         if self.evaluator_error is not None:
             document["evaluator_error"] = self.evaluator_error.to_json()
         return document
@@ -157,6 +169,8 @@ def run_to_json(run: RunInfo, results: Sequence[ScenarioResult]) -> dict[str, An
             "prompt_pins": dict(run.prompt_pins),
             "prompt_versions": {k: sorted(v) for k, v in sorted(versions.items())},
             "totals": totals(results),
+            "metrics": run_metrics(results),
+            "judge": judge_usage(results),
         },
         "results": [r.to_json() for r in results],
     }

@@ -16,7 +16,7 @@ from evaluator.results.model import ScenarioResult
 
 _NAMESPACE = uuid.UUID("6f1d3c1e-4d7b-5a7e-9b0f-2f4c8a1e5d10")
 
-QUALITY_METRICS = ("answer_quality", "factual_correctness", "completeness")
+CORRECTNESS_CATEGORIES = ("correct", "miss", "hallucination")
 QUALITY_DEFINITIONS = (
     ScoreDefinition(
         name="quality_answer_quality",
@@ -34,16 +34,25 @@ QUALITY_DEFINITIONS = (
         description="LLM judge: meets the scenario's expected answer criteria (0-1)",
     ),
 )
-DEFINITIONS: tuple[ScoreDefinition, ...] = (*metric_definitions(), *QUALITY_DEFINITIONS)
+CORRECTNESS_DEFINITION = ScoreDefinition(
+    name="correctness",
+    data_type="CATEGORICAL",
+    description="Against the ground truth: correct (exact or judged), miss (I don't know), hallucination",
+    categories=CORRECTNESS_CATEGORIES,
+)
+JUDGE_DEFINITIONS = (*QUALITY_DEFINITIONS, CORRECTNESS_DEFINITION)
+DEFINITIONS: tuple[ScoreDefinition, ...] = (*metric_definitions(), *JUDGE_DEFINITIONS)
 _TYPES: Mapping[str, DataType] = {d.name: d.data_type for d in DEFINITIONS}
 
 
 @dataclass(frozen=True, kw_only=True)
 class Score:
+    """One score. `value` is a number, or for a CATEGORICAL score the category's name."""
+
     id: str
     trace_id: str
     name: str
-    value: float
+    value: float | str
     data_type: DataType
     comment: str | None
     timestamp: str
@@ -59,41 +68,35 @@ def _values(result: ScenarioResult) -> list[ScoreValue]:
         return []  # the evaluator failed, not the agent: nothing is scored against it
     if result.status == "error":  # the run never finished its workflow: dashboards must see it fail
         return [ScoreValue(name="workflow_pass", value=0.0, comment=f"error: {result.error}")]
-    values = [value for verdict in result.verdicts.values() for value in verdict.scores()]
-    if result.quality is not None:
-        values += [
-            ScoreValue(
-                name=f"quality_{metric}",
-                value=float(result.quality[metric]),
-                comment=result.quality.get("reasoning"),
-            )
-            for metric in QUALITY_METRICS
-        ]
-    return values
+    verdicts = [*result.verdicts.values(), *result.judged.values()]
+    return [value for verdict in verdicts for value in verdict.scores()]
+
+
+def _typed(value: float | str, data_type: DataType) -> float | str:
+    return str(value) if data_type == "CATEGORICAL" else float(value)
 
 
 def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
     """Every score a result yields. A run that raised or timed out yields only `workflow_pass` = 0, its
     comment the error (it never finished its workflow; leaving it out would flatter dashboards); nothing
-    is scored that was not evaluated (no trajectory of an unfinished run, no skipped judge), and nothing
-    at all when the evaluator itself failed."""
+    is scored that was not evaluated (no trajectory of an unfinished run, no skipped or unscored judge),
+    and nothing at all when the evaluator itself failed. A judge's scores add its prompt name and
+    version, model and judge trace id to the metadata."""
     metadata: dict[str, Any] = {
         "scenario_id": result.scenario_id,
         "run_id": run_id,
         "prompts": {name: use.version for name, use in result.prompts.items()},
     }
-    if result.quality is not None:
-        metadata["judge"] = {k: result.quality[k] for k in ("prompt", "model") if k in result.quality}
     return [
         Score(
             id=score_id(run_id, result.trace_id, value.name),
             trace_id=result.trace_id,
             name=value.name,
-            value=float(value.value),
+            value=_typed(value.value, _TYPES[value.name]),
             data_type=_TYPES[value.name],
             comment=value.comment,
             timestamp=result.finished_at,
-            metadata=metadata,
+            metadata={**metadata, **value.metadata},
         )
         for value in _values(result)
     ]

@@ -1,5 +1,5 @@
-"""The staged pipeline: target -> trace and metrics -> record -> deliver, one scenario at a time through
-each stage, many scenarios at once.
+"""The staged pipeline: target -> trace and metrics -> judges -> record -> deliver, one scenario at a
+time through each stage, many scenarios at once.
 
 - **Targets**: `concurrency` long-lived workers. A worker calls a sync target itself (no thread per
   call) and hands an async one to the shared event loop (`_async`). At the timeout the scenario is
@@ -9,6 +9,14 @@ each stage, many scenarios at once.
   scenarios not started yet are cut off after one more timeout, and the run says so.
 - **Trace and metrics**: one thread takes each finished run's captured spans, builds the trace and runs
   the metrics (pure and fast).
+- **Judges** (when configured, for scenarios with answer criteria or a ground truth): `judge_concurrency`
+  threads of their own, apart from the targets' slots, each judging one result at a time (I/O bound:
+  model calls through one shared client). A judge never fails a result: what it cannot score it says
+  in `judge_status`. After Ctrl-C, results not judged yet are recorded unjudged.
+- **Judges** (when configured, for scenarios with answer criteria or a ground truth): `judge_concurrency`
+  threads of their own, apart from the targets' slots, each judging one result at a time (I/O bound:
+  model calls through one shared client). A judge never fails a result: what it cannot score it says
+  so in `judge_status`.
 - **Record**: one thread commits finished results and their scores to the store, several per
   transaction, and only then reports each as finished (`on_result`), and offers the scores for
   delivery while the run goes on (`LiveDelivery`, when Langfuse is connected).
@@ -25,6 +33,7 @@ import logging
 import queue
 import threading
 import time
+import traceback
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -35,8 +44,10 @@ from typing import Any, Protocol
 from evaluator._time import utc_now
 from evaluator.config import LLMEndpoint
 from evaluator.errors import TargetTimeoutError, TraceError
+from evaluator.judge import Judges
 from evaluator.prompts import PromptSource
 from evaluator.results import (
+    EvaluatorFailure,
     JudgeStatus,
     PromptUse,
     RunInfo,
@@ -53,9 +64,8 @@ from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Finished
 from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
 
-JUDGE_NOT_AVAILABLE = JudgeStatus(
-    status="skipped", reason="the LLM judge is not part of this version; no quality scores"
-)
+JUDGE_NOT_AVAILABLE = JudgeStatus(status="skipped", reason="the LLM judges were not configured for this run")
+JUDGE_INTERRUPTED = JudgeStatus(status="skipped", reason="the run was interrupted before the judges ran")
 _log = logging.getLogger(__name__)
 _RECORD_BATCH = 64  # results committed per transaction, at most
 _RECORD_WINDOW = 0.02  # seconds a transaction waits for more results once it has one
@@ -111,7 +121,8 @@ class RunOptions:
     prompt_pins: Mapping[str, int] = field(default_factory=dict)
     run_id: str = ""
     run_name: str = ""
-    judge_status: JudgeStatus = JUDGE_NOT_AVAILABLE
+    judge_status: JudgeStatus = JUDGE_NOT_AVAILABLE  # for results the judges do not see
+    judge_concurrency: int = 8
 
 
 @dataclass(kw_only=True)
@@ -167,6 +178,15 @@ class _Done:
 
 
 @dataclass(frozen=True, kw_only=True)
+class _ToJudge:
+    """A result with verdicts (and its kept spans), on its way to the judges."""
+
+    done: _Done
+    scenario: LoadedScenario
+    trace: Trace
+
+
+@dataclass(frozen=True, kw_only=True)
 class _Ran:
     """A target call that returned (or raised), on its way to the trace and metrics stage."""
 
@@ -188,6 +208,7 @@ class Pipeline:
         destination: str | None = None,
         llm: LLMEndpoint | None = None,
         trace_rules: Mapping[str, TraceRules] | None = None,  # by target name
+        judges: Judges | None = None,
     ) -> None:
         """`destination`: the Langfuse the run's scores and spans are bound for (None: embedded, so
         its spans are not kept)."""
@@ -198,6 +219,8 @@ class Pipeline:
         self._recorder = recorder
         self._destination = destination
         self._llm = llm
+        self._judges = judges
+        self._judges = judges
 
     def run(
         self,
@@ -255,6 +278,7 @@ class _Run:
         for item in scenarios:
             self._todo.put(item)
         self._to_evaluate: queue.SimpleQueue[_Ran | None] = queue.SimpleQueue()
+        self._to_judge: queue.SimpleQueue[_ToJudge | None] = queue.SimpleQueue()
         self._to_record: queue.SimpleQueue[_Done | None] = queue.SimpleQueue()
         self._finished: dict[str, ScenarioResult] = {}  # stored results, by scenario id
         self._finished_lock = threading.Lock()
@@ -262,6 +286,7 @@ class _Run:
         if not scenarios:
             self._all_stored.set()
         self._stopping = threading.Event()
+        self._interrupted = threading.Event()  # Ctrl-C: what is not judged yet is recorded unjudged
         self._lock = threading.Lock()
         self._hung = 0  # workers whose target timed out and has not returned yet
         self.started = 0  # scenarios whose target was called
@@ -276,9 +301,23 @@ class _Run:
             threading.Thread(target=self._evaluate_stage, daemon=True, name="evaluator-metrics"),
             threading.Thread(target=self._record_stage, daemon=True, name="evaluator-record"),
         ]
+        judges = pipeline._judges
+        self._judge_workers = [
+            threading.Thread(
+                target=self._judge_stage, args=(judges,), daemon=True, name=f"evaluator-judge-{i}"
+            )
+            for i in range(min(options.judge_concurrency, len(scenarios)) if judges is not None else 0)
+        ]
+        judges = pipeline._judges
+        self._judge_workers = [
+            threading.Thread(
+                target=self._judge_stage, args=(judges,), daemon=True, name=f"evaluator-judge-{i}"
+            )
+            for i in range(min(options.judge_concurrency, len(scenarios)) if judges is not None else 0)
+        ]
 
     def __enter__(self) -> _Run:
-        for thread in (*self._stages, *self._workers):
+        for thread in (*self._stages, *self._judge_workers, *self._workers):
             thread.start()
         return self
 
@@ -350,6 +389,7 @@ class _Run:
         """After Ctrl-C: no scenario starts; what is already past its target gets to the store, within
         a few seconds."""
         self._stopping.set()
+        self._interrupted.set()
         self._to_evaluate.put(None)
         ends = time.monotonic() + _DRAIN_SECONDS
         for stage in self._stages:
@@ -472,10 +512,18 @@ class _Run:
 
     def _evaluate_stage(self) -> None:
         while (ran := self._to_evaluate.get()) is not None:
-            self._to_record.put(self._evaluate(ran))
+            done, trace = self._evaluate(ran)
+            if self._judge_workers and trace is not None and done.result.status != "error":
+                self._to_judge.put(_ToJudge(done=done, scenario=ran.attempt.item, trace=trace))
+            else:
+                self._to_record.put(done)
+        for _ in self._judge_workers:
+            self._to_judge.put(None)
+        for worker in self._judge_workers:
+            worker.join()  # the record stage ends after the last judged result
         self._to_record.put(None)
 
-    def _evaluate(self, ran: _Ran) -> _Done:
+    def _evaluate(self, ran: _Ran) -> tuple[_Done, Trace | None]:
         """The trace and the metrics of a finished target call; an exception here is the evaluator's."""
         attempt = ran.attempt
         try:
@@ -496,9 +544,9 @@ class _Run:
                 prompts=attempt.prompts_used(),
                 finished_at=utc_now(),
             )
-            return self._kept(result, captured)
+            return self._kept(result, captured), captured.trace
         except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's
-            return _Done(self._evaluator_error(attempt, exc, ran.latency_ms))
+            return _Done(self._evaluator_error(attempt, exc, ran.latency_ms)), None
 
     def _take(self, attempt: _Attempt) -> CapturedTrace:
         """The run's captured spans and trace, read with its target's rules (closing the capture)."""
@@ -518,7 +566,36 @@ class _Run:
             return _Done(result)
         return _Done(result, captured.payload(), captured.span_count)
 
-    # --- stage 3: record ---------------------------------------------------------------------------
+    # --- stage 3: judges ---------------------------------------------------------------------------
+
+    def _judge_stage(self, judges: Judges) -> None:
+        while (item := self._to_judge.get()) is not None:
+            self._to_record.put(replace(item.done, result=self._judged(judges, item)))
+
+    def _judged(self, judges: Judges, item: _ToJudge) -> ScenarioResult:
+        """The result with the judges' verdicts; never raises (a judge that fails is *unscored*)."""
+        result = item.done.result
+        if self._interrupted.is_set():
+            return replace(result, judge_status=JUDGE_INTERRUPTED)
+        try:
+            outcome = judges.judge(
+                item.scenario.scenario, result.output, item.trace, run_id=self._options.run_id
+            )
+        except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
+            failure = EvaluatorFailure(
+                type=type(exc).__name__, message=str(exc), traceback="".join(traceback.format_exception(exc))
+            )
+            reason = f"evaluator error in the judges: {failure.type}: {failure.message}"
+            return replace(
+                result,
+                judge_status=JudgeStatus(status="unscored", reason=reason),
+                judge_detail={"evaluator_error": failure.to_json()},
+            )
+        return replace(
+            result, judged=outcome.judged, judge_detail=outcome.detail, judge_status=outcome.status
+        )
+
+    # --- stage 4: record ---------------------------------------------------------------------------
 
     def _record_stage(self) -> None:
         """Results, their scores and spans, committed together; only then do they count as finished."""

@@ -8,8 +8,8 @@ It loads the configuration, the scenarios and their targets (bad input raises an
 before anything runs), connects to Langfuse when the environment has keys, runs the pipeline,
 stores every result, writes `output` (before anything is posted), then spends at most one deadline
 (`[langfuse] delivery_deadline_seconds`) on every Langfuse step after the run: the batches still in
-flight, the span flush, re-sending traces Langfuse has not got whole, the score sweep, the score configs and the SDK's
-shutdown. Progress and warnings go to the callbacks; nothing is printed.
+flight, the span flush, re-sending traces Langfuse has not got whole, the score sweep, the score
+configs and the SDK's shutdown. Progress and warnings go to the callbacks; nothing is printed.
 """
 
 from __future__ import annotations
@@ -23,11 +23,13 @@ from pathlib import Path
 from evaluator._time import Deadline, utc_now
 from evaluator.config import Config, TargetConfig, load_config
 from evaluator.errors import ConfigError, EvaluatorError, LangfuseUnavailableError, did_you_mean
-from evaluator.langfuse import LangfuseConnection, Tracing
+from evaluator.judge import JudgeModel
+from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
-from evaluator.results import DEFINITIONS, JudgeStatus, RunInfo, ScenarioResult, run_to_json
+from evaluator.results import DEFINITIONS, RunInfo, ScenarioResult, run_to_json
 from evaluator.run._signals import StopSignals
-from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, new_run_id
+from evaluator.run.judging import JudgePlan
+from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
 from evaluator.run.target import Target, load_target
 from evaluator.run.verify import VerifyReport, verify_run
 from evaluator.scenarios import LoadedScenario, Scenario, TargetCatalog, load_scenarios
@@ -91,6 +93,9 @@ def run_suite(
     concurrency: int | None = None,
     timeout: float | None = None,
     no_judge: bool = False,
+    judge_concurrency: int | None = None,
+    no_cache: bool = False,
+    judge_model: JudgeModel | None = None,
     prompts: Sequence[str] = (),
     output: Path | None = None,
     run_name: str | None = None,
@@ -104,7 +109,8 @@ def run_suite(
 ) -> SuiteRun:
     """Run scenarios (files, folders, globs; default `scenarios/` beside the configuration) against
     their targets. `prompts` pins versions as "NAME=VERSION". `on_start` gets the number of scenarios,
-    `on_result` each result once it is stored.
+    `on_result` each result once it is stored. The judges run when an endpoint is configured (or a
+    `judge_model` is given, e.g. a `judge.FakeJudgeModel` in tests) and `no_judge` is not set.
 
     From Python, `scenarios` may be given as `Scenario` objects instead of files, and `targets` as
     callables by name instead of the configuration's `module:callable` entries."""
@@ -130,11 +136,21 @@ def run_suite(
         prompt_pins=pins,
         run_id=new_run_id(),
         run_name=run_name or "",
-        judge_status=JudgeStatus(status="skipped", reason="--no-judge was given")
-        if no_judge
-        else JUDGE_NOT_AVAILABLE,
+        judge_concurrency=judge_concurrency or cfg.settings.judge.concurrency,
     )
     session = _Session(cfg, store, connection, reachable, on_notice, run_id=options.run_id, tracing=tracing)
+    plan = JudgePlan(cfg, no_judge=no_judge, model=judge_model)
+    judges = plan.judges(
+        [s.scenario for s in selected],
+        library=library,
+        prompts=session.prompt_source(library),
+        tracer=JudgeTracing(session.tracing, prices=plan.prices),
+        pins=pins,
+        cache=store,
+        use_cache=not no_cache,
+        notice=on_notice,
+    )
+    options = replace(options, judge_status=plan.unjudged)
     pipeline = Pipeline(
         tracer=session.tracing,
         targets=callables,
@@ -143,13 +159,17 @@ def run_suite(
         destination=session.destination,
         llm=cfg.llm_endpoint() if cfg.settings.llm.targets else None,
         trace_rules=trace_rules(cfg),
+        judges=judges,
     )
     on_start(len(selected))
     with StopSignals() as stop:  # a first signal stops the run; a second exits at once
-        with tracing.process_default():
-            run, results = pipeline.run(
-                selected, options, on_result=on_result, on_start=store.start_run, stop=stop.requested
-            )
+        try:
+            with tracing.process_default():
+                run, results = pipeline.run(
+                    selected, options, on_result=on_result, on_start=store.start_run, stop=stop.requested
+                )
+        finally:
+            plan.close()
         if stop.received is not None:
             run = replace(run, interrupted=True, signal=stop.received.name)
         store.finish_run(run, results)

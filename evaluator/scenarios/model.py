@@ -44,8 +44,9 @@ class TrajectorySpec(_Strict):
 
 
 class AnswerSpec(_Strict):
-    criteria: str | None = None  # expected_answer_criteria, for the judge
+    criteria: str | None = None  # expected_answer_criteria, for the quality judge
     contains: tuple[str, ...] = ()  # rule-based: each string must occur in the answer
+    ground_truth: str | None = Field(default=None, min_length=1)  # for the correctness judge
 
 
 class Expected(_Strict):

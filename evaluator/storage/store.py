@@ -6,6 +6,12 @@ an interrupted run or an unreachable Langfuse loses nothing, and `sync` never po
 project than its trace's. A score Langfuse refused keeps the reason in `rejected` and is not posted again
 unless asked (`sync --retry-rejected`). Scores of embedded runs have no destination: their traces exist
 only on this machine, so they are never posted.
+
+A score's `value` column holds a number, or for a CATEGORICAL score its category's name (SQLite keeps
+a text that is not a number as text in a REAL column); it is read back by the score's data type.
+
+It is also the judges' verdict cache (`judge.VerdictCache`): a scored judgement by (judge prompt name and
+version, model, sha256 of the exact messages), so re-running an unchanged scenario does not pay again.
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from evaluator._time import utc_now
 from evaluator.errors import ConfigError
+from evaluator.judge import CacheKey
 from evaluator.results import RunInfo, ScenarioResult, totals
 from evaluator.results.scores import Score
 
@@ -81,6 +89,11 @@ CREATE TABLE IF NOT EXISTS span_acks (  -- spans of a trace the SDK's exporter d
     destination TEXT NOT NULL, trace_id TEXT NOT NULL, spans INTEGER NOT NULL,
     PRIMARY KEY (destination, trace_id)
 );
+CREATE TABLE IF NOT EXISTS verdicts (
+    prompt_name TEXT NOT NULL, prompt_version INTEGER NOT NULL, model TEXT NOT NULL,
+    inputs_sha256 TEXT NOT NULL, entry TEXT NOT NULL, kept_at TEXT NOT NULL,
+    PRIMARY KEY (prompt_name, prompt_version, model, inputs_sha256)
+);
 CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id)
     WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL;
 """
@@ -120,6 +133,8 @@ _HISTORY_QUERY = """SELECT results.run_id, runs.name, results.finished_at, resul
     JOIN runs ON runs.id = results.run_id
     WHERE results.run_id IN (SELECT id FROM runs ORDER BY started_at DESC LIMIT ?)
     ORDER BY runs.started_at, results.finished_at, results.scenario_id"""
+_VERDICT_QUERY = """SELECT entry FROM verdicts
+    WHERE prompt_name = ? AND prompt_version = ? AND model = ? AND inputs_sha256 = ?"""
 _COUNT_QUERIES = {
     "all": "SELECT COUNT(*) FROM scores",
     "waiting": """SELECT COUNT(*) FROM scores
@@ -276,7 +291,7 @@ class Store:
                 id=r[0],
                 trace_id=r[1],
                 name=r[2],
-                value=r[3],
+                value=str(r[3]) if r[4] == "CATEGORICAL" else float(r[3]),
                 data_type=r[4],
                 comment=r[5],
                 timestamp=r[6],
@@ -361,6 +376,22 @@ class Store:
                 (sent_at, destination, trace_id),
             )
 
+    def cached_verdict(self, key: CacheKey) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(_VERDICT_QUERY, _key_values(key)).fetchone()
+        return json.loads(row[0]) if row is not None else None
+
+    def keep_verdict(self, key: CacheKey, entry: Mapping[str, Any]) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?)",
+                (*_key_values(key), json.dumps(entry, default=str), utc_now()),
+            )
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _key_values(key: CacheKey) -> tuple[str, int, str, str]:
+    return (key.prompt_name, key.prompt_version, key.model, key.inputs_sha256)

@@ -10,7 +10,13 @@ from pathlib import Path
 from tests.integration.conftest import ROOT, Cli
 from tests.standin.langfuse_server import LangfuseStandIn
 
-LOCAL_VERSIONS = {"agents/clarification": [1], "agents/orchestrator": [1], "agents/research": [1, 2]}
+LOCAL_VERSIONS = {
+    "agents/clarification": [1],
+    "agents/orchestrator": [1],
+    "agents/research": [1, 2],
+    "evaluation/correctness": [1],
+    "evaluation/quality": [1],
+}
 
 
 def _stored(standin: LangfuseStandIn) -> dict[str, list[tuple[int, list[str]]]]:
@@ -25,7 +31,7 @@ def test_push_twice_creates_each_version_once(
 ) -> None:
     code, text = cli("prompts", "push")
     assert code == 0, text
-    assert "4 created, 0 already in Langfuse" in text
+    assert "6 created, 0 already in Langfuse" in text
     stored = _stored(langfuse_standin)
     assert {name: [v for v, _ in versions] for name, versions in stored.items()} == LOCAL_VERSIONS
     assert stored["agents/research"] == [(1, ["production"]), (2, ["candidate"])]

@@ -15,6 +15,7 @@ LAYERS = [
     {"metrics"},
     {"results"},
     {"prompts"},
+    {"judge"},
     {"storage"},
     {"langfuse"},
     {"run"},

@@ -56,6 +56,7 @@ def test_result_json_is_pinned() -> None:
         },
         "answer": {"pass": True, "contains": ["Spider"], "missing": []},
         "quality": None,
+        "correctness": None,
         "judge_status": {"status": "skipped", "reason": "--no-judge was given"},
         "warnings": [],
         "output": "DIN-SQL reaches 85.3% on Spider.",
@@ -64,7 +65,7 @@ def test_result_json_is_pinned() -> None:
         "latency_ms": 81.4,
         "error": None,
     }
-    assert list(document)[:10] == [  # DESIGN.md's order; the further fields follow
+    assert list(document)[:11] == [  # DESIGN.md's order; the further fields follow
         "scenario_id",
         "trace_id",
         "status",
@@ -73,6 +74,7 @@ def test_result_json_is_pinned() -> None:
         "trajectory",
         "answer",
         "quality",
+        "correctness",
         "judge_status",
         "warnings",
     ]

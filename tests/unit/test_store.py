@@ -1,10 +1,12 @@
 """The SQLite store: results and scores survive, re-recording never duplicates, the outbox works."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from evaluator.errors import ConfigError
+from evaluator.judge import CacheKey
 from evaluator.results import JudgeStatus, RunInfo, ScenarioResult, evaluate, scores_for
 from evaluator.storage import Store
 from tests.builders import scenario, trace_of
@@ -87,3 +89,31 @@ def test_an_unusable_path_is_a_config_error(tmp_path: Path) -> None:
     blocker.write_text("not a folder")
     with pytest.raises(ConfigError, match="cannot use the store"):
         Store(blocker / "evaluator.db")
+
+
+def test_a_categorical_score_keeps_its_category_and_a_numeric_one_its_number(tmp_path: Path) -> None:
+    store = Store(tmp_path / "evaluator.db")
+    numeric = scores_for(_result(["a"]), run_id="run-1")[0]
+    categorical = replace(
+        numeric, id="c1", name="correctness", value="hallucination", data_type="CATEGORICAL"
+    )
+    one = replace(numeric, id="n1", value=1)
+    store.start_run(RunInfo(id="run-1", name="n", started_at="2026-11-22T10:00:00Z"))
+    store.record("run-1", _result(["a"]), [categorical, one], destination=DEST)
+    unsent = {s.id: s for s in Store(tmp_path / "evaluator.db").unsent_scores(DEST)}
+    assert unsent["c1"].value == "hallucination" and unsent["c1"].data_type == "CATEGORICAL"
+    assert unsent["n1"].value == 1.0 and isinstance(unsent["n1"].value, float)
+
+
+def test_verdicts_are_kept_across_store_handles(tmp_path: Path) -> None:
+    key = CacheKey(prompt_name="evaluation/quality", prompt_version=1, model="m", inputs_sha256="ab" * 32)
+    store = Store(tmp_path / "evaluator.db")
+    assert store.cached_verdict(key) is None
+    store.keep_verdict(key, {"reply": {"verdict": "CORRECT", "reason": "r"}, "trace_id": "t"})
+    store.close()
+    reopened = Store(tmp_path / "evaluator.db")
+    assert reopened.cached_verdict(key) == {"reply": {"verdict": "CORRECT", "reason": "r"}, "trace_id": "t"}
+    other_version = CacheKey(
+        prompt_name="evaluation/quality", prompt_version=2, model="m", inputs_sha256="ab" * 32
+    )
+    assert reopened.cached_verdict(other_version) is None

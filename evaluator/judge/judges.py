@@ -1,0 +1,404 @@
+"""`Judges`: the quality judge and the correctness judge, for one scenario's answer at a time.
+
+- **Quality** (scenarios with `expected.answer.criteria`): one call to the quality prompt with the
+  question, the answer, the criteria and the sources the agents used (tool outputs, trimmed to
+  `source_budget_chars`); the reply scores answer_quality, factual_correctness and completeness (0-1).
+- **Correctness** (scenarios with `expected.answer.ground_truth`), in the seed's order: a miss ("I don't
+  know" and its variants, or an empty answer) is `miss`; an exact match after normalisation is
+  `correct` with no call; otherwise the correctness prompt's CORRECT / WRONG is `correct` /
+  `hallucination`.
+
+Every model call goes through the one retry policy and its shared limiter. Structured output is asked
+for with the prompt's `json_schema` (header `config`) until the endpoint refuses it, then plain JSON for
+the rest of the run. A reply that is not valid gets one repair request; then the judgement is
+*unscored*, with the reason, the messages and the raw reply kept, never a 0 and never an exception.
+A scored judgement is cached (prompt version, model, hash of the exact messages) and not paid again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from evaluator.config import DEFAULT_MISS_PHRASES, JudgeConfig
+from evaluator.errors import EvaluatorError, JudgeUnavailableError, ResponseFormatRejectedError
+from evaluator.judge.cache import CacheKey, VerdictCache
+from evaluator.judge.crag import exact_match, miss_phrase
+from evaluator.judge.model import JudgeModel, ModelReply, TokenUsage
+from evaluator.judge.render import correctness_variables, quality_variables, sources_block
+from evaluator.judge.replies import CorrectnessReply, QualityReply, Reply, read_reply, repair_request
+from evaluator.judge.retry import RetryPolicy
+from evaluator.judge.tracing import NO_TRACING, JudgementTrace, JudgeTracer
+from evaluator.judge.verdicts import CorrectnessLabel, CorrectnessVerdict, Judgement, QualityVerdict
+from evaluator.metrics import Verdict, answer_text
+from evaluator.prompts import ChatMessage, Prompt, PromptSource
+from evaluator.results import JudgeStatus
+from evaluator.scenarios import Scenario
+from evaluator.trace import Trace
+
+Notice = Callable[[str, str], None]
+NOTHING_TO_JUDGE = JudgeStatus(
+    status="skipped", reason="the scenario gives no answer criteria and no ground truth: nothing to judge"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeSettings:
+    model: str = "gpt-4o-mini"
+    timeout_seconds: float = 60.0
+    source_budget_chars: int = 12_000
+    miss_phrases: tuple[str, ...] = DEFAULT_MISS_PHRASES
+    quality_prompt: str = "evaluation/quality"
+    correctness_prompt: str = "evaluation/correctness"
+    use_cache: bool = True
+
+    @classmethod
+    def from_config(cls, config: JudgeConfig, *, use_cache: bool = True) -> JudgeSettings:
+        return cls(
+            model=config.model,
+            timeout_seconds=config.timeout_seconds,
+            source_budget_chars=config.source_budget_chars,
+            miss_phrases=config.miss_phrases,
+            quality_prompt=config.quality_prompt,
+            correctness_prompt=config.correctness_prompt,
+            use_cache=use_cache,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeOutcome:
+    """The judges' verdicts on one answer (by result field), how each judgement went, and the status."""
+
+    judged: dict[str, Verdict]
+    judgements: dict[str, Judgement]
+    status: JudgeStatus
+
+    @property
+    def detail(self) -> dict[str, dict[str, Any]]:
+        return {key: judgement.to_json() for key, judgement in self.judgements.items()}
+
+
+def overall_status(judgements: Mapping[str, Judgement]) -> JudgeStatus:
+    if not judgements:
+        return NOTHING_TO_JUDGE
+    unscored = [j for j in judgements.values() if j.status == "unscored"]
+    if unscored:
+        return JudgeStatus(status="unscored", reason="; ".join(f"{j.judge}: {j.reason}" for j in unscored))
+    return JudgeStatus(status="scored", reason="")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Task:
+    """One judgement to make: who asks, with which prompt and inputs, expecting which reply."""
+
+    judge: str
+    scenario_id: str
+    run_id: str
+    prompt: Prompt
+    messages: list[ChatMessage]  # the prompt compiled with the judged content
+    reply_type: type[QualityReply] | type[CorrectnessReply]
+
+
+class Judges:
+    """Both judges, sharing one model client, one retry policy (and its limiter) and one cache."""
+
+    def __init__(
+        self,
+        *,
+        model: JudgeModel,
+        prompts: PromptSource,
+        settings: JudgeSettings | None = None,
+        pins: Mapping[str, int] | None = None,
+        cache: VerdictCache | None = None,
+        tracer: JudgeTracer = NO_TRACING,
+        retry: RetryPolicy | None = None,
+        on_notice: Notice = lambda kind, message: None,
+    ) -> None:
+        self.model = model
+        self.settings = settings or JudgeSettings()
+        self._prompts = prompts
+        self._pins = dict(pins or {})
+        self._cache = cache if self.settings.use_cache else None
+        self._tracer = tracer
+        self.retry = retry or RetryPolicy()
+        self._notice = on_notice
+        self._structured = True  # until the endpoint refuses response_format, for the whole run
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def applies(scenario: Scenario) -> bool:
+        spec = scenario.expected.answer
+        return spec is not None and bool(spec.criteria or spec.ground_truth)
+
+    def judge(self, scenario: Scenario, answer: object, trace: Trace, *, run_id: str) -> JudgeOutcome:
+        """Every judge the scenario asks for, on `answer` (with the tool outputs of `trace`)."""
+        spec = scenario.expected.answer
+        judged: dict[str, Verdict] = {}
+        judgements: dict[str, Judgement] = {}
+        if spec is not None and spec.criteria:
+            quality, judgements["quality"] = self._quality(scenario, spec.criteria, answer, trace, run_id)
+            if quality is not None:
+                judged["quality"] = quality
+        if spec is not None and spec.ground_truth:
+            verdict, judgements["correctness"] = self._correctness(
+                scenario, spec.ground_truth, answer, run_id
+            )
+            if verdict is not None:
+                judged["correctness"] = verdict
+        return JudgeOutcome(judged=judged, judgements=judgements, status=overall_status(judgements))
+
+    # --- the two judges ----------------------------------------------------------------------------
+
+    def _quality(
+        self, scenario: Scenario, criteria: str, answer: object, trace: Trace, run_id: str
+    ) -> tuple[QualityVerdict | None, Judgement]:
+        sources = sources_block(trace.tools, self.settings.source_budget_chars)
+        variables = quality_variables(
+            question=scenario.input, answer=answer, criteria=criteria, sources=sources
+        )
+        task = self._task("quality", scenario, run_id, variables, QualityReply)
+        if isinstance(task, Judgement):
+            return None, task
+        reply, judgement = self._ask(task)
+        if not isinstance(reply, QualityReply):
+            return None, judgement
+        verdict = QualityVerdict(
+            answer_quality=reply.answer_quality,
+            factual_correctness=reply.factual_correctness,
+            completeness=reply.completeness,
+            reasoning=reply.reasoning,
+            judgement=judgement,
+        )
+        return verdict, judgement
+
+    def _correctness(
+        self, scenario: Scenario, ground_truth: str, answer: object, run_id: str
+    ) -> tuple[CorrectnessVerdict | None, Judgement]:
+        text = answer_text(answer)
+        ruled = self._by_rule(text, ground_truth)
+        if ruled is not None:
+            return ruled, ruled.judgement
+        variables = correctness_variables(question=scenario.input, answer=answer, ground_truth=ground_truth)
+        task = self._task("correctness", scenario, run_id, variables, CorrectnessReply)
+        if isinstance(task, Judgement):
+            return None, task
+        reply, judgement = self._ask(task)
+        if not isinstance(reply, CorrectnessReply):
+            return None, judgement
+        label: CorrectnessLabel = "correct" if reply.verdict == "CORRECT" else "hallucination"
+        verdict = CorrectnessVerdict(
+            verdict=label, exact_match=False, reason=reply.reason, judgement=judgement
+        )
+        return verdict, judgement
+
+    def _by_rule(self, answer: str, ground_truth: str) -> CorrectnessVerdict | None:
+        """The seed's first two steps, with no model call: a miss, then an exact match."""
+        phrase = "" if not answer.strip() else miss_phrase(answer, self.settings.miss_phrases)
+        if phrase is not None:
+            reason = f'the answer says it does not know ("{phrase}")' if phrase else "the answer is empty"
+            judgement = Judgement(judge="correctness", status="scored", reason=reason, decided_by="miss")
+            return CorrectnessVerdict(verdict="miss", exact_match=False, reason=reason, judgement=judgement)
+        if exact_match(answer, ground_truth):
+            judgement = Judgement(
+                judge="correctness", status="scored", reason="exact match", decided_by="exact match"
+            )
+            return CorrectnessVerdict(
+                verdict="correct", exact_match=True, reason="exact match", judgement=judgement
+            )
+        return None
+
+    # --- one judgement -----------------------------------------------------------------------------
+
+    def _task(
+        self,
+        judge: str,
+        scenario: Scenario,
+        run_id: str,
+        variables: Mapping[str, str],
+        reply_type: type[QualityReply] | type[CorrectnessReply],
+    ) -> _Task | Judgement:
+        """The judgement to make, or an unscored one when its prompt cannot be had."""
+        try:
+            prompt = self._prompt(judge, scenario)
+            messages = prompt.compile_messages(**variables)  # an unknown variable fails here
+        except EvaluatorError as exc:
+            return Judgement(judge=judge, status="unscored", reason=str(exc), model=self.settings.model)
+        return _Task(
+            judge=judge,
+            scenario_id=scenario.id,
+            run_id=run_id,
+            prompt=prompt,
+            messages=messages,
+            reply_type=reply_type,
+        )
+
+    def _prompt(self, judge: str, scenario: Scenario) -> Prompt:
+        """`--prompt` pins first, then (for the quality judge) the scenario's `judge:`; else production."""
+        spec = scenario.judge if judge == "quality" else None
+        name = self.settings.quality_prompt if judge == "quality" else self.settings.correctness_prompt
+        if spec is not None and spec.prompt:
+            name = spec.prompt
+        if name in self._pins:
+            return self._prompts.get(name, version=self._pins[name])
+        if spec is not None:
+            return self._prompts.get(name, version=spec.version, label=spec.label)
+        return self._prompts.get(name)
+
+    def _ask(self, task: _Task) -> tuple[QualityReply | CorrectnessReply | None, Judgement]:
+        messages, model = task.messages, self.settings.model
+        base = Judgement(judge=task.judge, status="scored", prompt=task.prompt, model=model)
+        key = CacheKey.of(task.prompt, model, messages) if self._cache is not None else None
+        cached = self._cached(key, task.reply_type) if key is not None else None
+        if cached is not None:
+            reply, entry = cached
+            return reply, replace(
+                base, decided_by="cache", model=entry.get("model") or model, trace_id=entry.get("trace_id")
+            )
+        with self._tracer.judgement(
+            run_id=task.run_id, scenario_id=task.scenario_id, judge=task.judge, prompt=task.prompt
+        ) as trace:
+            talk = _Conversation(self, task.prompt, trace)
+            outcome = talk.verdict(messages, task.reply_type)
+        judgement = replace(
+            base,
+            model=talk.served_model or model,
+            trace_id=trace.trace_id,
+            calls=talk.calls,
+            usage=talk.usage,
+        )
+        if isinstance(outcome, str):
+            return None, replace(
+                judgement,
+                status="unscored",
+                reason=outcome,
+                failed=talk.failed,
+                messages=talk.last_messages or messages,
+                raw_reply=talk.last_reply,
+            )
+        if self._cache is not None and key is not None:
+            entry = {"reply": outcome.model_dump(), "model": judgement.model, "trace_id": trace.trace_id}
+            self._cache.keep_verdict(key, entry)
+        return outcome, judgement
+
+    def _cached(self, key: CacheKey, reply_type: type[Reply]) -> tuple[Reply, Mapping[str, Any]] | None:
+        entry = self._cache.cached_verdict(key) if self._cache is not None else None
+        if entry is None:
+            return None
+        reply = read_reply_entry(entry, reply_type)
+        return (reply, entry) if reply is not None else None
+
+    # --- structured output, remembered for the run ---------------------------------------------------
+
+    def response_format(self, prompt: Prompt) -> dict[str, Any] | None:
+        schema = prompt.config.get("json_schema")
+        with self._lock:
+            structured = self._structured
+        if not structured or not isinstance(schema, Mapping):
+            return None
+        return {"type": "json_schema", "json_schema": dict(schema)}
+
+    def structured_output_refused(self, exc: ResponseFormatRejectedError) -> None:
+        with self._lock:
+            first, self._structured = self._structured, False
+        if first:
+            self._notice(
+                "warning",
+                f"{exc}. The judges ask for plain JSON (and read it tolerantly) for the rest of this run.",
+            )
+
+
+def read_reply_entry(entry: Mapping[str, Any], reply_type: type[Reply]) -> Reply | None:
+    """A cached reply, if it still fits the reply model (a model change makes old entries misses)."""
+    try:
+        return reply_type.model_validate(entry.get("reply"))
+    except ValueError:
+        return None
+
+
+class _Conversation:
+    """The model calls of one judgement: the request, and at most one repair request."""
+
+    def __init__(self, judges: Judges, prompt: Prompt, trace: JudgementTrace) -> None:
+        self._judges = judges
+        self._prompt = prompt
+        self._trace = trace
+        self.calls = 0
+        self.usage = TokenUsage()
+        self.failed = False
+        self.served_model: str | None = None
+        self.last_messages: list[ChatMessage] = []
+        self.last_reply: str | None = None
+
+    def verdict(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
+        """The valid reply, or why there is none."""
+        try:
+            parsed = self._send(messages, reply_type)
+            if not isinstance(parsed, str):
+                return parsed
+            repair = [
+                *messages,
+                ChatMessage(role="assistant", content=self.last_reply or ""),
+                ChatMessage(role="user", content=repair_request(parsed, reply_type)),
+            ]
+            again = self._send(repair, reply_type)
+        except JudgeUnavailableError as exc:
+            self.failed = True
+            return f"no reply from the judge after {self.calls} request(s): {exc}"
+        if isinstance(again, str):
+            return f"the judge's reply was not valid, even after one repair request: {again}"
+        return again
+
+    def _send(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
+        """One request (with its retries), in its own GENERATION; the reply read as `reply_type`."""
+        self.last_messages, self.last_reply = messages, None
+        config = self._prompt.config
+        parameters: dict[str, Any] = {"temperature": float(config.get("temperature", 0.0))}
+        if isinstance(config.get("max_tokens"), int):
+            parameters["max_tokens"] = config["max_tokens"]
+        with self._trace.generation(
+            name=self._prompt.name,
+            messages=messages,
+            model=self._judges.settings.model,
+            parameters=parameters,
+        ) as generation:
+            try:
+                reply = self._request(messages, parameters)
+            except JudgeUnavailableError as exc:
+                generation.failed(str(exc))
+                raise
+            generation.succeeded(output=reply.text, usage=reply.usage, model=reply.model)
+            self.usage += reply.usage
+            self.served_model, self.last_reply = reply.model, reply.text
+            parsed = read_reply(reply.text, reply_type)
+            if isinstance(parsed, str):
+                generation.unusable(parsed)
+        return parsed
+
+    def _request(self, messages: list[ChatMessage], parameters: Mapping[str, Any]) -> ModelReply:
+        judges = self._judges
+        try:
+            return judges.retry.call(
+                lambda: self._once(messages, parameters, judges.response_format(self._prompt))
+            )
+        except ResponseFormatRejectedError as exc:
+            judges.structured_output_refused(exc)
+            return judges.retry.call(lambda: self._once(messages, parameters, None))
+
+    def _once(
+        self,
+        messages: list[ChatMessage],
+        parameters: Mapping[str, Any],
+        response_format: dict[str, Any] | None,
+    ) -> ModelReply:
+        self.calls += 1
+        settings = self._judges.settings
+        return self._judges.model.complete(
+            messages,
+            model=settings.model,
+            temperature=float(parameters["temperature"]),
+            response_format=response_format,
+            timeout=settings.timeout_seconds,
+            max_tokens=parameters.get("max_tokens"),
+        )

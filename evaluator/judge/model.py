@@ -1,0 +1,58 @@
+"""The judges' seam to an LLM: one method, `complete`, over chat messages.
+
+`OpenAIJudgeModel` (the `openai` client against any OpenAI-compatible endpoint) is the real one;
+`FakeJudgeModel` is its recording twin for tests. Retries are not the model's business: the one retry
+policy (`retry.RetryPolicy`) owns them, so a model raises at the first failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from evaluator.prompts import ChatMessage
+
+
+@dataclass(frozen=True, kw_only=True)
+class TokenUsage:
+    input: int = 0
+    output: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(input=self.input + other.input, output=self.output + other.output)
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output
+
+    def to_json(self) -> dict[str, int]:
+        return {"input": self.input, "output": self.output}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelReply:
+    """The assistant's text, the tokens it cost, and the model name the endpoint reported."""
+
+    text: str
+    usage: TokenUsage
+    model: str
+
+
+class JudgeModel(Protocol):
+    """An LLM the judges can ask."""
+
+    def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        model: str,
+        temperature: float,
+        response_format: Mapping[str, Any] | None,
+        timeout: float,
+        max_tokens: int | None = None,
+    ) -> ModelReply:
+        """One chat completion. Raises `JudgeUnavailableError` when there is no reply (its `status`
+        and `retry_after` say why), `ResponseFormatRejectedError` when the endpoint refuses
+        `response_format`."""
+        ...

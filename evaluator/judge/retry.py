@@ -1,0 +1,99 @@
+"""The one retry policy of every judge call (tenacity), and the one limiter they all share.
+
+Retried: no answer (connection refused, timeout), 408, 409, 429 and 5xx; never other 4xx (a wrong key
+or model name will not get better). At most `max_attempts` tries per request. The wait before the
+next try is the server's Retry-After when it gave one (capped at `max_delay`), else exponential
+backoff with jitter. A 429 slows *every* judge call, not only the one that got it: its wait is put on
+the shared `RateGate`, which every call passes before it is sent.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+from evaluator.errors import JudgeUnavailableError, ResponseFormatRejectedError
+
+T = TypeVar("T")
+
+
+class RateGate:
+    """A shared "not before" time: after a 429, no judge call is sent before it."""
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._clock = clock
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._not_before = 0.0
+
+    def hold(self, seconds: float) -> None:
+        """No call before `seconds` from now (a later hold already in place stays)."""
+        with self._lock:
+            self._not_before = max(self._not_before, self._clock() + seconds)
+
+    def wait(self) -> float:
+        """Wait until calls may go out; the seconds waited."""
+        waited = 0.0
+        while True:
+            with self._lock:
+                delay = self._not_before - self._clock()
+            if delay <= 0:
+                return waited
+            self._sleep(delay)
+            waited += delay
+
+
+def _retryable(exc: BaseException) -> bool:
+    return (
+        isinstance(exc, JudgeUnavailableError)
+        and not isinstance(exc, ResponseFormatRejectedError)
+        and exc.retryable
+    )
+
+
+@dataclass(kw_only=True)
+class RetryPolicy:
+    max_attempts: int = 4
+    gate: RateGate = field(default_factory=RateGate)
+    base_delay: float = 0.5  # the first backoff, doubled per try
+    max_delay: float = 60.0  # no wait is longer, whatever Retry-After says
+    sleep: Callable[[float], None] = time.sleep
+
+    def call(self, request: Callable[[], T]) -> T:
+        """`request()` through the gate, retried per the policy; the last error when every try failed."""
+
+        def attempt() -> T:
+            self.gate.wait()
+            return request()
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=retry_if_exception(_retryable),
+            sleep=self.sleep,
+            reraise=True,
+        )
+        result: T = retrying(attempt)
+        return result
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        backoff: float = self.base_delay * 2.0 ** (state.attempt_number - 1)
+        delay: float = min(self.max_delay, backoff * (0.5 + random.random() / 2))  # noqa: S311 - jitter only
+        if isinstance(exc, JudgeUnavailableError) and exc.retry_after is not None:
+            delay = min(self.max_delay, exc.retry_after)
+        if isinstance(exc, JudgeUnavailableError) and exc.status == 429:
+            self.gate.hold(delay)  # every call waits at the gate, this one included
+            return 0.0
+        return delay

@@ -1,0 +1,201 @@
+"""Whether the LLM judges run, and with what: shared by `run_suite` and `evaluator validate`.
+
+The judges run when an endpoint is configured (EVALUATOR_JUDGE_BASE_URL / EVALUATOR_JUDGE_API_KEY, else
+OPENAI_*; or a model handed in, such as `judge.FakeJudgeModel`) and `--no-judge` is not given. When
+they do not, every result says why in `judge_status`, and the run says how to enable them. The judge
+prompts a suite needs are checked before anything runs.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from evaluator.config import Config
+from evaluator.judge import (
+    NOTHING_TO_JUDGE,
+    JudgeModel,
+    Judges,
+    JudgeSettings,
+    JudgeTracer,
+    OpenAIJudgeModel,
+    RetryPolicy,
+    VerdictCache,
+)
+from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
+from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
+from evaluator.results import JudgeStatus, ScenarioResult
+from evaluator.scenarios import Scenario
+from evaluator.storage import Store
+from evaluator.trace import Trace
+
+NO_JUDGE = JudgeStatus(status="skipped", reason="--no-judge was given")
+NO_ENDPOINT = JudgeStatus(
+    status="skipped",
+    reason="no judge endpoint is configured (EVALUATOR_JUDGE_BASE_URL or OPENAI_API_KEY): "
+    "the judges did not run",
+)
+NOT_FINISHED = JudgeStatus(status="skipped", reason="the run did not finish: nothing to judge")
+HOW_TO_ENABLE = (
+    "the LLM judges did not run: no judge endpoint is configured. To enable them, set OPENAI_API_KEY "
+    "(OpenAI), or EVALUATOR_JUDGE_BASE_URL for any OpenAI-compatible server, e.g. Ollama "
+    "http://localhost:11434/v1, vLLM http://localhost:8000/v1 or llama.cpp's llama-server "
+    "http://localhost:8080/v1 (plus EVALUATOR_JUDGE_API_KEY if it needs one), and name the model in "
+    "evaluator.toml: [judge] model = ..."
+)
+Notice = Callable[[str, str], None]
+
+
+class JudgePlan:
+    """The judge model of one run (None: the judges do not run) and the status of results they do not
+    judge. The plan owns a client it made, and closes it."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        no_judge: bool = False,
+        model: JudgeModel | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self._config = config
+        self._owned: OpenAIJudgeModel | None = None
+        self.model: JudgeModel | None = None
+        self.unjudged = NO_JUDGE if no_judge else NOT_FINISHED
+        if no_judge:
+            return
+        if model is not None:
+            self.model = model
+            return
+        endpoint = config.judge_endpoint(env)
+        if endpoint is None:
+            self.unjudged = NO_ENDPOINT
+            return
+        self._owned = OpenAIJudgeModel(endpoint, timeout=config.settings.judge.timeout_seconds)
+        self.model = self._owned
+
+    def skip_reason(self, scenarios: Sequence[Scenario], notice: Notice) -> JudgeStatus | None:
+        """Why the judges do not run for these scenarios (how to enable them is said once), or None."""
+        if not any(Judges.applies(s) for s in scenarios):
+            return NOTHING_TO_JUDGE if self.model is not None else self.unjudged
+        if self.model is None:
+            if self.unjudged is NO_ENDPOINT:
+                notice("note", HOW_TO_ENABLE)
+            return self.unjudged
+        return None
+
+    def judges(
+        self,
+        scenarios: Sequence[Scenario],
+        *,
+        library: PromptLibrary,
+        prompts: PromptSource,
+        tracer: JudgeTracer,
+        pins: Mapping[str, int],
+        cache: VerdictCache | None,
+        use_cache: bool = True,
+        notice: Notice = lambda kind, message: None,
+    ) -> Judges | None:
+        """The judges for these scenarios, or None when they do not run (`unjudged` then says why)."""
+        skip = self.skip_reason(scenarios, notice)
+        if skip is not None or self.model is None:
+            self.unjudged = skip or self.unjudged
+            return None
+        settings = JudgeSettings.from_config(self._config.settings.judge, use_cache=use_cache)
+        check_judge_prompts([s for s in scenarios if Judges.applies(s)], settings, library, pins)
+        return Judges(
+            model=self.model,
+            prompts=prompts,
+            settings=settings,
+            pins=pins,
+            cache=cache,
+            tracer=tracer,
+            retry=RetryPolicy(max_attempts=self._config.settings.judge.max_attempts),
+            on_notice=notice,
+        )
+
+    @property
+    def prices(self) -> tuple[float | None, float | None]:
+        judge = self._config.settings.judge
+        return judge.input_price_per_million_tokens, judge.output_price_per_million_tokens
+
+    def close(self) -> None:
+        if self._owned is not None:
+            self._owned.close()
+
+
+def check_judge_prompts(
+    scenarios: Sequence[Scenario], settings: JudgeSettings, library: PromptLibrary, pins: Mapping[str, int]
+) -> None:
+    """Every judge prompt version these scenarios need exists (PromptError names the file and fix)."""
+    for scenario in scenarios:
+        answer = scenario.expected.answer
+        if answer is None:
+            continue
+        if answer.criteria:
+            spec = scenario.judge
+            name = spec.prompt if spec is not None and spec.prompt else settings.quality_prompt
+            pinned = pins.get(name)
+            if pinned is not None or spec is None:
+                library.get(name, version=pinned)
+            else:
+                library.get(name, version=spec.version, label=spec.label)
+        if answer.ground_truth:
+            name = settings.correctness_prompt
+            library.get(name, version=pins.get(name))
+
+
+def judge_result(
+    config: Config,
+    scenario: Scenario,
+    result: ScenarioResult,
+    trace: Trace,
+    *,
+    connection: LangfuseConnection | None = None,
+    no_judge: bool = False,
+    model: JudgeModel | None = None,
+    run_id: str | None = None,
+    notice: Notice = lambda kind, message: None,
+) -> ScenarioResult:
+    """One result judged outside a run (`evaluator validate`): judge prompts from Langfuse when
+    connected (else the files), the judge trace in that project (else in-process only), and the
+    store's verdict cache."""
+    plan = JudgePlan(config, no_judge=no_judge, model=model)
+    skip = plan.skip_reason([scenario], notice)
+    if skip is not None:
+        return replace(result, judge_status=skip)
+    library = PromptLibrary(config.prompts_dir)
+    tracing = connection.tracing if connection is not None else Tracing.embedded()
+    prompts: PromptSource = library
+    if connection is not None:
+        prompts = ManagedPrompts(
+            library,
+            connection.prompts.fetch_prompt,
+            lambda ref, exc: notice("warning", f"{exc}. Using the local file {ref} instead."),
+        )
+    store = Store(config.store_path)
+    try:
+        judges = plan.judges(
+            [scenario],
+            library=library,
+            prompts=prompts,
+            tracer=JudgeTracing(tracing, prices=plan.prices),
+            pins={},
+            cache=store,
+            notice=notice,
+        )
+        if judges is None:
+            return replace(result, judge_status=plan.unjudged)
+        outcome = judges.judge(scenario, result.output, trace, run_id=run_id or _validate_run_id())
+    finally:
+        plan.close()
+        store.close()
+        if connection is None:
+            tracing.shutdown()
+    return replace(result, judged=outcome.judged, judge_detail=outcome.detail, judge_status=outcome.status)
+
+
+def _validate_run_id() -> str:
+    return f"validate-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"

@@ -1,0 +1,141 @@
+"""The real `openai` client against the judge stand-in on loopback: every reply mode gives the right
+scores or the right unscored reason; faults are retried within the bound; a server without structured
+output is asked for plain JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from evaluator.config import LLMEndpoint
+from evaluator.judge import JudgeOutcome, Judges, JudgeSettings, OpenAIJudgeModel, RateGate, RetryPolicy
+from evaluator.prompts import PromptLibrary
+from tests.builders import TraceBuilder, scenario
+from tests.standin.judge_server import JudgeStandIn
+
+PROMPTS = Path(__file__).resolve().parents[2] / "prompts"
+KEY = "sk-judge-secret-0123456789"
+
+
+@pytest.fixture
+def standin() -> Iterator[JudgeStandIn]:
+    with JudgeStandIn() as server:
+        yield server
+
+
+def _judges(standin: JudgeStandIn, *, attempts: int = 4, timeout: float = 10.0, **retry: Any) -> Judges:
+    endpoint = LLMEndpoint(base_url=standin.base_url, model="judge-model", api_key=SecretStr(KEY))
+    return Judges(
+        model=OpenAIJudgeModel(endpoint),
+        prompts=PromptLibrary(PROMPTS),
+        settings=JudgeSettings(model="judge-model", timeout_seconds=timeout),
+        retry=RetryPolicy(max_attempts=attempts, sleep=lambda _: None, **retry),
+    )
+
+
+def _judge(judges: Judges) -> JudgeOutcome:
+    sc = scenario(
+        input="Which approach leads Spider?",
+        expected={"answer": {"criteria": "c", "ground_truth": "DIN-SQL"}},
+    )
+    builder = TraceBuilder()
+    builder.tool("pdf_retrieval", output="DIN-SQL reaches 85.3%")
+    return judges.judge(sc, "DIN-SQL, at 85.3%", builder.build(), run_id="r")
+
+
+@pytest.mark.parametrize("mode", ["valid", "fenced", "prose", "invalid_then_valid", "wrong"])
+def test_modes_that_score(standin: JudgeStandIn, mode: str) -> None:
+    standin.mode = mode
+    outcome = _judge(_judges(standin))
+    assert outcome.status.status == "scored"
+    quality = outcome.judged["quality"].to_json()
+    assert (quality["answer_quality"], quality["factual_correctness"], quality["completeness"]) == (
+        0.9,
+        0.8,
+        0.7,
+    )
+    assert quality["model"] == "judge-model"
+    verdict = outcome.judged["correctness"].to_json()["verdict"]
+    assert verdict == ("hallucination" if mode == "wrong" else "correct")
+    repairs = sum(1 for body in standin.bodies() if any(m["role"] == "assistant" for m in body["messages"]))
+    assert repairs == (2 if mode == "invalid_then_valid" else 0)
+    assert outcome.judgements["quality"].usage.total == (300 if mode == "invalid_then_valid" else 150)
+
+
+@pytest.mark.parametrize(
+    ("mode", "quality_reason", "correctness_reason"),
+    [
+        ("invalid", "the reply holds no JSON object", "the reply holds no JSON object"),
+        (
+            "out_of_range",
+            "answer_quality: 1.5: Input should be less than or equal to 1",
+            "verdict: 'MAYBE': Input should be 'CORRECT' or 'WRONG'",
+        ),
+    ],
+)
+def test_modes_that_end_unscored(
+    standin: JudgeStandIn, mode: str, quality_reason: str, correctness_reason: str
+) -> None:
+    standin.mode = mode
+    outcome = _judge(_judges(standin))
+    assert outcome.judged == {} and outcome.status.status == "unscored"
+    assert outcome.detail["quality"]["reason"].endswith(quality_reason)
+    assert outcome.detail["correctness"]["reason"].endswith(correctness_reason)
+    assert "after one repair request" in outcome.status.reason
+    assert len(standin.requests) == 4  # each judge: the request and one repair
+    assert outcome.detail["quality"]["raw_reply"]
+
+
+def test_server_errors_are_retried_up_to_the_bound(standin: JudgeStandIn) -> None:
+    standin.fail_next(20, status=500)
+    outcome = _judge(_judges(standin, attempts=3))
+    assert [r.status for r in standin.requests] == [500] * 6  # 3 tries for each judge, no more
+    detail = outcome.detail["quality"]
+    assert detail["status"] == "unscored" and detail["failed"] is True
+    assert "after 3 request(s)" in detail["reason"] and "HTTP 500" in detail["reason"]
+    assert KEY not in str(outcome.detail)
+
+
+def test_a_429_is_waited_out_at_the_shared_gate(standin: JudgeStandIn) -> None:
+    slept: list[float] = []
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    standin.rate_limit_next(1, retry_after=7)
+    outcome = _judge(_judges(standin, gate=RateGate(clock=lambda: now[0], sleep=sleep)))
+    assert outcome.status.status == "scored"
+    assert [r.status for r in standin.requests][:2] == [429, 200]
+    assert slept == [7.0]  # the server's Retry-After, at the gate every judge call passes
+
+
+def test_a_slow_reply_times_out_and_is_retried(standin: JudgeStandIn) -> None:
+    standin.slow_next(1, seconds=2.0)
+    outcome = _judge(_judges(standin, timeout=0.3))
+    assert outcome.status.status == "scored"
+    assert outcome.judgements["quality"].calls == 2
+
+
+def test_a_server_without_structured_output_gets_plain_requests(standin: JudgeStandIn) -> None:
+    standin.reject_response_format = True
+    standin.mode = "prose"
+    outcome = _judge(_judges(standin))
+    assert outcome.status.status == "scored"
+    with_format = ["response_format" in body for body in standin.bodies()]
+    assert with_format == [True, False, False]  # refused once; plain for the rest of the run
+    assert standin.requests[0].status == 400
+
+
+def test_requests_carry_the_prompt_parameters_and_the_key_only_in_the_header(standin: JudgeStandIn) -> None:
+    _judge(_judges(standin))
+    first = standin.requests[0]
+    assert first.body["temperature"] == 0 and first.body["model"] == "judge-model"
+    assert first.body["response_format"]["json_schema"]["name"] == "quality_verdict"
+    assert first.headers["authorization"] == f"Bearer {KEY}"
+    assert KEY not in str(first.body)

@@ -1,0 +1,83 @@
+"""The pipeline's judge stage: its own bound (never more judge calls at once than judge_concurrency),
+every judged result recorded, and a judge that crashes leaves the verdicts standing."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evaluator.judge import FakeJudgeModel, Judges, ModelCall, RetryPolicy
+from evaluator.langfuse import Tracing
+from evaluator.prompts import PromptLibrary
+from evaluator.run import Pipeline, RunOptions, TargetRequest
+from evaluator.scenarios import LoadedScenario
+from evaluator.storage import Store
+from tests.builders import scenario
+from tests.integration.toy_targets import Gauge
+
+PROMPTS = Path(__file__).resolve().parents[2] / "prompts"
+QUALITY = json.dumps(
+    {"answer_quality": 1.0, "factual_correctness": 1.0, "completeness": 1.0, "reasoning": "r"}
+)
+
+
+@pytest.fixture
+def tracing() -> Iterator[Tracing]:
+    tracing = Tracing.embedded()
+    yield tracing
+    tracing.shutdown()
+
+
+def _items(count: int) -> list[LoadedScenario]:
+    expected = {"agents": {"strict": False}, "answer": {"criteria": "says ok"}}
+    return [
+        LoadedScenario(scenario=scenario(id=f"s{i}", input=f"q{i}", expected=expected), path=Path("x.yaml"))
+        for i in range(count)
+    ]
+
+
+def _target(request: TargetRequest) -> str:
+    return f"ok {request.input}"
+
+
+def _pipeline(tracing: Tracing, judges: Judges, store: Store) -> Pipeline:
+    prompts = PromptLibrary(PROMPTS)
+    return Pipeline(tracer=tracing, targets={"demo": _target}, prompts=prompts, recorder=store, judges=judges)
+
+
+def test_judge_calls_never_exceed_their_own_bound(tracing: Tracing) -> None:
+    gauge = Gauge()
+
+    def reply(call: ModelCall) -> str:
+        with gauge:
+            time.sleep(0.05)  # hold the slot a moment, so that calls overlap if the bound lets them
+        return QUALITY
+
+    judges = Judges(model=FakeJudgeModel(default=reply), prompts=PromptLibrary(PROMPTS))
+    store = Store(None)
+    run, results = _pipeline(tracing, judges, store).run(
+        _items(12), RunOptions(concurrency=8, judge_concurrency=3)
+    )
+    assert 1 <= gauge.peak <= 3
+    assert [r.judge_status.status for r in results] == ["scored"] * 12
+    stored = store.results(run.id)
+    assert len(stored) == 12 and all(r["quality"]["completeness"] == 1.0 for r in stored)
+
+
+def test_a_crashing_judge_leaves_the_verdicts_standing(tracing: Tracing) -> None:
+    def crash(call: ModelCall) -> str:
+        raise KeyError("bug in a judge")
+
+    judges = Judges(model=FakeJudgeModel(default=crash), prompts=PromptLibrary(PROMPTS), retry=RetryPolicy())
+    run, results = _pipeline(tracing, judges, Store(None)).run(_items(2), RunOptions(judge_concurrency=2))
+    assert [r.status for r in results] == ["passed", "passed"]
+    for result in results:
+        assert result.judge_status.status == "unscored"
+        assert result.judge_status.reason.startswith("evaluator error in the judges: KeyError")
+        assert "Traceback" in result.judge_detail["evaluator_error"]["traceback"]
+        assert result.workflow is not None and result.workflow.passed
+    assert run.finished_at is not None

@@ -1,0 +1,215 @@
+"""An OpenAI-compatible stand-in for the judges' endpoint, on loopback: scripted replies, faults, and a
+record of every request.
+
+Replies follow `mode` (or, one request at a time, what `script()` queued):
+
+    valid            a valid JSON reply (quality: 0.9 / 0.8 / 0.7; correctness: CORRECT)
+    fenced           the same inside a ```json fence
+    prose            a sentence, then the JSON object
+    invalid_then_valid   prose without JSON, then a valid reply to the repair request
+    invalid          never a JSON object
+    out_of_range     quality scores above 1 (correctness: verdict "MAYBE")
+    wrong            correctness: WRONG (quality: as valid)
+
+Faults, each for the next `n` requests: `fail_next(n, 500)`, `rate_limit_next(n, retry_after)`,
+`slow_next(n, seconds)`. `reject_response_format=True` answers 400 to any request that asks for
+structured output, as servers without it do. `latency` delays every reply (the benchmark's 200 ms).
+
+Run it on its own (the benchmark does, so that its CPU is not counted with the evaluator's):
+
+    python -m tests.standin.judge_server --latency 0.2     # prints the base URL, serves until killed
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+QUALITY = {"answer_quality": 0.9, "factual_correctness": 0.8, "completeness": 0.7, "reasoning": "Clear."}
+CORRECT = {"verdict": "CORRECT", "reason": "Same fact as the ground truth."}
+WRONG = {"verdict": "WRONG", "reason": "A different fact than the ground truth."}
+MODES = ("valid", "fenced", "prose", "invalid_then_valid", "invalid", "out_of_range", "wrong")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    status: int
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        return list(self.body.get("messages", []))
+
+
+@dataclass
+class _Fault:
+    status: int = 0
+    retry_after: float | None = None
+    delay: float = 0.0
+
+
+def is_correctness(body: dict[str, Any]) -> bool:
+    return any("<ground_truth>" in str(m.get("content", "")) for m in body.get("messages", []))
+
+
+def is_repair(body: dict[str, Any]) -> bool:
+    return any(m.get("role") == "assistant" for m in body.get("messages", []))
+
+
+def reply_text(mode: str, body: dict[str, Any]) -> str:
+    """The assistant's text for `mode`, for a quality or a correctness request."""
+    correctness = is_correctness(body)
+    valid = json.dumps((WRONG if mode == "wrong" else CORRECT) if correctness else QUALITY)
+    if mode in ("valid", "wrong"):
+        return valid
+    if mode == "fenced":
+        return f"```json\n{valid}\n```"
+    if mode == "prose":
+        return f"Here is my evaluation of the answer.\n{valid}\nI hope this helps."
+    if mode == "invalid_then_valid":
+        return valid if is_repair(body) else "The answer looks good to me overall."
+    if mode == "out_of_range":
+        bad = {"verdict": "MAYBE", "reason": "?"} if correctness else {**QUALITY, "answer_quality": 1.5}
+        return json.dumps(bad)
+    return "I cannot produce JSON today."  # invalid
+
+
+@dataclass
+class JudgeStandIn:
+    mode: str = "valid"
+    latency: float = 0.0
+    reject_response_format: bool = False
+    requests: list[Recorded] = field(default_factory=list)
+    _script: deque[str] = field(default_factory=deque)
+    _faults: deque[_Fault] = field(default_factory=deque)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _server: ThreadingHTTPServer | None = None
+
+    # --- switches ----------------------------------------------------------------------------------
+
+    def script(self, *texts: str) -> None:
+        """Reply with these texts, one per request, before falling back to `mode`."""
+        with self._lock:
+            self._script.extend(texts)
+
+    def fail_next(self, n: int, status: int = 500) -> None:
+        with self._lock:
+            self._faults.extend(_Fault(status=status) for _ in range(n))
+
+    def rate_limit_next(self, n: int, retry_after: float = 0.0) -> None:
+        with self._lock:
+            self._faults.extend(_Fault(status=429, retry_after=retry_after) for _ in range(n))
+
+    def slow_next(self, n: int, seconds: float) -> None:
+        with self._lock:
+            self._faults.extend(_Fault(delay=seconds) for _ in range(n))
+
+    def bodies(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [r.body for r in self.requests]
+
+    # --- serving -----------------------------------------------------------------------------------
+
+    def start(self, port: int = 0) -> JudgeStandIn:
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints
+            disable_nagle_algorithm = True  # else headers and body in two packets wait out delayed ACKs
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
+                status, payload, headers = standin.answer(body)
+                with standin._lock:
+                    standin.requests.append(
+                        Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body, status)
+                    )
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                for name, value in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", port), Handler, bind_and_activate=False)
+        server.request_queue_size = 256  # a burst of 32-64 connections must not overflow the backlog
+        server.block_on_close = False  # a slow reply still sleeping must not hold the shutdown
+        server.server_bind()
+        server.server_activate()
+        self._server = server
+        threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True, name="judge-standin").start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def __enter__(self) -> JudgeStandIn:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """(status, JSON body, extra headers) for one request."""
+        with self._lock:
+            fault = self._faults.popleft() if self._faults else _Fault()
+            scripted = self._script.popleft() if self._script and not fault.status else None
+        time.sleep(self.latency + fault.delay)
+        if fault.status == 429:
+            headers = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
+            return 429, _error("Rate limit reached, slow down", "rate_limit_exceeded"), headers
+        if fault.status:
+            return fault.status, _error("The server had an error", "server_error"), {}
+        if self.reject_response_format and "response_format" in body:
+            return 400, _error("response_format is not supported by this server", "invalid_request_error"), {}
+        text = scripted if scripted is not None else reply_text(self.mode, body)
+        return 200, completion(text, str(body.get("model", "standin"))), {}
+
+
+def _error(message: str, kind: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+
+def completion(text: str, model: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-judge-standin",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Serve the judge stand-in until killed.")
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--mode", choices=MODES, default="valid")
+    args = parser.parse_args()
+    standin = JudgeStandIn(mode=args.mode, latency=args.latency).start(args.port)
+    print(standin.base_url, flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

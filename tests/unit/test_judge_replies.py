@@ -1,0 +1,82 @@
+"""judge/replies.py: the tolerant reader, the reply models, and the prompts' schemas that mirror them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evaluator.judge import CorrectnessReply, QualityReply, read_reply
+from evaluator.judge.replies import repair_request
+from evaluator.prompts import PromptLibrary
+
+VALID = '{"answer_quality": 0.9, "factual_correctness": 0.8, "completeness": 0.7, "reasoning": "ok"}'
+PROMPTS = Path(__file__).resolve().parents[2] / "prompts"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        VALID,
+        f"```json\n{VALID}\n```",
+        f"```\n{VALID}\n```",
+        f"Here is my evaluation:\n{VALID}\nThanks.",
+        f"Scores below {{not json}} then {VALID}",
+    ],
+    ids=["plain", "fenced", "bare-fence", "prose-then-json", "brace-in-prose"],
+)
+def test_tolerant_reader_finds_the_object(text: str) -> None:
+    reply = read_reply(text, QualityReply)
+    assert isinstance(reply, QualityReply)
+    assert (reply.answer_quality, reply.factual_correctness, reply.completeness) == (0.9, 0.8, 0.7)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("", "the reply is empty"),
+        ("It looks fine to me.", "the reply holds no JSON object"),
+        ("[0.9, 0.8]", "the reply holds no JSON object"),
+        (VALID.replace("0.9", "1.5"), "answer_quality: 1.5: Input should be less than or equal to 1"),
+        (
+            VALID.replace("0.8", "-0.1"),
+            "factual_correctness: -0.1: Input should be greater than or equal to 0",
+        ),
+        (VALID.replace("0.7", '"0.7"'), "completeness: '0.7': Input should be a valid number"),
+        (VALID.replace(', "reasoning": "ok"', ""), "reasoning: required field is missing"),
+        (VALID.replace('"ok"', '"ok", "score": 1'), 'score: unknown key "score"'),
+    ],
+)
+def test_replies_that_do_not_do_say_why(text: str, reason: str) -> None:
+    problem = read_reply(text, QualityReply)
+    assert isinstance(problem, str)
+    assert problem.startswith(reason)
+
+
+def test_correctness_verdict_is_exactly_correct_or_wrong() -> None:
+    assert isinstance(read_reply('{"verdict": "WRONG", "reason": "r"}', CorrectnessReply), CorrectnessReply)
+    problem = read_reply('{"verdict": "correct", "reason": "r"}', CorrectnessReply)
+    assert problem == "verdict: 'correct': Input should be 'CORRECT' or 'WRONG'"
+
+
+def test_the_first_valid_object_wins_over_an_earlier_invalid_one() -> None:
+    text = '{"verdict": "MAYBE", "reason": "x"} Sorry, corrected: {"verdict": "CORRECT", "reason": "y"}'
+    reply = read_reply(text, CorrectnessReply)
+    assert isinstance(reply, CorrectnessReply) and reply.reason == "y"
+
+
+def test_repair_request_names_the_problem_and_the_keys() -> None:
+    text = repair_request("the reply holds no JSON object", CorrectnessReply)
+    assert "the reply holds no JSON object" in text and "verdict, reason" in text
+
+
+@pytest.mark.parametrize(
+    ("name", "model"), [("evaluation/quality", QualityReply), ("evaluation/correctness", CorrectnessReply)]
+)
+def test_each_judge_prompt_asks_for_exactly_its_reply_model(name: str, model: type) -> None:
+    prompt = PromptLibrary(PROMPTS).get(name)
+    schema = prompt.config["json_schema"]["schema"]
+    assert set(schema["properties"]) == set(schema["required"]) == set(model.model_fields)
+    assert schema["additionalProperties"] is False
+    assert prompt.config["temperature"] == 0
+    assert "production" in prompt.labels
