@@ -1,8 +1,11 @@
 """The only package that imports `langfuse`: settings, tracing with in-process capture, and one
-connected project split by role (scores, span re-sending, trace read-back, prompt management)."""
+connected project split by role (scores, span re-sending, trace read-back, prompt management, datasets,
+score read-back)."""
 
 from evaluator.langfuse.connection import LangfuseConnection
+from evaluator.langfuse.datasets import DatasetItem, LangfuseDatasets, item_id
 from evaluator.langfuse.prompts import LangfusePrompts
+from evaluator.langfuse.score_history import LangfuseScoreHistory
 from evaluator.langfuse.scores import LangfuseScores
 from evaluator.langfuse.settings import DEFAULT_BASE_URL, LangfuseSettings
 from evaluator.langfuse.span_outbox import KeepingExporter, SpanResender
@@ -11,13 +14,17 @@ from evaluator.langfuse.tracing import ScenarioSpan, Tracing
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "DatasetItem",
     "KeepingExporter",
     "LangfuseConnection",
+    "LangfuseDatasets",
     "LangfusePrompts",
+    "LangfuseScoreHistory",
     "LangfuseScores",
     "LangfuseSettings",
     "LangfuseTraces",
     "ScenarioSpan",
     "SpanResender",
     "Tracing",
+    "item_id",
 ]

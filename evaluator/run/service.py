@@ -26,7 +26,9 @@ from evaluator.errors import ConfigError, EvaluatorError, LangfuseUnavailableErr
 from evaluator.langfuse import LangfuseConnection, Tracing
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
 from evaluator.results import DEFINITIONS, JudgeStatus, RunInfo, ScenarioResult, run_to_json
+from evaluator.run.experiment import DatasetRunReport, link_run
 from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, new_run_id
+from evaluator.run.provenance import git_state, model_names, targets_of
 from evaluator.run.target import Target, load_target
 from evaluator.run.verify import VerifyReport, verify_run
 from evaluator.scenarios import LoadedScenario, Scenario, TargetCatalog, load_scenarios
@@ -58,6 +60,7 @@ class SuiteRun:
     waiting: int = 0  # scores of this destination still in the outbox
     trace_urls: dict[str, str] = field(default_factory=dict)
     verify: VerifyReport | None = None
+    dataset_run: DatasetRunReport | None = None  # the run as a Langfuse dataset run, when linked
 
     @property
     def passed(self) -> bool:
@@ -117,6 +120,7 @@ def run_suite(
         else JUDGE_NOT_AVAILABLE,
     )
     session = _Session(cfg, store, connection, reachable, on_notice)
+    pipeline_llm = cfg.llm_endpoint() if cfg.settings.llm.targets else None
     pipeline = Pipeline(
         tracer=session.tracing,
         targets=callables,
@@ -124,10 +128,16 @@ def run_suite(
         recorder=store,
         destination=session.destination,
         outlet=session.live,
-        llm=cfg.llm_endpoint() if cfg.settings.llm.targets else None,
+        llm=pipeline_llm,
     )
     on_start(len(selected))
     run, results = pipeline.run(selected, options, on_result=on_result, on_start=store.start_run)
+    run = replace(
+        run,
+        targets=targets_of(selected),
+        git=git_state(cfg.base_dir),
+        models=model_names(cfg, llm_used=pipeline_llm is not None),
+    )
     store.finish_run(run, results)
     if output is not None:  # written before anything is posted
         output.write_text(json.dumps(run_to_json(run, results), indent=2, default=str) + "\n")
@@ -241,6 +251,7 @@ class _Session:
         if self._configs is not None:
             self._configs_deadline.end_by(deadline)
             self._configs.join(deadline.remaining())
+        dataset_run = self._link_dataset_run(connection, suite, deadline)
         urls = {r.scenario_id: url for r in suite.results if (url := connection.trace_url(r.trace_id))}
         report = None
         if verify:
@@ -257,7 +268,24 @@ class _Session:
             waiting=len(self._store.unsent_scores(destination)),
             trace_urls=urls,
             verify=report,
+            dataset_run=dataset_run,
         )
+
+    def _link_dataset_run(
+        self, connection: LangfuseConnection, suite: SuiteRun, deadline: Deadline
+    ) -> DatasetRunReport | None:
+        """The run as a dataset run of the configured dataset (when it exists), within the deadline."""
+        datasets = self._config.settings.datasets
+        if not datasets.link_runs or not self._reachable or not suite.results:
+            return None
+        try:
+            report = link_run(connection.datasets, suite.run, suite.results, datasets.name, deadline)
+        except EvaluatorError as exc:
+            self._notice("warning", f"the run was not linked to dataset {datasets.name!r} ({exc}).")
+            return None
+        if report is not None and report.error:
+            self._notice("warning", f"linking the run to dataset {datasets.name!r} stopped: {report.error}.")
+        return report
 
 
 def parse_pins(values: Sequence[str], library: PromptLibrary) -> dict[str, int]:
