@@ -123,8 +123,8 @@ def _check(
     }
     if not pairs:
         return row
-    before = round(sum(p[0] for p in pairs) / len(pairs), 4)
-    after = round(sum(p[1] for p in pairs) / len(pairs), 4)
+    before = sum(p[0] for p in pairs) / len(pairs)
+    after = sum(p[1] for p in pairs) / len(pairs)
     change = _change(check.unit, before, after)
     p_value = round(sign_flip_p([c - b for b, c in pairs]), 4)
     worse = change is not None and (-change if check.direction == "down" else change) > check.threshold
@@ -134,8 +134,8 @@ def _check(
     regression = worse and (beyond or not strict)
     status = "regression" if regression else "worse, within the noise" if worse else "ok"
     return row | {
-        "baseline": before,
-        "candidate": after,
+        "baseline": round(before, 4),
+        "candidate": round(after, 4),
         "change": round(change, 2) if change is not None else None,
         "p_value": p_value,
         "beyond_noise": beyond,
