@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck unit bench lock clean
+.PHONY: demo test lint typecheck unit browser bench lock clean
 
 $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is needed (set PYTHON=...)")'
@@ -33,7 +33,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+# The HTML report test opens the page in a headless Chromium: install Debian's when missing (as root,
+# with apt-get); otherwise that one test is skipped and says why.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && echo "Installing chromium (apt-get)" && \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1; } || \
+	  echo "(no Chromium and it cannot be installed here: the HTML rendering test will be skipped)"
+
+unit: $(STAMP) browser
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
@@ -42,6 +50,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_validate.py
 	$(BIN)/python benchmarks/bench_runner.py
 	$(BIN)/python benchmarks/bench_judge.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_overhead.py
 
 # Re-pin after changing dependencies in pyproject.toml.
 lock: $(STAMP)

@@ -19,6 +19,10 @@
                  input_price_per_million_tokens, output_price_per_million_tokens   # optional
     [langfuse]   flush_timeout_seconds = 30, delivery_deadline_seconds = 60, score_batch_size = 50,
                  read_deadline_seconds = 60, verify_deadline_seconds = 120
+    [compare]    workflow_pass_rate_drop = 2, full_workflow_drop = 3, quality_drop = 0.1,
+                 accuracy_drop = 2, latency_increase_percent = 20, latency_floor_ms = 50,
+                 min_scenarios = 10, alpha = 0.05
+    [datasets]   name = "scenarios", link_runs = true   # runs as Langfuse dataset runs
 
 Secrets never live here: the OpenAI-compatible endpoint comes from OPENAI_API_KEY / OPENAI_BASE_URL, the
 judges' from EVALUATOR_JUDGE_BASE_URL / EVALUATOR_JUDGE_API_KEY (else OPENAI_*), Langfuse from
@@ -156,6 +160,29 @@ class LangfuseConfig(_Section):
     verify_deadline_seconds: float = Field(default=120.0, gt=0)  # run --verify-langfuse, all traces
 
 
+class CompareConfig(_Section):
+    """Regression thresholds of `evaluator compare` (defaults: the seed's regression table). Rates and
+    means of 0-1 scores drop in points (0-100); quality in its own 0-1 units; latency rises in percent.
+    A change *more than* a threshold is a regression; a change of exactly the threshold is not."""
+
+    workflow_pass_rate_drop: float = Field(default=2.0, ge=0)
+    full_workflow_drop: float = Field(default=3.0, ge=0)
+    quality_drop: float = Field(default=0.1, ge=0)
+    accuracy_drop: float = Field(default=2.0, ge=0)
+    latency_increase_percent: float = Field(default=20.0, ge=0)
+    # A latency rise must also exceed this many milliseconds: on fast targets 20 % is timer noise.
+    latency_floor_ms: float = Field(default=50.0, ge=0)
+    min_scenarios: int = Field(default=10, ge=1)  # fewer paired scenarios: the verdict is flagged
+    alpha: float = Field(default=0.05, gt=0, lt=1)  # "beyond the noise" when the paired test's p < alpha
+
+
+class DatasetsConfig(_Section):
+    """The Langfuse dataset a suite is pushed to, and whether connected runs link to it as dataset runs."""
+
+    name: str = Field(default="scenarios", min_length=1, max_length=200)
+    link_runs: bool = True
+
+
 class Settings(_Section):
     targets: dict[str, TargetConfig] = {}
     run: RunConfig = RunConfig()
@@ -164,6 +191,8 @@ class Settings(_Section):
     llm: LLMConfig = LLMConfig()
     judge: JudgeConfig = JudgeConfig()
     langfuse: LangfuseConfig = LangfuseConfig()
+    compare: CompareConfig = CompareConfig()
+    datasets: DatasetsConfig = DatasetsConfig()
 
     @field_validator("targets", mode="before")
     @classmethod

@@ -8,12 +8,12 @@ Exit codes: 0 every scenario passed, 1 any scenario failed or errored, 2 bad inp
 import sys
 from collections.abc import Sequence
 
-from evaluator.cli import lint, prompts, report, run, sync, validate
+from evaluator.cli import compare, datasets, lint, prompts, report, run, sync, validate
 from evaluator.cli._common import EXIT_BAD_INPUT, app, err
 from evaluator.errors import EvaluatorError, InputError
 from evaluator.reports import notice
 
-__all__ = ["app", "lint", "main", "prompts", "report", "run", "sync", "validate"]
+__all__ = ["app", "compare", "datasets", "lint", "main", "prompts", "report", "run", "sync", "validate"]
 
 
 def main(args: Sequence[str] | None = None) -> None:

@@ -1,36 +1,58 @@
-"""`evaluator report`: history per run, scenario or prompt version, from the local store."""
+"""`evaluator report`: history and trends per prompt version (default), scenario or run; JSON, HTML."""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from evaluator._time import utc_now
 from evaluator.cli._common import ConfigOption, app, out
+from evaluator.cli._history import Source, load_runs
 from evaluator.config import load_config
-from evaluator.reports import Grouping, aggregate, history_table
-from evaluator.storage import Store
+from evaluator.errors import ConfigError
+from evaluator.reports import Grouping, history_tables, html_report, report_document
 
 
 @app.command()
 def report(
     by: Annotated[
-        Grouping, typer.Option(help="Group results per run, per scenario or per prompt version.")
-    ] = "run",
+        Grouping,
+        typer.Option(help="Rows per prompt version (agent and judge prompts), per scenario or per run."),
+    ] = "prompt",
     last: Annotated[int | None, typer.Option(min=1, help="Only the last N runs.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Also write a self-contained HTML page here.")
+    ] = None,
+    source: Annotated[
+        Source, typer.Option(help="Read runs from the local store or from the scores in Langfuse.")
+    ] = "local",
     config_path: ConfigOption = None,
 ) -> None:
-    """Summarise stored results per run, scenario or prompt version: pass rates, mean full_workflow."""
+    """Summarise stored runs per prompt version, scenario or run: pass rates, trajectory means, judge
+    quality and correctness, latency, and the change against the previous version."""
     config = load_config(config_path)
-    rows = aggregate(Store(config.store_path).history(last_runs=last), by)
+    runs, where = load_runs(config, source, last=last)
+    document = report_document(runs, by, source)
+    if html is not None:
+        page = html_report(runs, source=where, config=config.settings.compare, generated_at=utc_now())
+        try:
+            html.write_text(page, encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"--html {html} cannot be written ({exc}). Fix: choose a writable path."
+            ) from None
     if as_json:
-        sys.stdout.write(json.dumps([row.to_json() for row in rows], indent=2) + "\n")
-    elif not rows:
-        out.print(
-            f"No results stored in {config.store_path} yet: run `evaluator run` first.", highlight=False
-        )
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    elif not runs:
+        out.print(f"No results in {where} yet: run `evaluator run` first.", highlight=False)
     else:
-        out.print(history_table(rows, by))
+        out.print(f"{len(runs)} runs from {where}", highlight=False)
+        for table in history_tables(document["rows"]):
+            out.print(table)
+    if html is not None and not as_json:
+        out.print(f"HTML report: {html}", highlight=False)

@@ -10,9 +10,24 @@ import typer
 from rich.progress import TaskID
 
 from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, EXIT_UNDELIVERED, ConfigOption, app, err, out
-from evaluator.reports import notice, print_delivery, print_summary, progress_bar
+from evaluator.config import load_config
+from evaluator.reports import (
+    RunRecord,
+    check_junit_path,
+    compare_runs,
+    junit_xml,
+    local_runs,
+    notice,
+    print_compare,
+    print_delivery,
+    print_summary,
+    progress_bar,
+    resolve_run,
+    write_junit,
+)
 from evaluator.results import ScenarioResult
 from evaluator.run import SuiteRun, run_suite
+from evaluator.storage import Store
 
 
 @app.command()
@@ -54,9 +69,20 @@ def run(
             help="Read every trace back from Langfuse and check it gives the same verdict.",
         ),
     ] = False,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            help="Then compare with this stored run (id, name, latest, previous); exit 1 on a regression."
+        ),
+    ] = None,
+    junit: Annotated[
+        Path | None, typer.Option(help="Write JUnit XML here (one test case per scenario).")
+    ] = None,
     config_path: ConfigOption = None,
 ) -> None:
     """Run scenarios against their targets and validate each run's trace."""
+    check_junit_path(junit)
+    base = _baseline(baseline, config_path)
     progress = _Progress()
     try:
         suite = run_suite(
@@ -85,17 +111,43 @@ def run(
     out.print(f"Stored in {suite.store_path} (run {suite.run.id})", highlight=False)
     if suite.connected:
         _print_langfuse(suite)
-    raise typer.Exit(_exit_code(suite, require_delivery=require_delivery))
+    if junit is not None:
+        targets = {r.scenario_id: t for r in suite.results for t in suite.run.targets[:1]}
+        write_junit(
+            junit, junit_xml(suite.run, suite.results, targets if len(suite.run.targets) == 1 else {})
+        )
+        out.print(f"JUnit XML: {junit}", highlight=False)
+    regression = base is not None and not suite.run.interrupted and _compare_with(base, suite, config_path)
+    raise typer.Exit(_exit_code(suite, require_delivery=require_delivery, regression=regression))
 
 
-def _exit_code(suite: SuiteRun, *, require_delivery: bool) -> int:
+def _exit_code(suite: SuiteRun, *, require_delivery: bool, regression: bool) -> int:
     """130 / 143 when a signal stopped the run; 3 when delivery was required and is incomplete; then
-    0 when every scenario passed, else 1."""
+    0 when every scenario passed and nothing regressed against --baseline, else 1."""
     if suite.run.signal is not None:
         return 128 + signal.Signals[suite.run.signal].value
     if require_delivery and not suite.delivered:
         return EXIT_UNDELIVERED
-    return EXIT_PASSED if suite.passed else EXIT_FAILED
+    return EXIT_PASSED if suite.passed and not regression else EXIT_FAILED
+
+
+def _baseline(ref: str | None, config_path: Path | None) -> RunRecord | None:
+    """The --baseline run, resolved before running (a bad name is bad input, exit 2, nothing run)."""
+    if ref is None:
+        return None
+    config = load_config(config_path)
+    return resolve_run(local_runs(Store(config.store_path)), ref, where=str(config.store_path))
+
+
+def _compare_with(base: RunRecord, suite: SuiteRun, config_path: Path | None) -> bool:
+    """Compare the finished run with the baseline, print it; True on a regression."""
+    config = load_config(config_path)
+    runs = local_runs(Store(config.store_path))
+    candidate = resolve_run(runs, suite.run.id, where=str(config.store_path))
+    document = compare_runs(base, candidate, config.settings.compare)
+    out.print()
+    print_compare(out, document)
+    return bool(document["verdict"] == "regression")
 
 
 class _Progress:
@@ -123,6 +175,7 @@ def _print_langfuse(suite: SuiteRun) -> None:
         out.print(f"  {scenario_id}: {url}", highlight=False, soft_wrap=True, markup=False)
     if suite.status is not None:
         print_delivery(out, suite.status, scores=suite.delivery, spans=suite.spans)
+    _print_dataset_run(suite)
     report = suite.verify
     if report is None:
         return
@@ -134,3 +187,20 @@ def _print_langfuse(suite: SuiteRun) -> None:
     ):
         for scenario_id, reason in entries.items():
             notice(out, label, f"{scenario_id}: {reason}")
+
+
+def _print_dataset_run(suite: SuiteRun) -> None:
+    report = suite.dataset_run
+    if report is None:
+        return
+    out.print(
+        f'Dataset run "{report.run_name}" of dataset "{report.dataset}": '
+        f"{len(report.linked)} scenarios linked"
+        + (
+            f", {len(report.not_in_dataset)} not in the dataset (run `evaluator datasets push`)"
+            if report.not_in_dataset
+            else ""
+        ),
+        highlight=False,
+        markup=False,
+    )

@@ -1,9 +1,12 @@
 """The only package that imports `langfuse`: settings, tracing with in-process capture, and one
-connected project split by role (scores, span re-sending, trace read-back, prompt management)."""
+connected project split by role (scores, span re-sending, trace read-back, prompt management, datasets,
+score read-back)."""
 
 from evaluator.langfuse.connection import LangfuseConnection
+from evaluator.langfuse.datasets import DatasetItem, LangfuseDatasets, item_id
 from evaluator.langfuse.judging import JudgeTracing
 from evaluator.langfuse.prompts import LangfusePrompts
+from evaluator.langfuse.score_history import LangfuseScoreHistory
 from evaluator.langfuse.scores import LangfuseScores
 from evaluator.langfuse.settings import DEFAULT_BASE_URL, LangfuseSettings
 from evaluator.langfuse.span_outbox import AckingExporter, SpanResender
@@ -14,13 +17,17 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "AckingExporter",
     "Captured",
+    "DatasetItem",
     "JudgeTracing",
     "LangfuseConnection",
+    "LangfuseDatasets",
     "LangfusePrompts",
+    "LangfuseScoreHistory",
     "LangfuseScores",
     "LangfuseSettings",
     "LangfuseTraces",
     "ScenarioSpan",
     "SpanResender",
     "Tracing",
+    "item_id",
 ]

@@ -1,5 +1,6 @@
 """One connected Langfuse project, split by role: tracing, scores (`ScoreSink`), span re-sending
-(`SpanSender`), trace read-back (`TraceReader`) and prompt management (`PromptRegistry`). Consumers
+(`SpanSender`), trace read-back (`TraceReader`), prompt management (`PromptRegistry`), datasets and
+dataset runs (`LangfuseDatasets`) and score read-back (`LangfuseScoreHistory`). Consumers
 depend on the role protocols they declare, never on this class.
 """
 
@@ -11,7 +12,9 @@ from langfuse import Langfuse
 
 from evaluator.errors import LangfuseAuthError
 from evaluator.langfuse._http import LangfuseApi
+from evaluator.langfuse.datasets import LangfuseDatasets
 from evaluator.langfuse.prompts import LangfusePrompts
+from evaluator.langfuse.score_history import LangfuseScoreHistory
 from evaluator.langfuse.scores import LangfuseScores
 from evaluator.langfuse.settings import LangfuseSettings
 from evaluator.langfuse.span_outbox import SpanResender
@@ -31,6 +34,8 @@ class LangfuseConnection:
         self.spans = SpanResender(api)
         self.traces = LangfuseTraces(api)
         self.prompts = LangfusePrompts(api)
+        self.datasets = LangfuseDatasets(api)
+        self.score_history = LangfuseScoreHistory(api)
         self._project_id: str | None = None
 
     @classmethod

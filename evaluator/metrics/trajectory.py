@@ -135,7 +135,9 @@ class TrajectoryMetric:
             description="1 when the full path and the flow both match, else 0 (the strictest mode)",
         ),
     )
-    figures: Mapping[str, tuple[str, ...]] = {"full_workflow": ("full_workflow",)}
+    figures: Mapping[str, tuple[str, ...]] = {
+        mode: (mode,) for mode in ("partial_path", "full_path", "path_nodes", "full_workflow")
+    }
 
     def evaluate(self, context: MetricContext) -> TrajectoryScore | None:
         expected = context.scenario.expected

@@ -1,7 +1,10 @@
-"""What users read: history per run, scenario or prompt version, and the console output."""
+"""What users read: the console output of a run; history per prompt version, scenario or run; compare
+with its regression verdict; the HTML page; JUnit XML; runs rebuilt from Langfuse scores."""
 
+from evaluator.reports.compare import Check, checks, compare_runs
+from evaluator.reports.compare_text import compare_markdown, figure_value, print_compare
 from evaluator.reports.console import (
-    history_table,
+    history_tables,
     notice,
     print_delivery,
     print_judges,
@@ -9,18 +12,40 @@ from evaluator.reports.console import (
     progress_bar,
     summary_table,
 )
-from evaluator.reports.history import FIGURES, Grouping, Row, aggregate
+from evaluator.reports.history import GROUPINGS, Grouping, history, report_document
+from evaluator.reports.html import html_report
+from evaluator.reports.junit import check_junit_path, junit_xml, write_junit
+from evaluator.reports.noise import sign_flip_p
+from evaluator.reports.remote import runs_from_scores
+from evaluator.reports.runs import LATEST, PREVIOUS, RunRecord, local_runs, resolve_run
 
 __all__ = [
-    "FIGURES",
+    "GROUPINGS",
+    "LATEST",
+    "PREVIOUS",
+    "Check",
     "Grouping",
-    "Row",
-    "aggregate",
-    "history_table",
+    "RunRecord",
+    "check_junit_path",
+    "checks",
+    "compare_markdown",
+    "compare_runs",
+    "figure_value",
+    "history",
+    "history_tables",
+    "html_report",
+    "junit_xml",
+    "local_runs",
     "notice",
+    "print_compare",
     "print_delivery",
     "print_judges",
     "print_summary",
     "progress_bar",
+    "report_document",
+    "resolve_run",
+    "runs_from_scores",
+    "sign_flip_p",
     "summary_table",
+    "write_junit",
 ]

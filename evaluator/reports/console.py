@@ -6,7 +6,8 @@ markup: a `[/]` in an exception message must print, not crash the summary.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -14,8 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from evaluator.reports.history import FIGURES, Row
+from evaluator.reports.compare_text import figure_value
 from evaluator.results import (
+    RATE_FIGURES,
     RunInfo,
     ScenarioResult,
     correctness_metrics,
@@ -212,22 +214,61 @@ def print_delivery(
         )
 
 
-def history_table(rows: Sequence[Row], by: str) -> Table:
-    table = Table(title=f"History by {by}")
-    table.add_column(by, overflow="fold")
-    for name in ("results", "passed", "errors", "pass rate", *FIGURES, "last"):
-        table.add_column(name, justify="right")
-    for row in rows:
-        data = row.to_json()
-        rate = f"{data['pass_rate']:.0%}" if data["pass_rate"] is not None else "-"
-        figures = [f"{data[name]:.2f}" if data[name] is not None else "-" for name in FIGURES]
-        table.add_row(
-            Text(row.key),
-            str(row.results),
-            str(row.passed),
-            str(row.errors),
-            rate,
-            *figures,
-            Text(row.last_status),
+_HISTORY_COLUMNS = (
+    ("pass", "pass_rate"),
+    ("workflow", "workflow_pass_rate"),
+    ("full wf", "trajectory_full_workflow"),
+    ("quality", "quality_mean"),
+    ("accuracy", "correctness_accuracy"),
+    ("truthful", "correctness_truthfulness"),
+    ("latency", "latency_ms"),
+)
+_TITLES = {
+    "agent_prompt": "Per agent prompt version",
+    "judge_prompt": "Per judge prompt version",
+    "scenario": "Per scenario",
+    "run": "Per run",
+}
+
+
+def _delta(row: Mapping[str, Any]) -> str:
+    change = row.get("change") or {}
+    parts = [
+        f"{label} {value * 100:+.0f} pts" if name in RATE_FIGURES else f"{label} {value:+.2f}"
+        for label, name in (
+            ("pass", "pass_rate"),
+            ("full wf", "trajectory_full_workflow"),
+            ("quality", "quality_mean"),
         )
-    return table
+        if (value := change.get(name))
+    ]
+    return ", ".join(parts) or ("=" if change else "")
+
+
+def history_tables(rows: Sequence[Mapping[str, Any]]) -> list[Table]:
+    """One table per kind of row (agent prompt versions, judge prompt versions, scenarios or runs).
+    Figures no row has a value for (no judge ran, say) are left out."""
+    tables = []
+    for kind, title in _TITLES.items():
+        chosen = [row for row in rows if row["group"] == kind]
+        if not chosen:
+            continue
+        columns = [
+            (label, name) for label, name in _HISTORY_COLUMNS if any(r[name] is not None for r in chosen)
+        ]
+        table = Table(title=title)
+        table.add_column(kind.replace("_", " "), no_wrap=True)
+        for label in ("runs", "scenarios", *(label for label, _ in columns), "unscored", "runs from / to"):
+            table.add_column(label, justify="right")
+        table.add_column("change vs previous", overflow="fold")
+        for row in chosen:
+            span = row["first_run"]["name"]
+            if row["last_run"]["id"] != row["first_run"]["id"]:
+                span += f" .. {row['last_run']['name']}"
+            table.add_row(
+                Text(row["key"]), str(row["runs"]), str(row["scenarios"]),
+                *(figure_value(name, row[name]) for _, name in columns),
+                str(row["judge_unscored"]), Text(span), Text(_delta(row)),
+            )  # fmt: skip
+        tables.append(table)
+    return tables

@@ -1,84 +1,127 @@
-"""Aggregates over the local store, for `evaluator report`: per run, per scenario, per prompt version.
+"""History for `evaluator report`: the stored results grouped per prompt version, per scenario or per run.
 
-Rates count finished verdicts only: an `error` result counts as not passed. Each metric's figures (the
-trajectory's `full_workflow`, ...) are means over the results that had that verdict (None when none had).
+`--by prompt` (the default) gives one row per agent prompt version (`group: "agent_prompt"`, from each
+result's `prompts`) and, apart from them, one per judge prompt version (`group: "judge_prompt"`, from
+`quality.prompt` and `correctness.prompt`): a result counts toward every prompt version it used. Each
+row carries the run-level figures of results/figures.py over its results, how many results each rests
+on (`n`), the first and last run, and `change`: each figure minus the same figure of the row before it
+(the previous version of the same prompt, or the previous run; none for scenarios).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evaluator.metrics import METRICS
+from evaluator.reports.runs import RunRecord
+from evaluator.results import FIGURES, summarize
+from evaluator.results.figures import agent_prompts, judge_prompts
 
-Grouping = Literal["run", "scenario", "prompt"]
-FIGURES: dict[str, tuple[str, ...]] = {
-    name: (metric.key, *path) for metric in METRICS for name, path in metric.figures.items()
-}
-
-
-def _figure(result: Mapping[str, Any], path: tuple[str, ...]) -> float | None:
-    value: Any = result
-    for part in path:
-        value = value.get(part) if isinstance(value, dict) else None
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+Grouping = Literal["prompt", "scenario", "run"]
+GROUPINGS: tuple[Grouping, ...] = ("prompt", "scenario", "run")
 
 
 @dataclass
-class Row:
+class _Group:
+    kind: str  # agent_prompt | judge_prompt | scenario | run
     key: str
-    results: int = 0
-    passed: int = 0
-    errors: int = 0
-    figures: dict[str, list[float]] = field(default_factory=dict)
-    last_status: str = ""
-    first_seen: str = ""
+    name: str | None = None
+    version: int | None = None
+    sources: set[str] = field(default_factory=set)
+    runs: dict[str, RunRecord] = field(default_factory=dict)  # by id, in first-seen order
+    results: list[Mapping[str, Any]] = field(default_factory=list)
 
-    def add(self, result: Mapping[str, Any], finished_at: str) -> None:
-        self.results += 1
-        self.passed += result.get("status") == "passed"
-        self.errors += result.get("status") == "error"
-        for name, path in FIGURES.items():
-            value = _figure(result, path)
-            if value is not None:
-                self.figures.setdefault(name, []).append(value)
-        self.last_status = str(result.get("status", ""))
-        self.first_seen = min(self.first_seen or finished_at, finished_at)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "results": self.results,
-            "passed": self.passed,
-            "errors": self.errors,
-            "pass_rate": round(self.passed / self.results, 4) if self.results else None,
-            **{
-                name: round(sum(values) / len(values), 4) if (values := self.figures.get(name)) else None
-                for name in FIGURES
-            },
-            "last_status": self.last_status,
-        }
+    def add(self, run: RunRecord, result: Mapping[str, Any], source: str | None = None) -> None:
+        self.runs.setdefault(run.id, run)
+        self.results.append(result)
+        if source and source != "unknown":
+            self.sources.add(source)
 
 
-def _keys(by: Grouping, run_label: str, result: Mapping[str, Any]) -> list[str]:
+def _groups_of(run: RunRecord, result: Mapping[str, Any], by: Grouping) -> list[tuple[_Group, str | None]]:
     if by == "run":
-        return [run_label]
+        return [(_Group(kind="run", key=run.label), None)]
     if by == "scenario":
-        return [str(result.get("scenario_id", ""))]
-    prompts = result.get("prompts") or {}
-    return [
-        f"{name}@v{use.get('version')} ({use.get('source', 'local')})"
-        for name, use in sorted(prompts.items())
-        if isinstance(use, dict)
+        return [(_Group(kind="scenario", key=str(result.get("scenario_id", ""))), None)]
+    found = [
+        (_Group(kind="agent_prompt", key=f"{name}@v{version}", name=name, version=version), source)
+        for name, version, source in agent_prompts(result)
+    ]
+    return found + [
+        (_Group(kind="judge_prompt", key=f"{name}@v{version}", name=name, version=version), None)
+        for name, version in judge_prompts(result)
     ]
 
 
-def aggregate(rows: Iterable[tuple[str, str, str, Mapping[str, Any]]], by: Grouping) -> list[Row]:
-    """`rows`: (run id, run name, finished_at, result object), oldest first. Rows in first-seen order."""
-    groups: dict[str, Row] = {}
-    for run_id, run_name, finished_at, result in rows:
-        label = run_id if run_name in ("", run_id) else f"{run_name} ({run_id})"
-        for key in _keys(by, label, result):
-            groups.setdefault(key, Row(key=key)).add(result, finished_at)
-    return sorted(groups.values(), key=lambda row: (row.first_seen, row.key))
+def _grouped(runs: Sequence[RunRecord], by: Grouping) -> list[_Group]:
+    groups: dict[tuple[str, str], _Group] = {}
+    for run in runs:
+        for result in run.results:
+            for fresh, source in _groups_of(run, result, by):
+                group = groups.setdefault((fresh.kind, fresh.key), fresh)
+                group.add(run, result, source)
+    order = {"agent_prompt": 0, "judge_prompt": 1, "scenario": 2, "run": 3}
+    listed = list(groups.values())
+    if by == "run":
+        return listed  # runs come oldest first already
+    return sorted(listed, key=lambda g: (order[g.kind], g.name or g.key, g.version or 0))
+
+
+def _row(group: _Group) -> dict[str, Any]:
+    summary = summarize(group.results)
+    results = summary.pop("scenarios")
+    runs = list(group.runs.values())
+    return {
+        "group": group.kind,
+        "key": group.key,
+        "name": group.name,
+        "version": group.version,
+        "sources": sorted(group.sources),
+        "runs": len(runs),
+        "scenarios": len({str(r.get("scenario_id")) for r in group.results}),
+        "results": results,
+        **summary,
+        "first_run": runs[0].ref(),
+        "last_run": runs[-1].ref(),
+    }
+
+
+def change(current: Mapping[str, Any], previous: Mapping[str, Any]) -> dict[str, float | None]:
+    """Each figure of `current` minus the same figure of `previous` (None when either is missing)."""
+    return {
+        name: round(current[name] - previous[name], 4)
+        if current[name] is not None and previous[name] is not None
+        else None
+        for name in FIGURES
+    }
+
+
+def history(runs: Sequence[RunRecord], by: Grouping) -> list[dict[str, Any]]:
+    """The report rows (see the module docstring), each with `change` against the row before it."""
+    rows = [_row(group) for group in _grouped(runs, by)]
+    for index, row in enumerate(rows):
+        before = _previous(rows[:index], row, by)
+        row["change"] = {"against": before["key"], **change(row, before)} if before is not None else None
+    return rows
+
+
+def _previous(
+    earlier: Sequence[dict[str, Any]], row: Mapping[str, Any], by: Grouping
+) -> dict[str, Any] | None:
+    if by == "run":
+        return dict(earlier[-1]) if earlier else None
+    if by == "scenario":
+        return None
+    same = [r for r in earlier if r["group"] == row["group"] and r["name"] == row["name"]]
+    return dict(same[-1]) if same else None
+
+
+def report_document(runs: Sequence[RunRecord], by: Grouping, source: str) -> dict[str, Any]:
+    """What `evaluator report --json` prints."""
+    return {
+        "by": by,
+        "source": source,
+        "runs": [run.ref() for run in runs],
+        "rows": history(runs, by),
+    }

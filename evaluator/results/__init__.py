@@ -1,6 +1,7 @@
 """Result values, the JSON contract, and the scores a result yields."""
 
 from evaluator.results.evaluate import error_result, evaluate, evaluator_error_result
+from evaluator.results.figures import FIGURES, RATE_FIGURES, scenario_values, summarize
 from evaluator.results.model import (
     JUDGE_KEYS,
     EvaluatorFailure,
@@ -9,6 +10,7 @@ from evaluator.results.model import (
     RunInfo,
     ScenarioResult,
     Status,
+    run_provenance,
     run_to_json,
     totals,
 )
@@ -32,9 +34,11 @@ from evaluator.results.summary import (
 __all__ = [
     "CORRECTNESS_CATEGORIES",
     "DEFINITIONS",
+    "FIGURES",
     "JUDGE_DEFINITIONS",
     "JUDGE_KEYS",
     "QUALITY_FIELDS",
+    "RATE_FIGURES",
     "EvaluatorFailure",
     "JudgeStatus",
     "PromptUse",
@@ -50,8 +54,11 @@ __all__ = [
     "judge_usage",
     "quality_means",
     "run_metrics",
+    "run_provenance",
     "run_to_json",
+    "scenario_values",
     "score_id",
     "scores_for",
+    "summarize",
     "totals",
 ]

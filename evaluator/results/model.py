@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evaluator.metrics import METRICS, AnswerCheck, TrajectoryScore, Verdict, WorkflowVerdict
+from evaluator.results.figures import agent_prompts, judge_models, judge_prompts, summarize
 from evaluator.results.summary import judge_usage, run_metrics
 
 Status = Literal["passed", "failed", "error"]
@@ -141,6 +142,9 @@ class RunInfo:
     signal: str | None = None  # the signal that stopped the run ("SIGINT", "SIGTERM")
     started: int = 0  # scenarios whose target was called
     cut_off: str | None = None  # why scenarios were left unstarted (every target slot hung)
+    targets: tuple[str, ...] = ()  # the targets the run's scenarios ran against
+    git: Mapping[str, Any] | None = None  # {"commit": sha, "dirty": bool}; None outside a git checkout
+    models: Mapping[str, str | None] = field(default_factory=dict)  # {"agents": ..., "judge": ...}
 
 
 def totals(results: Sequence[ScenarioResult]) -> dict[str, int]:
@@ -150,8 +154,33 @@ def totals(results: Sequence[ScenarioResult]) -> dict[str, int]:
     return counts
 
 
+def run_provenance(run: RunInfo, documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What a run remembers beyond its id and times (additive keys of the `run` header and of the
+    store's run info): targets, git, models, the agent and judge prompt versions its results used,
+    and the run-level figures (results/figures.py)."""
+    agents = sorted({use for doc in documents for use in agent_prompts(doc)})
+    judges = sorted({use for doc in documents for use in judge_prompts(doc)})
+    models = dict(run.models)
+    seen = sorted({model for doc in documents for model in judge_models(doc)})
+    if seen:
+        models["judge"] = ", ".join(seen)
+    return {
+        "targets": list(run.targets),
+        "git": dict(run.git) if run.git is not None else None,
+        "models": models,
+        "agent_prompts": [{"name": n, "version": v, "source": src} for n, v, src in agents],
+        "judge_prompts": [{"name": n, "version": v} for n, v in judges],
+        "metrics": summarize(documents),
+    }
+
+
 def run_to_json(run: RunInfo, results: Sequence[ScenarioResult]) -> dict[str, Any]:
-    """The `run --output` document: the run, then one result object per scenario."""
+    """The `run --output` document: the run, then one result object per scenario. The run's `metrics`
+    hold the figures of results/figures.py, then CRAG's run-level figures (`correctness`) and the
+    quality means (`quality`)."""
+    documents = [r.to_json() for r in results]
+    provenance = run_provenance(run, documents)
+    provenance["metrics"] = {**provenance["metrics"], **run_metrics(results)}
     versions: dict[str, list[int]] = {}
     for result in results:
         for name, use in result.prompts.items():
@@ -169,8 +198,8 @@ def run_to_json(run: RunInfo, results: Sequence[ScenarioResult]) -> dict[str, An
             "prompt_pins": dict(run.prompt_pins),
             "prompt_versions": {k: sorted(v) for k, v in sorted(versions.items())},
             "totals": totals(results),
-            "metrics": run_metrics(results),
+            **provenance,
             "judge": judge_usage(results),
         },
-        "results": [r.to_json() for r in results],
+        "results": documents,
     }

@@ -1,19 +1,23 @@
-"""Running suites: targets, the staged pipeline, the run service (`run_suite`) and verification."""
+"""Running suites: targets, the staged pipeline, the run service (`run_suite`), verification, and runs as
+Langfuse dataset runs (`experiment`)."""
 
 from evaluator.config import LLMEndpoint
+from evaluator.run.experiment import DatasetRunReport, PushReport, link_run, push_suite
 from evaluator.run.judging import HOW_TO_ENABLE, JudgePlan, check_judge_prompts
 from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, ScenarioTracer, new_run_id
-from evaluator.run.service import SuiteRun, run_suite
+from evaluator.run.service import SuiteRun, run_suite, select_scenarios
 from evaluator.run.target import PromptResolver, Target, TargetRequest, load_target
 from evaluator.run.verify import VerifyReport, verify_run
 
 __all__ = [
     "HOW_TO_ENABLE",
     "JUDGE_NOT_AVAILABLE",
+    "DatasetRunReport",
     "JudgePlan",
     "LLMEndpoint",
     "Pipeline",
     "PromptResolver",
+    "PushReport",
     "RunOptions",
     "ScenarioTracer",
     "SuiteRun",
@@ -21,8 +25,11 @@ __all__ = [
     "TargetRequest",
     "VerifyReport",
     "check_judge_prompts",
+    "link_run",
     "load_target",
     "new_run_id",
+    "push_suite",
     "run_suite",
+    "select_scenarios",
     "verify_run",
 ]

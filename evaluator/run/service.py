@@ -28,8 +28,10 @@ from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
 from evaluator.results import DEFINITIONS, RunInfo, ScenarioResult, run_to_json
 from evaluator.run._signals import StopSignals
+from evaluator.run.experiment import DatasetRunReport, link_run
 from evaluator.run.judging import JudgePlan
 from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
+from evaluator.run.provenance import git_state, model_names, targets_of
 from evaluator.run.target import Target, load_target
 from evaluator.run.verify import VerifyReport, verify_run
 from evaluator.scenarios import LoadedScenario, Scenario, TargetCatalog, load_scenarios
@@ -63,6 +65,7 @@ class SuiteRun:
     status: DeliveryStatus | None = None  # what Langfuse acknowledged of this run, what waits
     trace_urls: dict[str, str] = field(default_factory=dict)
     verify: VerifyReport | None = None
+    dataset_run: DatasetRunReport | None = None  # the run as a Langfuse dataset run, when linked
 
     @property
     def waiting(self) -> int:
@@ -151,13 +154,14 @@ def run_suite(
         notice=on_notice,
     )
     options = replace(options, judge_status=plan.unjudged)
+    pipeline_llm = cfg.llm_endpoint() if cfg.settings.llm.targets else None
     pipeline = Pipeline(
         tracer=session.tracing,
         targets=callables,
         prompts=session.prompt_source(library),
         recorder=store,
         destination=session.destination,
-        llm=cfg.llm_endpoint() if cfg.settings.llm.targets else None,
+        llm=pipeline_llm,
         trace_rules=trace_rules(cfg),
         judges=judges,
     )
@@ -172,6 +176,12 @@ def run_suite(
             plan.close()
         if stop.received is not None:
             run = replace(run, interrupted=True, signal=stop.received.name)
+        run = replace(
+            run,
+            targets=targets_of(selected),
+            git=git_state(cfg.base_dir),
+            models=model_names(cfg, llm_used=pipeline_llm is not None),
+        )
         store.finish_run(run, results)
         if output is not None:  # written before anything is posted
             output.write_text(json.dumps(run_to_json(run, results), indent=2, default=str) + "\n")
@@ -290,6 +300,7 @@ class _Session:
         if self._configs is not None:
             self._configs_deadline.end_by(deadline)
             self._configs.join(deadline.remaining())
+        dataset_run = self._link_dataset_run(connection, suite, deadline)
         urls = {r.scenario_id: url for r in suite.results if (url := connection.trace_url(r.trace_id))}
         report = None
         if verify:
@@ -310,7 +321,24 @@ class _Session:
             status=self._store.delivery_status(destination, run_id=suite.run.id),
             trace_urls=urls,
             verify=report,
+            dataset_run=dataset_run,
         )
+
+    def _link_dataset_run(
+        self, connection: LangfuseConnection, suite: SuiteRun, deadline: Deadline
+    ) -> DatasetRunReport | None:
+        """The run as a dataset run of the configured dataset (when it exists), within the deadline."""
+        datasets = self._config.settings.datasets
+        if not datasets.link_runs or not self._reachable or not suite.results:
+            return None
+        try:
+            report = link_run(connection.datasets, suite.run, suite.results, datasets.name, deadline)
+        except EvaluatorError as exc:
+            self._notice("warning", f"the run was not linked to dataset {datasets.name!r} ({exc}).")
+            return None
+        if report is not None and report.error:
+            self._notice("warning", f"linking the run to dataset {datasets.name!r} stopped: {report.error}.")
+        return report
 
 
 def parse_pins(values: Sequence[str], library: PromptLibrary) -> dict[str, int]:

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 from evaluator._time import utc_now
 from evaluator.errors import ConfigError
 from evaluator.judge import CacheKey
-from evaluator.results import RunInfo, ScenarioResult, totals
+from evaluator.results import RunInfo, ScenarioResult, run_provenance, totals
 from evaluator.results.scores import Score
 
 
@@ -135,6 +135,8 @@ _HISTORY_QUERY = """SELECT results.run_id, runs.name, results.finished_at, resul
     ORDER BY runs.started_at, results.finished_at, results.scenario_id"""
 _VERDICT_QUERY = """SELECT entry FROM verdicts
     WHERE prompt_name = ? AND prompt_version = ? AND model = ? AND inputs_sha256 = ?"""
+_RUNS_QUERY = """SELECT id, name, started_at, finished_at, info FROM
+    (SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?) ORDER BY started_at, rowid"""
 _COUNT_QUERIES = {
     "all": "SELECT COUNT(*) FROM scores",
     "waiting": """SELECT COUNT(*) FROM scores
@@ -192,7 +194,8 @@ class Store:
             )
 
     def finish_run(self, run: RunInfo, results: Sequence[ScenarioResult]) -> None:
-        info = {**asdict(run), "totals": totals(results)}
+        documents = [r.to_json() for r in results]
+        info = {**asdict(run), "totals": totals(results), **run_provenance(run, documents)}
         with self._transaction() as db:
             db.execute(
                 "UPDATE runs SET finished_at=?, interrupted=?, info=? WHERE id=?",
@@ -278,6 +281,26 @@ class Store:
         with self._lock:
             rows = self._db.execute(_HISTORY_QUERY, (last_runs or -1,)).fetchall()
         return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+
+    def runs(self, *, last_runs: int | None = None) -> list[dict[str, Any]]:
+        """The last runs (all by default), oldest first: their row and stored info, and their results."""
+        with self._lock:
+            rows = self._db.execute(_RUNS_QUERY, (last_runs or -1,)).fetchall()
+            results = self._db.execute("SELECT run_id, result FROM results ORDER BY scenario_id").fetchall()
+        by_run: dict[str, list[dict[str, Any]]] = {}
+        for run_id, document in results:
+            by_run.setdefault(run_id, []).append(json.loads(document))
+        return [
+            {
+                "id": r[0],
+                "name": r[1],
+                "started_at": r[2],
+                "finished_at": r[3],
+                "info": json.loads(r[4]),
+                "results": by_run.get(r[0], []),
+            }
+            for r in rows
+        ]
 
     def unsent_scores(
         self, destination: str, *, run_id: str | None = None, force: bool = False

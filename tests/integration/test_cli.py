@@ -243,21 +243,23 @@ def test_script_and_module_entry_points(project: Path) -> None:
 
 def test_report_by_run_scenario_and_prompt(project: Path) -> None:
     code, out, _ = _run("report")
-    assert code == 0 and "No results stored" in out
+    assert code == 0 and "No results in" in out
     assert _run("run", "--run-name", "first")[0] == 0
     assert _run("run")[0] == 0
     code, out, _ = _run("report", "--by", "scenario", "--json")
     assert code == 0
-    [row] = json.loads(out)
-    assert row == {
+    [row] = json.loads(out)["rows"]
+    assert row["first_run"]["name"] == "first" and row["latency_ms"] > 0
+    assert {k: row[k] for k in ("key", "runs", "scenarios", "results", "passed", "errors", "pass_rate")} == {
         "key": "toy-pass",
+        "runs": 2,
+        "scenarios": 1,
         "results": 2,
         "passed": 2,
         "errors": 0,
         "pass_rate": 1.0,
-        "full_workflow": 1.0,
-        "last_status": "passed",
     }
-    code, out, _ = _run("report", "--last", "1", "--json")
-    assert len(json.loads(out)) == 1
+    assert row["trajectory_full_workflow"] == 1.0 and row["quality_mean"] is None
+    code, out, _ = _run("report", "--last", "1", "--by", "run", "--json")
+    assert len(json.loads(out)["rows"]) == 1
     assert _run("report", "--by", "nonsense")[0] == 2

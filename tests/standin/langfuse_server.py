@@ -14,6 +14,10 @@ the subset of Langfuse's public HTTP API that the SDK and this project use:
     GET   /api/public/traces/{traceId}               legacy trace view with observations + scores
     GET   /api/public/health, /api/public/projects
     GET/POST /api/public/score-configs, GET /api/public/score-configs/{id}
+    GET/POST /api/public/v2/datasets, GET /api/public/v2/datasets/{name}
+    GET/POST /api/public/dataset-items, GET /api/public/dataset-items/{id}   items upserted on their id
+    POST  /api/public/dataset-run-items              creates the run (dataset, runName) on first use
+    GET   /api/public/datasets/{name}/runs[/{runName}]
 
 Every request needs HTTP Basic auth with a registered key pair (health excepted, as on the real
 server); every JSON response is validated against Langfuse's openapi.yml (`openapi_contract`) and a
@@ -25,8 +29,10 @@ connections are refused, then re-opened on the same port), `slow` (seconds added
 errors), `visibility_delay` (ingestion lag before the read APIs return data), and
 `duplicate_observations` (rows returned more than once until "merged", as ClickHouse does).
 
-Not emulated: the legacy `/api/public/ingestion` batch API, datasets, experiments, media, sessions,
-comments, metrics, annotation queues, prompt dependencies (`resolve`), structured `filter` queries,
+A score with `datasetRunId` must name a dataset run the stand-in created.
+
+Not emulated: the legacy `/api/public/ingestion` batch API, dataset versions, experiments (v4), media,
+sessions, comments, metrics, annotation queues, prompt dependencies (`resolve`), structured `filter` queries,
 model price matching (costs are echoed, never computed), and OTLP/JSON request bodies. A request
 to anything not emulated gets a 404/400 and is recorded in `.not_emulated`, so the test fails
 loudly rather than quietly testing nothing. Trace-level metadata is not merged into observation
@@ -173,6 +179,10 @@ class _Store:
     prompts: dict[str, list[PromptVersion]] = field(default_factory=dict)
     prompt_tags: dict[str, list[str]] = field(default_factory=dict)
     score_configs: dict[str, JsonObject] = field(default_factory=dict)
+    datasets: dict[str, JsonObject] = field(default_factory=dict)  # by name
+    dataset_items: dict[str, JsonObject] = field(default_factory=dict)  # by id, in creation order
+    dataset_runs: dict[tuple[str, str], JsonObject] = field(default_factory=dict)  # (dataset id, name)
+    dataset_run_items: list[JsonObject] = field(default_factory=list)
     requests: list[RecordedRequest] = field(default_factory=list)
 
 
@@ -357,6 +367,26 @@ class LangfuseStandIn:
             return Counter(self._store.score_posts)
 
     @property
+    def datasets(self) -> dict[str, JsonObject]:
+        with self._lock:
+            return {name: dict(d) for name, d in self._store.datasets.items()}
+
+    @property
+    def dataset_items(self) -> dict[str, JsonObject]:
+        with self._lock:
+            return {item_id: dict(item) for item_id, item in self._store.dataset_items.items()}
+
+    @property
+    def dataset_runs(self) -> list[JsonObject]:
+        with self._lock:
+            return [dict(run) for run in self._store.dataset_runs.values()]
+
+    @property
+    def dataset_run_items(self) -> list[JsonObject]:
+        with self._lock:
+            return [dict(item) for item in self._store.dataset_run_items]
+
+    @property
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
             return list(self._store.requests)
@@ -539,11 +569,21 @@ class LangfuseStandIn:
         problem = score_item_problem(item)
         if problem is None and item.get("configId"):
             problem = self._config_problem(item)
+        if problem is None:
+            problem = self._dataset_run_problem(item)
         with self._lock:
             rejector = self._score_rejector
         if problem is None and rejector is not None and rejector[0](item):
             problem = rejector[1]
         return problem
+
+    def _dataset_run_problem(self, item: JsonObject) -> str | None:
+        run_id = item.get("datasetRunId")
+        if not run_id:
+            return None
+        with self._lock:
+            known = any(run["id"] == run_id for run in self._store.dataset_runs.values())
+        return None if known else f"Dataset run {run_id} not found"
 
     def _config_problem(self, item: JsonObject) -> str | None:
         with self._lock:
@@ -794,6 +834,123 @@ class LangfuseStandIn:
             raise not_found(f"Score config {config_id} not found")
         return Response(200, config)
 
+    # -- endpoints: datasets ---------------------------------------------------------------------
+
+    def _create_dataset(self, request: Request) -> Response:
+        body = self._check_request_body(request, "/api/public/v2/datasets")
+        now = views.iso_from_seconds(time.time())
+        with self._lock:
+            dataset = self._store.datasets.get(body["name"])
+            if dataset is None:
+                dataset = {"id": str(uuid.uuid4()), "name": body["name"], "projectId": views.PROJECT_ID,
+                           "inputSchema": None, "expectedOutputSchema": None, "createdAt": now}  # fmt: skip
+                self._store.datasets[body["name"]] = dataset
+            dataset |= {"description": body.get("description"), "metadata": body.get("metadata"),
+                        "updatedAt": now}  # fmt: skip
+            return Response(200, dict(dataset))
+
+    def _dataset(self, name: str) -> JsonObject:
+        with self._lock:
+            dataset = self._store.datasets.get(name)
+        if dataset is None:
+            raise not_found(f"Dataset {name} not found")
+        return dataset
+
+    def _get_dataset(self, request: Request) -> Response:
+        return Response(200, dict(self._dataset(request.params[0])))
+
+    def _list_datasets(self, request: Request) -> Response:
+        with self._lock:
+            datasets = [dict(d) for d in self._store.datasets.values()]
+        return _page_of(request, datasets)
+
+    def _create_dataset_item(self, request: Request) -> Response:
+        body = self._check_request_body(request, "/api/public/dataset-items")
+        dataset = self._dataset(body["datasetName"])
+        item_id = body.get("id") or str(uuid.uuid4())
+        now = views.iso_from_seconds(time.time())
+        with self._lock:
+            item = self._store.dataset_items.get(item_id)
+            if item is not None and item["datasetId"] != dataset["id"]:
+                raise ApiError(409, f"Dataset item id {item_id} is already used in another dataset")
+            if item is None:
+                item = {"id": item_id, "datasetId": dataset["id"], "datasetName": dataset["name"],
+                        "sourceTraceId": None, "sourceObservationId": None, "createdAt": now,
+                        "mediaReferences": []}  # fmt: skip
+                self._store.dataset_items[item_id] = item
+            item |= {"status": body.get("status") or "ACTIVE", "input": body.get("input"),
+                     "expectedOutput": body.get("expectedOutput"), "metadata": body.get("metadata"),
+                     "updatedAt": now}  # fmt: skip
+            return Response(200, dict(item))
+
+    def _get_dataset_item(self, request: Request) -> Response:
+        with self._lock:
+            item = self._store.dataset_items.get(request.params[0])
+        if item is None:
+            raise not_found(f"Dataset item {request.params[0]} not found")
+        return Response(200, dict(item))
+
+    def _list_dataset_items(self, request: Request) -> Response:
+        name = request.query.get("datasetName")
+        with self._lock:
+            items = [
+                dict(i) for i in self._store.dataset_items.values() if not name or i["datasetName"] == name
+            ]
+        return _page_of(request, items)
+
+    def _create_dataset_run_item(self, request: Request) -> Response:
+        body = self._check_request_body(request, "/api/public/dataset-run-items")
+        now = views.iso_from_seconds(time.time())
+        with self._lock:
+            item = self._store.dataset_items.get(body["datasetItemId"])
+            if item is None:
+                raise not_found(f"Dataset item {body['datasetItemId']} not found")
+            key = (item["datasetId"], body["runName"])
+            run = self._store.dataset_runs.setdefault(key, {
+                "id": str(uuid.uuid4()), "name": body["runName"], "datasetId": item["datasetId"],
+                "datasetName": item["datasetName"], "createdAt": now, "description": None, "metadata": None,
+            })  # fmt: skip
+            run |= {"updatedAt": now}
+            run |= {
+                k: body[f]
+                for k, f in (("description", "runDescription"), ("metadata", "metadata"))
+                if f in body
+            }
+            run_item = {"id": str(uuid.uuid4()), "datasetRunId": run["id"], "datasetRunName": run["name"],
+                        "datasetItemId": item["id"], "traceId": body.get("traceId"),
+                        "observationId": body.get("observationId"),
+                        "createdAt": now, "updatedAt": now}  # fmt: skip
+            self._store.dataset_run_items.append(run_item)
+            return Response(200, dict(run_item))
+
+    def _dataset_runs_of(self, name: str) -> list[JsonObject]:
+        dataset = self._dataset(name)
+        with self._lock:
+            return [
+                dict(run)
+                for (dataset_id, _), run in self._store.dataset_runs.items()
+                if dataset_id == dataset["id"]
+            ]
+
+    def _list_dataset_runs(self, request: Request) -> Response:
+        return _page_of(request, self._dataset_runs_of(request.params[0]))
+
+    def _get_dataset_run(self, request: Request) -> Response:
+        name, run_name = request.params
+        run = next((r for r in self._dataset_runs_of(name) if r["name"] == run_name), None)
+        if run is None:
+            raise not_found(f"Dataset run {run_name} not found")
+        with self._lock:
+            items = [dict(i) for i in self._store.dataset_run_items if i["datasetRunId"] == run["id"]]
+        return Response(200, run | {"datasetRunItems": items})
+
+
+def _page_of(request: Request, rows: list[JsonObject]) -> Response:
+    page = request.int_param("page", 1) or 1
+    limit = request.int_param("limit", DEFAULT_PAGE_SIZE) or DEFAULT_PAGE_SIZE
+    data = rows[(page - 1) * limit : page * limit]
+    return Response(200, {"data": data, "meta": views.page_meta(page, limit, len(rows))})
+
 
 def _route(method: str, regex: str, template: str, handler: Handler) -> Route:
     return Route(method, re.compile(regex), template, handler)
@@ -826,6 +983,22 @@ LangfuseStandIn.routes = [
            LangfuseStandIn._create_score_config),
     _route("GET", f"/api/public/score-configs/{_SEGMENT}", "/api/public/score-configs/{configId}",
            LangfuseStandIn._get_score_config),
+    _route("GET", "/api/public/v2/datasets", "/api/public/v2/datasets", LangfuseStandIn._list_datasets),
+    _route("POST", "/api/public/v2/datasets", "/api/public/v2/datasets", LangfuseStandIn._create_dataset),
+    _route("GET", f"/api/public/v2/datasets/{_SEGMENT}", "/api/public/v2/datasets/{datasetName}",
+           LangfuseStandIn._get_dataset),
+    _route("GET", "/api/public/dataset-items", "/api/public/dataset-items",
+           LangfuseStandIn._list_dataset_items),
+    _route("POST", "/api/public/dataset-items", "/api/public/dataset-items",
+           LangfuseStandIn._create_dataset_item),
+    _route("GET", f"/api/public/dataset-items/{_SEGMENT}", "/api/public/dataset-items/{id}",
+           LangfuseStandIn._get_dataset_item),
+    _route("POST", "/api/public/dataset-run-items", "/api/public/dataset-run-items",
+           LangfuseStandIn._create_dataset_run_item),
+    _route("GET", f"/api/public/datasets/{_SEGMENT}/runs", "/api/public/datasets/{datasetName}/runs",
+           LangfuseStandIn._list_dataset_runs),
+    _route("GET", f"/api/public/datasets/{_SEGMENT}/runs/{_SEGMENT}",
+           "/api/public/datasets/{datasetName}/runs/{runName}", LangfuseStandIn._get_dataset_run),
 ]  # fmt: skip
 
 

@@ -1,0 +1,26 @@
+"""Where `report` and `compare` read runs from: the local store, or the scores in Langfuse."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from evaluator._time import Deadline
+from evaluator.cli._common import langfuse
+from evaluator.config import Config
+from evaluator.reports import RunRecord, local_runs, runs_from_scores
+from evaluator.storage import Store
+
+Source = Literal["local", "langfuse"]
+
+
+def load_runs(config: Config, source: Source, *, last: int | None = None) -> tuple[list[RunRecord], str]:
+    """(runs oldest first, where they came from, for messages)."""
+    if source == "local":
+        return local_runs(Store(config.store_path), last_runs=last), str(config.store_path)
+    with langfuse(
+        "--source langfuse", config, alternative=", or read the local store with --source local"
+    ) as connection:
+        connection.project_id()
+        deadline = Deadline(config.settings.langfuse.read_deadline_seconds)
+        runs = runs_from_scores(connection.score_history.all_scores(deadline))
+    return (runs[-last:] if last else runs), f"Langfuse at {connection.settings.base_url}"

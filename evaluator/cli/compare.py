@@ -1,0 +1,53 @@
+"""`evaluator compare BASELINE CANDIDATE`: what changed, and the regression verdict (exit 1 on regression)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any, Literal
+
+import typer
+
+from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, ConfigOption, app, out
+from evaluator.cli._history import Source, load_runs
+from evaluator.config import load_config
+from evaluator.reports import compare_markdown, compare_runs, print_compare, resolve_run
+
+Format = Literal["text", "markdown", "json"]
+
+
+@app.command()
+def compare(
+    baseline: Annotated[str, typer.Argument(help="Run id or name, or latest / previous.")],
+    candidate: Annotated[str, typer.Argument(help="Run id or name, or latest / previous.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    output_format: Annotated[
+        Format, typer.Option("--format", help="text (terminal), markdown (a pull-request comment) or json.")
+    ] = "text",
+    significant_only: Annotated[
+        bool,
+        typer.Option("--significant-only", help="Only regressions beyond the noise (paired test) fail."),
+    ] = False,
+    source: Annotated[
+        Source, typer.Option(help="Read runs from the local store or from Langfuse.")
+    ] = "local",
+    config_path: ConfigOption = None,
+) -> None:
+    """Compare a candidate run with a baseline: per figure and per scenario (pass -> fail first), against
+    the thresholds of [compare] in evaluator.toml. Exit 1 on a regression, 0 otherwise, 2 on bad input."""
+    config = load_config(config_path)
+    runs, where = load_runs(config, source)
+    base = resolve_run(runs, baseline, where=where)
+    cand = resolve_run(runs, candidate, where=where)
+    document = compare_runs(base, cand, config.settings.compare, significant_only=significant_only)
+    show(document, "json" if as_json else output_format)
+    raise typer.Exit(EXIT_FAILED if document["verdict"] == "regression" else EXIT_PASSED)
+
+
+def show(document: dict[str, Any], output_format: Format) -> None:
+    if output_format == "json":
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    elif output_format == "markdown":
+        sys.stdout.write(compare_markdown(document))
+    else:
+        print_compare(out, document)

@@ -1,0 +1,47 @@
+"""`evaluator datasets push`: a scenario suite as a Langfuse dataset (one item per scenario)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from evaluator._time import Deadline
+from evaluator.cli._common import ConfigOption, app, langfuse, out
+from evaluator.config import load_config
+from evaluator.prompts import PromptLibrary
+from evaluator.run import push_suite, select_scenarios
+
+datasets_app = typer.Typer(help="Scenario suites as Langfuse datasets.", no_args_is_help=True)
+app.add_typer(datasets_app, name="datasets")
+
+
+@datasets_app.command("push")
+def datasets_push(
+    paths: Annotated[
+        list[str] | None, typer.Argument(help="Scenario files, folders or globs (default: scenarios/).")
+    ] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="Only scenarios with this tag (repeatable).")] = None,
+    name: Annotated[str | None, typer.Option(help="Dataset name (default: [datasets] name).")] = None,
+    config_path: ConfigOption = None,
+) -> None:
+    """Create or update the dataset: one item per scenario (input; the expected block as expected output),
+    keyed by scenario id, so pushing again creates nothing new. Connected runs then appear as its runs."""
+    config = load_config(config_path)
+    scenarios = select_scenarios(config, paths or [], tag or [], None, PromptLibrary(config.prompts_dir))
+    dataset = name or config.settings.datasets.name
+    with langfuse("datasets push", config) as connection:
+        connection.project_id()
+        deadline = Deadline(config.settings.langfuse.delivery_deadline_seconds)
+        report = push_suite(connection.datasets, scenarios, dataset, deadline)
+    if report.created_dataset:
+        out.print(f'Created dataset "{dataset}"', highlight=False, markup=False)
+    for action, ids in (("created", report.created), ("updated", report.updated)):
+        for scenario_id in ids:
+            out.print(f"{action:>9}  {scenario_id}", highlight=False, markup=False)
+    out.print(
+        f'Dataset "{dataset}": {len(report.created)} created, {len(report.updated)} updated, '
+        f"{len(report.unchanged)} unchanged",
+        highlight=False,
+        markup=False,
+    )

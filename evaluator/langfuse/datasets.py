@@ -1,0 +1,188 @@
+"""Datasets and dataset runs in Langfuse (the `DatasetRegistry` role): a scenario suite as a dataset, a
+run as a dataset run, and the run-level metrics as scores of that dataset run.
+
+Endpoints (openapi.yml): `GET/POST /api/public/v2/datasets[/{name}]`, `GET/POST /api/public/dataset-items`,
+`POST /api/public/dataset-run-items` (creates the run on first use and links one trace to one item), and
+`POST /api/public/scores` with `datasetRunId` for dataset-run scores. Item ids are chosen by the caller,
+so pushing the same suite again updates nothing that did not change and creates nothing new.
+
+The dataset-run-items endpoint is marked deprecated in Langfuse v4 (experiments are recorded from OTel
+span attributes there); a server that no longer serves it answers 404/405, reported as such.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from evaluator._time import Deadline
+from evaluator.errors import LangfuseUnavailableError
+from evaluator.langfuse._http import LangfuseApi, api_failure
+
+_DATASETS = "/api/public/v2/datasets"
+_ITEMS = "/api/public/dataset-items"
+_RUN_ITEMS = "/api/public/dataset-run-items"
+_SCORES = "/api/public/scores"
+_PAGE = 100
+_NAMESPACE = uuid.UUID("0b9d8a52-6f0e-5d62-9a57-3c1e2f7a4b21")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DatasetItem:
+    id: str
+    input: Any
+    expected_output: Any
+    metadata: Mapping[str, Any]
+
+
+class LangfuseDatasets:
+    def __init__(self, api: LangfuseApi) -> None:
+        self._api = api
+
+    def _request(
+        self, method: str, path: str, what: str, deadline: Deadline | None, **kwargs: Any
+    ) -> httpx.Response:
+        return self._api.http(method, path, what, deadline=deadline, **kwargs)
+
+    def _json(self, response: httpx.Response, what: str) -> Any:
+        if response.status_code >= 300:
+            raise api_failure(what, response.status_code, response.headers, response.text, self._api.base_url)
+        return response.json()
+
+    def get_dataset(self, name: str, *, deadline: Deadline | None = None) -> dict[str, Any] | None:
+        """The dataset, or None when the project has none of that name."""
+        what = f'reading dataset "{name}"'
+        response = self._request("GET", f"{_DATASETS}/{quote(name, safe='')}", what, deadline)
+        if response.status_code == 404:
+            return None
+        found: dict[str, Any] = self._json(response, what)
+        return found
+
+    def ensure_dataset(
+        self, name: str, description: str, metadata: Mapping[str, Any], *, deadline: Deadline | None = None
+    ) -> tuple[dict[str, Any], bool]:
+        """(the dataset, whether it was created now)."""
+        existing = self.get_dataset(name, deadline=deadline)
+        if existing is not None:
+            return existing, False
+        what = f'creating dataset "{name}"'
+        body = {"name": name, "description": description, "metadata": dict(metadata)}
+        return self._json(self._request("POST", _DATASETS, what, deadline, json=body), what), True
+
+    def items(self, dataset: str, *, deadline: Deadline | None = None) -> dict[str, dict[str, Any]]:
+        """Every item of the dataset, by id (all pages)."""
+        found: dict[str, dict[str, Any]] = {}
+        page = 1
+        while True:
+            what = f'listing the items of dataset "{dataset}"'
+            params = {"datasetName": dataset, "page": page, "limit": _PAGE}
+            body = self._json(self._request("GET", _ITEMS, what, deadline, params=params), what)
+            found |= {str(item["id"]): item for item in body["data"]}
+            if page >= int(body["meta"].get("totalPages") or 1):
+                return found
+            page += 1
+
+    def push_items(
+        self, dataset: str, items: Sequence[DatasetItem], *, deadline: Deadline | None = None
+    ) -> tuple[list[str], list[str], list[str]]:
+        """Create or update items (upserted on their id); (created, updated, unchanged) ids."""
+        existing = self.items(dataset, deadline=deadline)
+        created: list[str] = []
+        updated: list[str] = []
+        unchanged: list[str] = []
+        for item in items:
+            old = existing.get(item.id)
+            if old is not None and _same(old, item):
+                unchanged.append(item.id)
+                continue
+            body = {
+                "datasetName": dataset,
+                "id": item.id,
+                "input": item.input,
+                "expectedOutput": item.expected_output,
+                "metadata": dict(item.metadata),
+                "status": "ACTIVE",
+            }
+            what = f'pushing item "{item.id}" to dataset "{dataset}"'
+            self._json(self._request("POST", _ITEMS, what, deadline, json=body), what)
+            (updated if old is not None else created).append(item.id)
+        return created, updated, unchanged
+
+    def link(
+        self,
+        *,
+        run_name: str,
+        item_id: str,
+        trace_id: str,
+        description: str,
+        metadata: Mapping[str, Any],
+        deadline: Deadline | None = None,
+    ) -> str:
+        """Link one trace to one item in the dataset run `run_name` (created on first use); the run's id."""
+        what = f'linking trace {trace_id} to dataset item "{item_id}"'
+        body = {
+            "runName": run_name,
+            "runDescription": description,
+            "metadata": dict(metadata),
+            "datasetItemId": item_id,
+            "traceId": trace_id,
+        }
+        response = self._request("POST", _RUN_ITEMS, what, deadline, json=body)
+        if response.status_code in (404, 405):
+            raise LangfuseUnavailableError(
+                f"Langfuse at {self._api.base_url} answered HTTP {response.status_code} to POST {_RUN_ITEMS} "
+                f"({response.text[:200]}): the item was deleted, or this server no longer serves dataset "
+                "run items (removed from Langfuse Cloud's v4 API on 2026-11-16)",
+                status=response.status_code,
+            )
+        return str(self._json(response, what)["datasetRunId"])
+
+    def post_run_scores(
+        self,
+        dataset_run_id: str,
+        scores: Mapping[str, float],
+        *,
+        run_id: str,
+        metadata: Mapping[str, Any],
+        deadline: Deadline | None = None,
+    ) -> None:
+        """Scores on the dataset run itself (`datasetRunId`), with ids derived from (run id, name), so
+        posting again updates them."""
+        body = [
+            {
+                "id": str(uuid.uuid5(_NAMESPACE, f"{run_id}/{dataset_run_id}/{name}")),
+                "datasetRunId": dataset_run_id,
+                "name": name,
+                "value": value,
+                "dataType": "NUMERIC",
+                "metadata": dict(metadata),
+            }
+            for name, value in scores.items()
+        ]
+        if not body:
+            return
+        what = "posting dataset-run scores"
+        response = self._request("POST", _SCORES, what, deadline, json=body)
+        if response.status_code >= 300:
+            raise api_failure(what, response.status_code, response.headers, response.text, self._api.base_url)
+
+
+def item_id(dataset: str, scenario_id: str) -> str:
+    """The item id of a scenario in a dataset: readable, stable, unique in the project (Langfuse item ids
+    cannot be reused across datasets), at most 255 characters."""
+    slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in dataset)[:120]
+    return f"{slug}--{scenario_id}"[:255]
+
+
+def _same(stored: Mapping[str, Any], item: DatasetItem) -> bool:
+    return (
+        stored.get("input") == item.input
+        and stored.get("expectedOutput") == item.expected_output
+        and (stored.get("metadata") or {}) == dict(item.metadata)
+        and stored.get("status", "ACTIVE") == "ACTIVE"
+    )

@@ -1,0 +1,242 @@
+"""`evaluator compare`: what changed from a baseline run to a candidate run, and the regression verdict.
+
+Both runs are compared on the scenarios they both have (paired), so a figure rests on the same scenarios
+on both sides; scenarios only one run has are listed apart. The verdict follows the thresholds
+(`[compare]` in evaluator.toml, defaults from the seed's regression table): a change *more than* a
+threshold in the bad direction is a regression. Each gated figure also gets the paired test of
+reports/noise.py; `significant_only` makes only regressions beyond the noise count. A verdict resting on
+fewer than `min_scenarios` paired scenarios is flagged as too small to mean much.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from evaluator.config import CompareConfig
+from evaluator.reports.noise import METHOD, sign_flip_p
+from evaluator.reports.runs import RunRecord
+from evaluator.results import FIGURES, scenario_values
+from evaluator.results.figures import agent_prompts, judge_prompts
+
+Unit = Literal["points", "score", "percent"]
+# Not listed as a scenario's changes: latency and cost always differ a little; pass is the status itself.
+_NOT_A_CHANGE = frozenset({"latency_ms", "cost", "pass_rate"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Check:
+    figure: str
+    label: str
+    direction: Literal["down", "up"]  # the bad direction
+    unit: Unit
+    threshold: float
+
+
+def checks(config: CompareConfig) -> list[Check]:
+    return [
+        Check(
+            figure="workflow_pass_rate",
+            label="workflow pass rate",
+            direction="down",
+            unit="points",
+            threshold=config.workflow_pass_rate_drop,
+        ),
+        Check(
+            figure="trajectory_full_workflow",
+            label="full-workflow trajectory mean",
+            direction="down",
+            unit="points",
+            threshold=config.full_workflow_drop,
+        ),
+        Check(
+            figure="quality_mean",
+            label="mean quality",
+            direction="down",
+            unit="score",
+            threshold=config.quality_drop,
+        ),
+        Check(
+            figure="correctness_accuracy",
+            label="correctness accuracy",
+            direction="down",
+            unit="points",
+            threshold=config.accuracy_drop,
+        ),
+        Check(
+            figure="latency_ms",
+            label="mean latency",
+            direction="up",
+            unit="percent",
+            threshold=config.latency_increase_percent,
+        ),
+    ]
+
+
+def _by_scenario(run: RunRecord) -> dict[str, Mapping[str, Any]]:
+    return {str(r.get("scenario_id")): r for r in run.results}
+
+
+def _paired_values(
+    base: Mapping[str, Mapping[str, Any]], cand: Mapping[str, Mapping[str, Any]], shared: Sequence[str]
+) -> dict[str, list[tuple[float, float]]]:
+    """Per figure, the (baseline, candidate) values of the scenarios that have it in both runs."""
+    pairs: dict[str, list[tuple[float, float]]] = {name: [] for name in FIGURES}
+    for scenario_id in shared:
+        b, c = scenario_values(base[scenario_id]), scenario_values(cand[scenario_id])
+        for name in FIGURES:
+            if name in b and name in c:
+                pairs[name].append((b[name], c[name]))
+    return pairs
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def _change(unit: Unit, before: float, after: float) -> float | None:
+    if unit == "points":
+        return round((after - before) * 100, 6)
+    if unit == "percent":
+        return round((after - before) / before * 100, 6) if before > 0 else None
+    return round(after - before, 6)
+
+
+def _check(
+    check: Check, pairs: Sequence[tuple[float, float]], config: CompareConfig, strict: bool
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "figure": check.figure,
+        "label": check.label,
+        "direction": check.direction,
+        "unit": check.unit,
+        "threshold": check.threshold,
+        "n": len(pairs),
+        "baseline": None,
+        "candidate": None,
+        "change": None,
+        "p_value": None,
+        "beyond_noise": None,
+        "regression": False,
+        "status": "not measured",
+    }
+    if not pairs:
+        return row
+    before = sum(p[0] for p in pairs) / len(pairs)
+    after = sum(p[1] for p in pairs) / len(pairs)
+    change = _change(check.unit, before, after)
+    p_value = round(sign_flip_p([c - b for b, c in pairs]), 4)
+    worse = change is not None and (-change if check.direction == "down" else change) > check.threshold
+    if check.figure == "latency_ms" and after - before <= config.latency_floor_ms:
+        worse = False  # a few milliseconds more is timer noise, whatever the percentage
+    beyond = p_value < config.alpha
+    regression = worse and (beyond or not strict)
+    status = "regression" if regression else "worse, within the noise" if worse else "ok"
+    return row | {
+        "baseline": round(before, 4),
+        "candidate": round(after, 4),
+        "change": round(change, 2) if change is not None else None,
+        "p_value": p_value,
+        "beyond_noise": beyond,
+        "regression": regression,
+        "status": status,
+    }
+
+
+def _flip(before: str, after: str) -> str | None:
+    if before == "passed" and after != "passed":
+        return "pass->fail"
+    if before != "passed" and after == "passed":
+        return "fail->pass"
+    return None
+
+
+def _scenario_row(scenario_id: str, base: Mapping[str, Any], cand: Mapping[str, Any]) -> dict[str, Any]:
+    b, c = scenario_values(base), scenario_values(cand)
+    changes = {
+        name: {"baseline": b.get(name), "candidate": c.get(name)}
+        for name in FIGURES
+        if name not in _NOT_A_CHANGE and b.get(name) != c.get(name)
+    }
+    before, after = str(base.get("status")), str(cand.get("status"))
+    return {
+        "scenario_id": scenario_id,
+        "baseline": before,
+        "candidate": after,
+        "flip": _flip(before, after),
+        "changes": changes,
+        "latency_ms": {"baseline": b.get("latency_ms"), "candidate": c.get("latency_ms")},
+    }
+
+
+_ORDER = {"pass->fail": 0, "fail->pass": 1}
+
+
+def _scenario_rows(
+    base: Mapping[str, Mapping[str, Any]], cand: Mapping[str, Mapping[str, Any]], shared: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Flips pass -> fail first, then fail -> pass, then other changes, then the unchanged."""
+    rows = [_scenario_row(s, base[s], cand[s]) for s in shared]
+
+    def rank(row: Mapping[str, Any]) -> tuple[int, str]:
+        flip = row["flip"]
+        order = _ORDER[flip] if flip else 2 if row["changes"] or row["baseline"] != row["candidate"] else 3
+        return order, row["scenario_id"]
+
+    return sorted(rows, key=rank)
+
+
+def _prompt_versions(run: RunRecord) -> dict[str, list[int]]:
+    versions: dict[str, set[int]] = {}
+    for result in run.results:
+        used = [(n, v) for n, v, _ in agent_prompts(result)] + judge_prompts(result)
+        for name, version in used:
+            versions.setdefault(name, set()).add(version)
+    return {name: sorted(v) for name, v in sorted(versions.items())}
+
+
+def _prompt_changes(baseline: RunRecord, candidate: RunRecord) -> list[dict[str, Any]]:
+    before, after = _prompt_versions(baseline), _prompt_versions(candidate)
+    return [
+        {"name": name, "baseline": before.get(name, []), "candidate": after.get(name, [])}
+        for name in sorted(set(before) | set(after))
+        if before.get(name) != after.get(name)
+    ]
+
+
+def compare_runs(
+    baseline: RunRecord, candidate: RunRecord, config: CompareConfig, *, significant_only: bool = False
+) -> dict[str, Any]:
+    """The comparison document (what `compare --json` prints); `verdict` is "regression" or "ok"."""
+    base, cand = _by_scenario(baseline), _by_scenario(candidate)
+    shared = sorted(set(base) & set(cand))
+    pairs = _paired_values(base, cand, shared)
+    gated = [_check(check, pairs[check.figure], config, significant_only) for check in checks(config)]
+    regressions = [row["label"] for row in gated if row["regression"]]
+    figures = [
+        {
+            "figure": name,
+            "baseline": _mean([p[0] for p in pairs[name]]),
+            "candidate": _mean([p[1] for p in pairs[name]]),
+            "n": len(pairs[name]),
+        }
+        for name in FIGURES
+    ]
+    return {
+        "baseline": baseline.ref(),
+        "candidate": candidate.ref(),
+        "prompt_changes": _prompt_changes(baseline, candidate),
+        "paired_scenarios": len(shared),
+        "only_in_baseline": sorted(set(base) - set(cand)),
+        "only_in_candidate": sorted(set(cand) - set(base)),
+        "min_scenarios": config.min_scenarios,
+        "too_few_scenarios": len(shared) < config.min_scenarios,
+        "noise_test": f"{METHOD}; beyond the noise when p < {config.alpha:g}",
+        "significant_only": significant_only,
+        "checks": gated,
+        "figures": figures,
+        "scenarios": _scenario_rows(base, cand, shared),
+        "regressions": regressions,
+        "verdict": "regression" if regressions else "ok",
+    }

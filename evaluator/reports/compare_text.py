@@ -1,0 +1,149 @@
+"""A comparison (reports/compare.py) for people: a terminal view and a markdown summary that fits a pull
+request comment. Both say the verdict first, then the gated figures, then the scenarios that flipped."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from evaluator.results import RATE_FIGURES
+
+_UNIT_SUFFIX = {"points": " pts", "score": "", "percent": " %"}
+
+
+def figure_value(name: str, value: float | None) -> str:
+    """A figure as people read it: rates in %, latency in ms, scores with two decimals."""
+    if value is None:
+        return "-"
+    if name in RATE_FIGURES:
+        return f"{value:.0%}" if abs(value * 100 - round(value * 100)) < 0.05 else f"{value:.1%}"
+    if name == "latency_ms":
+        return f"{value:.0f} ms"
+    return f"{value:.2f}"
+
+
+def _signed(check: Mapping[str, Any]) -> str:
+    change = check["change"]
+    if change is None:
+        return "-"
+    return f"{change:+.2f}{_UNIT_SUFFIX[check['unit']]}"
+
+
+def _limit(check: Mapping[str, Any]) -> str:
+    sign = "-" if check["direction"] == "down" else "+"
+    return f"{sign}{check['threshold']:g}{_UNIT_SUFFIX[check['unit']]}"
+
+
+def _p(check: Mapping[str, Any]) -> str:
+    if check["p_value"] is None:
+        return "-"
+    return f"{check['p_value']:.3f}" + (" (beyond noise)" if check["beyond_noise"] else " (within noise)")
+
+
+def headline(doc: Mapping[str, Any]) -> str:
+    base, cand = doc["baseline"], doc["candidate"]
+    verdict = (
+        f"REGRESSION ({', '.join(doc['regressions'])})" if doc["verdict"] == "regression" else "no regression"
+    )
+    return f"{cand['name']} vs {base['name']}: {verdict}"
+
+
+def _caveats(doc: Mapping[str, Any]) -> list[str]:
+    notes = [
+        f"{doc['paired_scenarios']} scenarios in both runs; noise: {doc['noise_test']}"
+        + ("; only changes beyond the noise fail" if doc["significant_only"] else "")
+        + "."
+    ]
+    if doc["too_few_scenarios"]:
+        notes.append(
+            f"Too few scenarios: this verdict rests on {doc['paired_scenarios']} paired scenarios (fewer "
+            f"than {doc['min_scenarios']}); treat it as a hint, not evidence."
+        )
+    for key, label in (
+        ("only_in_baseline", "only in the baseline"),
+        ("only_in_candidate", "only in the candidate"),
+    ):
+        if doc[key]:
+            notes.append(f"Not compared ({label}): {', '.join(doc[key])}.")
+    for change in doc["prompt_changes"]:
+        notes.append(
+            f"Prompt {change['name']}: v{_versions(change['baseline'])} -> v{_versions(change['candidate'])}."
+        )
+    return notes
+
+
+def _versions(versions: list[int]) -> str:
+    return "/".join(str(v) for v in versions) or "-"
+
+
+def _plain(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _scenario_line(row: Mapping[str, Any]) -> str:
+    changed = ", ".join(
+        f"{name.removesuffix('_rate')} {_plain(v['baseline'])} -> {_plain(v['candidate'])}"
+        for name, v in row["changes"].items()
+    )
+    flip = f" ({row['flip']})" if row["flip"] else ""
+    return f"{row['scenario_id']}: {row['baseline']} -> {row['candidate']}{flip}" + (
+        f"; {changed}" if changed else ""
+    )
+
+
+def compare_markdown(doc: Mapping[str, Any]) -> str:
+    icon = ":x:" if doc["verdict"] == "regression" else ":white_check_mark:"
+    lines = [f"### {icon} {headline(doc)}", ""]
+    lines += [f"> {note}" for note in _caveats(doc)] + [""]
+    lines += [
+        "| figure | baseline | candidate | change | threshold | scenarios | p | verdict |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in doc["checks"]:
+        lines.append(
+            f"| {c['label']} | {figure_value(c['figure'], c['baseline'])} "
+            f"| {figure_value(c['figure'], c['candidate'])} | {_signed(c)} | {_limit(c)} | {c['n']} "
+            f"| {_p(c)} | {c['status']} |"
+        )
+    changed = [
+        row
+        for row in doc["scenarios"]
+        if row["flip"] or row["changes"] or row["baseline"] != row["candidate"]
+    ]
+    lines += [
+        "",
+        f"**Scenarios that changed** ({len(changed)} of {doc['paired_scenarios']}, pass -> fail first):",
+        "",
+    ]
+    lines += [f"- {_scenario_line(row)}" for row in changed] or ["- none"]
+    return "\n".join(lines) + "\n"
+
+
+def print_compare(console: Console, doc: Mapping[str, Any]) -> None:
+    style = "bold red" if doc["verdict"] == "regression" else "bold green"
+    console.print(Text(headline(doc), style=style))
+    for note in _caveats(doc):
+        console.print(escape(note), highlight=False, soft_wrap=True)
+    table = Table(title="Gated figures")
+    for column in ("figure", "baseline", "candidate", "change", "threshold", "scenarios", "p", "verdict"):
+        table.add_column(column, justify="left" if column in ("figure", "verdict", "p") else "right")
+    for c in doc["checks"]:
+        table.add_row(
+            c["label"], figure_value(c["figure"], c["baseline"]), figure_value(c["figure"], c["candidate"]),
+            _signed(c), _limit(c), str(c["n"]), _p(c),
+            Text(c["status"], style="red" if c["regression"] else ""),
+        )  # fmt: skip
+    console.print(table)
+    changed = [
+        row
+        for row in doc["scenarios"]
+        if row["flip"] or row["changes"] or row["baseline"] != row["candidate"]
+    ]
+    console.print(f"Scenarios that changed ({len(changed)} of {doc['paired_scenarios']}):", highlight=False)
+    for row in changed:
+        console.print("  " + escape(_scenario_line(row)), highlight=False, soft_wrap=True)

@@ -1,0 +1,74 @@
+"""Runs as reports read them: a run's header and its result objects, from the local store or rebuilt from
+Langfuse scores (reports/remote.py), and the names a user may give a run (`latest`, `previous`, an id, a
+name)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluator.errors import ConfigError, did_you_mean
+from evaluator.storage import Store
+
+LATEST, PREVIOUS = "latest", "previous"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord:
+    id: str
+    name: str
+    started_at: str
+    finished_at: str | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)  # the stored run info (run header)
+    results: tuple[Mapping[str, Any], ...] = ()  # result objects, by scenario id
+
+    @property
+    def label(self) -> str:
+        """The name, and the id when the name is not the id."""
+        return self.id if self.name in ("", self.id) else f"{self.name} ({self.id})"
+
+    def ref(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "started_at": self.started_at}
+
+
+def local_runs(store: Store, *, last_runs: int | None = None) -> list[RunRecord]:
+    """Stored runs, oldest first (the last `last_runs` of them), with at least one result each."""
+    return [
+        RunRecord(
+            id=row["id"],
+            name=row["name"],
+            started_at=row["started_at"],
+            finished_at=row["finished_at"],
+            info=row["info"],
+            results=tuple(row["results"]),
+        )
+        for row in store.runs(last_runs=last_runs)
+        if row["results"]
+    ]
+
+
+def resolve_run(runs: Sequence[RunRecord], ref: str, *, where: str) -> RunRecord:
+    """The run `ref` names: `latest`, `previous` (the one before the latest), a run id, or a run name (the
+    latest run of that name). ConfigError naming the runs that exist otherwise."""
+    if not runs:
+        raise ConfigError(f"no runs with results in {where}. Fix: run `evaluator run` first.")
+    if ref == LATEST:
+        return runs[-1]
+    if ref == PREVIOUS:
+        if len(runs) < 2:
+            raise ConfigError(
+                f'"previous" needs two runs, but {where} has one ({runs[0].label}). Fix: run the suite again.'
+            )
+        return runs[-2]
+    for run in reversed(runs):
+        if ref in (run.id, run.name):
+            return run
+    shown = ", ".join(run.label for run in runs[-8:])
+    more = f" (and {len(runs) - 8} older)" if len(runs) > 8 else ""
+    hint = did_you_mean(ref, [r.name for r in runs] + [r.id for r in runs])
+    hint = hint if hint.startswith(" (did you mean") else ""
+    raise ConfigError(
+        f'no run "{ref}" in {where}{hint}. Runs there: {shown}{more}. '
+        "Fix: give a run id or name, or latest / previous."
+    )

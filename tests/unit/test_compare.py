@@ -1,0 +1,162 @@
+"""`evaluator compare`: the verdict at and around each threshold (exit 1 only beyond it), the noise flag
+on a small suite, --significant-only, and bad run names (exit 2, naming the runs that exist)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaluator.cli import main
+from evaluator.storage import Store
+from tests.stored_runs import config_for, result, store_run
+
+Compare = Callable[..., tuple[int, dict[str, Any]]]
+
+
+@pytest.fixture
+def compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Compare:
+    """Store a baseline and a candidate run, then `evaluator compare baseline candidate --json`."""
+    config = config_for(tmp_path)
+
+    def run(baseline: list[Any], candidate: list[Any], *options: str) -> tuple[int, dict[str, Any]]:
+        store = Store(tmp_path / "evaluator.db")
+        store_run(store, "base", baseline, minute=0)
+        store_run(store, "cand", candidate, minute=1)
+        store.close()
+        monkeypatch.setattr(
+            sys, "argv", ["evaluator", "compare", "base", "cand", "--json", "--config", str(config), *options]
+        )
+        with pytest.raises(SystemExit) as info:
+            main()
+        (tmp_path / "evaluator.db").unlink()
+        return int(info.value.code or 0), json.loads(capsys.readouterr().out)
+
+    return run
+
+
+def _check(document: dict[str, Any], figure: str) -> dict[str, Any]:
+    return next(c for c in document["checks"] if c["figure"] == figure)
+
+
+def test_workflow_pass_rate_threshold_is_more_than_two_points(compare: Compare) -> None:
+    baseline = [result(f"s{i:02}") for i in range(50)]
+    at = [result(f"s{i:02}", workflow=i != 0) for i in range(50)]  # 1 of 50 fails: exactly -2 points
+    beyond = [result(f"s{i:02}", workflow=i > 1) for i in range(50)]  # -4 points
+    code, doc = compare(baseline, at)
+    assert (code, _check(doc, "workflow_pass_rate")["change"]) == (0, -2.0)
+    code, doc = compare(baseline, beyond)
+    assert code == 1 and doc["regressions"] == ["workflow pass rate"]
+    assert doc["scenarios"][0]["flip"] == "pass->fail"  # flips listed first
+    assert [s["scenario_id"] for s in doc["scenarios"][:2]] == ["s00", "s01"]
+
+
+def test_full_workflow_threshold_is_more_than_three_points(compare: Compare) -> None:
+    baseline = [result(f"s{i:03}", full_workflow=True) for i in range(100)]
+    at = [result(f"s{i:03}", full_workflow=i >= 3) for i in range(100)]  # -3 points
+    beyond = [result(f"s{i:03}", full_workflow=i >= 4) for i in range(100)]  # -4 points
+    assert compare(baseline, at)[0] == 0
+    code, doc = compare(baseline, beyond)
+    assert code == 1 and doc["regressions"] == ["full-workflow trajectory mean"]
+    assert _check(doc, "trajectory_full_workflow")["n"] == 100
+
+
+def test_quality_threshold_is_more_than_a_tenth(compare: Compare) -> None:
+    baseline = [result(f"s{i:02}", quality=0.8) for i in range(12)]
+    code, doc = compare(baseline, [result(f"s{i:02}", quality=0.7) for i in range(12)])
+    assert (code, _check(doc, "quality_mean")["change"]) == (0, -0.1)
+    code, doc = compare(baseline, [result(f"s{i:02}", quality=0.69) for i in range(12)])
+    assert code == 1 and doc["regressions"] == ["mean quality"]
+    code, doc = compare(baseline, [result(f"s{i:02}", quality=0.95) for i in range(12)])
+    assert code == 0 and _check(doc, "quality_mean")["status"] == "ok"
+
+
+def test_correctness_accuracy_threshold_is_more_than_two_points(compare: Compare) -> None:
+    baseline = [result(f"s{i:02}", verdict="correct") for i in range(50)]
+    at = [result(f"s{i:02}", verdict="hallucination" if i == 0 else "correct") for i in range(50)]
+    beyond = [result(f"s{i:02}", verdict="miss" if i < 2 else "correct") for i in range(50)]
+    assert compare(baseline, at)[0] == 0
+    code, doc = compare(baseline, beyond)
+    assert code == 1 and doc["regressions"] == ["correctness accuracy"]
+
+
+def test_latency_threshold_is_more_than_twenty_percent_and_fifty_ms(compare: Compare) -> None:
+    baseline = [result(f"s{i:02}", latency_ms=1000.0) for i in range(12)]
+    assert compare(baseline, [result(f"s{i:02}", latency_ms=1200.0) for i in range(12)])[0] == 0
+    code, doc = compare(baseline, [result(f"s{i:02}", latency_ms=1201.0) for i in range(12)])
+    assert code == 1 and doc["regressions"] == ["mean latency"]
+    fast = [result(f"s{i:02}", latency_ms=10.0) for i in range(12)]
+    code, doc = compare(fast, [result(f"s{i:02}", latency_ms=50.0) for i in range(12)])  # +400 %, 40 ms
+    assert code == 0 and _check(doc, "latency_ms")["change"] == 400.0
+
+
+def test_a_three_scenario_suite_is_flagged_and_within_the_noise(compare: Compare) -> None:
+    baseline = [result(f"s{i}") for i in range(3)]
+    candidate = [result("s0", workflow=False), result("s1", workflow=False), result("s2")]
+    code, doc = compare(baseline, candidate)
+    assert code == 1  # the threshold decides the exit code ...
+    assert doc["too_few_scenarios"] is True and doc["paired_scenarios"] == 3
+    check = _check(doc, "workflow_pass_rate")
+    assert check["p_value"] == 0.5 and check["beyond_noise"] is False  # ... the noise analysis informs
+    assert "sign-flip" in doc["noise_test"]
+    code, doc = compare(baseline, candidate, "--significant-only")
+    assert code == 0 and _check(doc, "workflow_pass_rate")["status"] == "worse, within the noise"
+
+
+def test_significant_only_still_fails_a_change_beyond_the_noise(compare: Compare) -> None:
+    baseline = [result(f"s{i:02}") for i in range(12)]
+    candidate = [result(f"s{i:02}", workflow=i >= 8) for i in range(12)]  # 8 of 12 flip: p = 2/256
+    code, doc = compare(baseline, candidate, "--significant-only")
+    assert code == 1 and doc["too_few_scenarios"] is False
+    assert _check(doc, "workflow_pass_rate")["p_value"] == pytest.approx(0.0078, abs=1e-4)
+
+
+def test_bad_run_names_are_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "run-a", [result("s1")], name="nightly")
+    store.close()
+    for args in (["nightly", "nighty"], ["previous", "latest"]):
+        monkeypatch.setattr(sys, "argv", ["evaluator", "compare", *args, "--config", str(config)])
+        with pytest.raises(SystemExit) as info:
+            main()
+        assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert 'no run "nighty"' in err and "did you mean" in err and "nightly (run-a)" in err
+    assert '"previous" needs two runs' in err
+
+
+def test_markdown_fits_a_pull_request_comment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_for(tmp_path, "[compare]\nmin_scenarios = 2\n")
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "a", [result("s1"), result("s2")], name="main", minute=0)
+    store_run(store, "b", [result("s1", workflow=False), result("s2")], name="pr-7", minute=1)
+    store.close()
+    monkeypatch.setattr(
+        sys, "argv", ["evaluator", "compare", "main", "pr-7", "--format", "markdown", "--config", str(config)]
+    )
+    with pytest.raises(SystemExit) as info:
+        main()
+    text = capsys.readouterr().out
+    assert info.value.code == 1
+    assert text.startswith("### :x: pr-7 vs main: REGRESSION (workflow pass rate)")
+    assert "| workflow pass rate | 100% | 50% | -50.00 pts | -2 pts | 2 |" in text
+    assert "- s1: passed -> failed (pass->fail); workflow_pass 1 -> 0" in text
+
+
+def test_unknown_compare_settings_are_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_for(tmp_path, "[compare]\nquality_dorp = 0.2\n")
+    monkeypatch.setattr(sys, "argv", ["evaluator", "compare", "a", "b", "--config", str(config)])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 2 and "quality_dorp" in capsys.readouterr().err
