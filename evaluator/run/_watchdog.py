@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable
+
+_log = logging.getLogger(__name__)
 
 
 class Watchdog:
@@ -46,4 +49,7 @@ class Watchdog:
                 if self._closed:
                     return
                 _, _, fire = heapq.heappop(self._heap)
-            fire()
+            try:
+                fire()
+            except Exception:  # noqa: BLE001 - one deadline's failure must not stop the ones after it
+                _log.exception("a timeout could not be handled")

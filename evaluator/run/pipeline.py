@@ -13,13 +13,9 @@ time through each stage, many scenarios at once.
   threads of their own, apart from the targets' slots, each judging one result at a time (I/O bound:
   model calls through one shared client). A judge never fails a result: what it cannot score it says
   in `judge_status`. After Ctrl-C, results not judged yet are recorded unjudged.
-- **Judges** (when configured, for scenarios with answer criteria or a ground truth): `judge_concurrency`
-  threads of their own, apart from the targets' slots, each judging one result at a time (I/O bound:
-  model calls through one shared client). A judge never fails a result: what it cannot score it says
-  so in `judge_status`.
-- **Record**: one thread commits finished results and their scores to the store, several per
-  transaction, and only then reports each as finished (`on_result`), and offers the scores for
-  delivery while the run goes on (`LiveDelivery`, when Langfuse is connected).
+- **Record**: one thread commits finished results with their scores and (connected) captured spans to
+  the store, several per transaction, and only then reports each as finished (`on_result`); delivery
+  reads them from the store while the run goes on (storage.LiveDelivery).
 
 An exception inside the evaluator (not the target) is an *evaluator error*: kept with its traceback
 in that scenario's result, scored against nobody; the other scenarios go on.
@@ -220,7 +216,6 @@ class Pipeline:
         self._destination = destination
         self._llm = llm
         self._judges = judges
-        self._judges = judges
 
     def run(
         self,
@@ -282,6 +277,7 @@ class _Run:
         self._to_record: queue.SimpleQueue[_Done | None] = queue.SimpleQueue()
         self._finished: dict[str, ScenarioResult] = {}  # stored results, by scenario id
         self._finished_lock = threading.Lock()
+        self._closed = False  # the run has returned its results: record nothing more
         self._all_stored = threading.Event()
         if not scenarios:
             self._all_stored.set()
@@ -308,13 +304,6 @@ class _Run:
             )
             for i in range(min(options.judge_concurrency, len(scenarios)) if judges is not None else 0)
         ]
-        judges = pipeline._judges
-        self._judge_workers = [
-            threading.Thread(
-                target=self._judge_stage, args=(judges,), daemon=True, name=f"evaluator-judge-{i}"
-            )
-            for i in range(min(options.judge_concurrency, len(scenarios)) if judges is not None else 0)
-        ]
 
     def __enter__(self) -> _Run:
         for thread in (*self._stages, *self._judge_workers, *self._workers):
@@ -322,11 +311,13 @@ class _Run:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        """The stages end once what reached them is stored; only workers whose target hangs remain."""
+        """The stages end once what reached them is stored (within the drain time after Ctrl-C); only
+        workers whose target hangs remain."""
         self._stopping.set()
         self._to_evaluate.put(None)
+        ends = time.monotonic() + _DRAIN_SECONDS
         for stage in self._stages:
-            stage.join(_DRAIN_SECONDS)
+            stage.join(max(0.0, ends - time.monotonic()) if self._interrupted.is_set() else None)
         self._watchdog.close()
         if self._loop is not None:
             self._loop.close()
@@ -354,8 +345,10 @@ class _Run:
         return stopped
 
     def stored(self) -> dict[str, ScenarioResult]:
-        """Every stored result, by scenario id."""
+        """Every stored result, by scenario id; nothing is recorded after this (a result a judge still
+        holds after Ctrl-C is cut off, never stored behind the run's back)."""
         with self._finished_lock:
+            self._closed = True
             return dict(self._finished)
 
     @property
@@ -386,14 +379,11 @@ class _Run:
         )
 
     def _settle(self) -> None:
-        """After Ctrl-C: no scenario starts; what is already past its target gets to the store, within
-        a few seconds."""
+        """After Ctrl-C: no scenario starts, and what is already past its target (judges skipped) gets
+        to the store within `_DRAIN_SECONDS`, all stages together."""
         self._stopping.set()
         self._interrupted.set()
         self._to_evaluate.put(None)
-        ends = time.monotonic() + _DRAIN_SECONDS
-        for stage in self._stages:
-            stage.join(max(0.0, ends - time.monotonic()))
 
     # --- stage 1: targets --------------------------------------------------------------------------
 
@@ -420,7 +410,7 @@ class _Run:
         except Exception as exc:  # noqa: BLE001 - the evaluator failed around this target call
             if attempt.report():
                 if attempt.root is not None:
-                    attempt.root.end()
+                    _close_root(attempt.root, output=None, error=None)
                 self._to_record.put(self._done(self._evaluator_error(attempt, exc), attempt))
 
     def _call_target(self, attempt: _Attempt) -> None:
@@ -448,11 +438,7 @@ class _Run:
             output, error = self._call(target, request, attempt)
         if attempt.report():  # it returned in time: the watchdog will not touch the attempt's span
             attempt.root = None  # the watchdog keeps the attempt until its deadline, not the span
-            if error is None:
-                root.set_output(output)
-            else:
-                root.set_error(error)
-            root.end()
+            _close_root(root, output=output, error=error)
             latency = attempt.latency_ms()
             if error is None:
                 self._to_evaluate.put(_Ran(attempt=attempt, output=output, latency_ms=latency))
@@ -503,8 +489,7 @@ class _Run:
         if not attempt.report():
             return
         if attempt.root is not None:
-            attempt.root.set_error(self._timeout_message)
-            attempt.root.end()
+            _close_root(attempt.root, output=None, error=self._timeout_message)
         result = self._target_error(attempt, self._timeout_message, attempt.latency_ms())
         self._to_record.put(self._done(result, attempt))  # closes its capture: later spans are not kept
 
@@ -519,8 +504,8 @@ class _Run:
                 self._to_record.put(done)
         for _ in self._judge_workers:
             self._to_judge.put(None)
-        for worker in self._judge_workers:
-            worker.join()  # the record stage ends after the last judged result
+        for worker in self._judge_workers:  # the record stage ends after the last judged result
+            worker.join(_DRAIN_SECONDS if self._interrupted.is_set() else None)
         self._to_record.put(None)
 
     def _evaluate(self, ran: _Ran) -> tuple[_Done, Trace | None]:
@@ -611,12 +596,14 @@ class _Run:
             finished = [
                 Finished(d.result, scores_for(d.result, run_id=run_id), d.spans, d.span_count) for d in batch
             ]
-            try:
-                self._p._recorder.record_many(run_id, finished, destination=self._p._destination)
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
-                self._failure = exc
-                return
-            with self._finished_lock:
+            with self._finished_lock:  # committed and counted together, or neither
+                if self._closed:
+                    return
+                try:
+                    self._p._recorder.record_many(run_id, finished, destination=self._p._destination)
+                except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
+                    self._failure = exc
+                    return
                 self._finished.update((d.result.scenario_id, d.result) for d in batch)
                 if len(self._finished) >= self._total:
                     self._all_stored.set()
@@ -665,6 +652,22 @@ class _Run:
             prompts=attempt.prompts_used(),
             finished_at=utc_now(),
         )
+
+
+def _close_root(root: RootSpan, *, output: object, error: str | None) -> None:
+    """Record the outcome on the root span and end it. A failure here (an output the SDK cannot
+    serialise, say) is logged: the scenario's result does not depend on its span."""
+    try:
+        if error is not None:
+            root.set_error(error)
+        elif output is not None:
+            root.set_output(output)
+    except Exception as exc:  # noqa: BLE001 - the result stands without it
+        _log.warning("could not record the outcome on the root span: %s", exc)
+    try:
+        root.end()
+    except Exception as exc:  # noqa: BLE001 - likewise
+        _log.warning("could not end the root span: %s", exc)
 
 
 async def _awaited(value: Any) -> object:
