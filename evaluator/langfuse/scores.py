@@ -15,7 +15,6 @@ import httpx
 from langfuse.api import ConfigCategory, ScoreConfigDataType
 
 from evaluator._time import Deadline
-from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi, api_failure
 from evaluator.metrics import ScoreDefinition
 from evaluator.results import Score
@@ -40,29 +39,26 @@ class LangfuseScores:
         if not scores:
             return {}
         what = "posting scores"
-        try:
-            response = self._api.http(
-                "POST",
-                _SCORES_PATH,
-                what,
-                deadline=deadline,
-                attempt=attempt,
-                json=[_score_body(s) for s in scores],
-            )
-        except LangfuseUnavailableError as exc:
-            if exc.status not in (400, 413):
-                raise
-            return self._split(scores, deadline) if len(scores) > 1 else {scores[0].id: str(exc)}
-        if response.status_code == 207:
-            named = _rejected_by_id(response, scores)
-            if named is not None:
-                return named
-            if len(scores) > 1:
-                return self._split(scores, deadline)
-            return {scores[0].id: "; ".join(_errors(response)) or "rejected"}
+        body = [_score_body(s) for s in scores]
+        response = self._api.http("POST", _SCORES_PATH, what, deadline=deadline, attempt=attempt, json=body)
+        if response.status_code in (400, 413, 207):
+            return self._rejected(response, scores, deadline)
         if response.status_code >= 300:
             raise api_failure(what, response.status_code, response.headers, response.text, self._api.base_url)
         return {}
+
+    def _rejected(
+        self, response: httpx.Response, scores: Sequence[Score], deadline: Deadline | None
+    ) -> dict[str, str]:
+        """The scores a 207 named, else the guilty ones found by halving the batch (a 400 or 413 refuses
+        the whole batch for what may be one score; a 207 that names no ids says no more)."""
+        named = _rejected_by_id(response, scores) if response.status_code == 207 else None
+        if named is not None:
+            return named
+        if len(scores) > 1:
+            return self._split(scores, deadline)
+        reason = "; ".join(_errors(response)) or f"HTTP {response.status_code}: {response.text[:300]}"
+        return {scores[0].id: reason}
 
     def _split(self, scores: Sequence[Score], deadline: Deadline | None) -> dict[str, str]:
         half = len(scores) // 2

@@ -25,7 +25,7 @@ from tenacity import (
     RetryCallState,
     RetryError,
     Retrying,
-    retry_if_exception_type,
+    retry_if_exception,
     stop_after_attempt,
     stop_after_delay,
     wait_exponential,
@@ -93,6 +93,14 @@ class SpanDeliveryReport:
     error: str | None = None
 
 
+def _transient(exc: BaseException) -> bool:
+    """Worth another try: no answer, a timeout, 429 or a server error (a 4xx answer would be the same
+    next time)."""
+    if not isinstance(exc, LangfuseUnavailableError):
+        return False
+    return exc.status is None or exc.timed_out or exc.status == 429 or exc.status >= 500
+
+
 class _TimedOutError(Exception):
     """The last try of a request timed out: the items are unknown, not refused."""
 
@@ -124,12 +132,13 @@ class _Attempts:
     def call(self, post: Callable[..., T], *args: object) -> T:
         """`post(*args, deadline=..., attempt=n)`, retried on outages. _TimedOutError when the last try
         timed out; _StopDeliveryError once the deadline passed (then nothing is posted) or the tries
-        ran out for another reason."""
+        ran out for another reason; a LangfuseUnavailableError that no retry can mend (a 4xx answer)
+        as it is."""
         remaining = self.deadline.remaining()
         if remaining <= 0:
             raise _StopDeliveryError(f"the delivery deadline ({self.deadline.seconds:g} s) passed")
         retrying = Retrying(
-            retry=retry_if_exception_type(LangfuseUnavailableError),
+            retry=retry_if_exception(_transient),
             stop=stop_after_attempt(self._max_attempts) | stop_after_delay(remaining),
             wait=_wait(wait_exponential(multiplier=0.5, max=8), self.deadline),
             reraise=False,
@@ -175,7 +184,7 @@ def deliver(
         except _TimedOutError as timed_out:
             unknown, error = unknown + len(batch), str(timed_out)
             continue
-        except _StopDeliveryError as stop:
+        except (_StopDeliveryError, LangfuseUnavailableError) as stop:
             error = str(stop)
             break
         store.mark_sent([s.id for s in batch if s.id not in batch_rejected], now())
@@ -215,6 +224,9 @@ def deliver_spans(
             attempts.call(sender.resend_spans, payload)
         except _TimedOutError as timed_out:
             unknown, error = unknown + 1, str(timed_out)
+            continue
+        except LangfuseUnavailableError as refused:  # this trace's body, not Langfuse: the next may go
+            error = f"trace {trace_id}: {refused}"
             continue
         except _StopDeliveryError as stop:
             error = str(stop)

@@ -301,9 +301,10 @@ class LangfuseStandIn:
         return self._down
 
     def fail_next(self, n: int, status: int = 500, *, path: str | None = None) -> None:
-        """Answer the next `n` requests (only those under `path`, if given) with `status`."""
-        if not 500 <= status <= 599:
-            raise ValueError("fail_next injects 5xx statuses; use rate_limit_next for 429")
+        """Answer the next `n` requests (only those under `path`, if given) with `status`: a 5xx, or a
+        400, 404 or 413 as the server answers a body it refuses."""
+        if not (500 <= status <= 599 or status in (400, 404, 413)):
+            raise ValueError("fail_next injects 5xx, 400, 404 or 413; use rate_limit_next for 429")
         with self._lock:
             self._faults.append(_Fault(n, status, path))
 
@@ -445,7 +446,10 @@ class LangfuseStandIn:
         if fault.status == 429:
             seconds = str(math.ceil(fault.retry_after or 0))
             return Response.error(429, "Rate limit exceeded", "TooManyRequests", **{"Retry-After": seconds})
-        return Response.error(fault.status, f"Injected failure ({fault.status})", "InternalServerError")
+        kind = {400: "BadRequest", 404: "NotFound", 413: "PayloadTooLarge"}.get(
+            fault.status, "InternalServerError"
+        )
+        return Response.error(fault.status, f"Injected failure ({fault.status})", kind)
 
     def _unauthorized(self, request: Request) -> Response | None:
         if request.path == "/api/public/health":
