@@ -24,12 +24,20 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 from langfuse import Langfuse, propagate_attributes
-from langfuse._client.get_client import _set_current_public_key  # what @observe uses for nesting
+
+try:  # what get_client() and @observe use to find their client (private in the SDK: guarded)
+    from langfuse._client.get_client import _set_current_public_key
+except ImportError:  # pragma: no cover - a later SDK moved it: keyless clients then resolve as usual
+
+    def _set_current_public_key(public_key: str | None) -> AbstractContextManager[None]:  # type: ignore[misc]
+        return nullcontext()
+
+
 from langfuse.langchain import CallbackHandler
 from langfuse.span_filter import is_default_export_span
 from opentelemetry import trace as otel_trace

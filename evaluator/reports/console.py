@@ -183,11 +183,12 @@ def print_delivery(
         f"{status.scores_confirmed} of {status.scores} scores",
         highlight=False,
     )
-    unknown = (scores.unknown if scores else 0) + (spans.unknown if spans else 0)
-    if unknown:
+    unknown_scores, unknown_traces = (scores.unknown if scores else 0), (spans.unknown if spans else 0)
+    if unknown_scores or unknown_traces:
         console.print(
-            f"[yellow]Unknown[/yellow]: {unknown} requests timed out, so Langfuse may or may not have "
-            "their items; they stay in the outbox and `evaluator sync` confirms them."
+            f"[yellow]Unknown[/yellow]: {unknown_scores} scores and {unknown_traces} traces were sent but "
+            "their requests timed out, so Langfuse may or may not have them; they stay in the outbox "
+            "and `evaluator sync` confirms them."
         )
     if status.traces_waiting or status.scores_waiting:
         held = f" ({status.scores_held} of them wait for their trace's spans)" if status.scores_held else ""

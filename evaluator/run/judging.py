@@ -37,7 +37,7 @@ NO_ENDPOINT = JudgeStatus(
     reason="no judge endpoint is configured (EVALUATOR_JUDGE_BASE_URL or OPENAI_API_KEY): "
     "the judges did not run",
 )
-NOT_FINISHED = JudgeStatus(status="skipped", reason="the run did not finish: nothing to judge")
+NOT_FINISHED = JudgeStatus(status="skipped", reason="the target gave no answer to judge")
 HOW_TO_ENABLE = (
     "the LLM judges did not run: no judge endpoint is configured. To enable them, set OPENAI_API_KEY "
     "(OpenAI), or EVALUATOR_JUDGE_BASE_URL for any OpenAI-compatible server, e.g. Ollama "

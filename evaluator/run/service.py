@@ -6,7 +6,7 @@
 
 It loads the configuration, the scenarios and their targets (bad input raises an `EvaluatorError`
 before anything runs), connects to Langfuse when the environment has keys, runs the pipeline,
-stores every result, writes `output` (before anything is posted), then spends at most one deadline
+stores every result, writes `output` (before the steps after the run), then spends at most one deadline
 (`[langfuse] delivery_deadline_seconds`) on every Langfuse step after the run: the batches still in
 flight, the span flush, re-sending traces Langfuse has not got whole, the score sweep, the score
 configs and the SDK's shutdown. Progress and warnings go to the callbacks; nothing is printed.
@@ -167,11 +167,15 @@ def run_suite(
     )
     on_start(len(selected))
     with StopSignals() as stop:  # a first signal stops the run; a second exits at once
+        session.start()
         try:
             with tracing.process_default():
                 run, results = pipeline.run(
                     selected, options, on_result=on_result, on_start=store.start_run, stop=stop.requested
                 )
+        except BaseException:
+            session.stop()
+            raise
         finally:
             plan.close()
         if stop.received is not None:
@@ -183,12 +187,15 @@ def run_suite(
             models=model_names(cfg, llm_used=pipeline_llm is not None),
         )
         store.finish_run(run, results)
-        if output is not None:  # written before anything is posted
+        if output is not None:  # written before the steps after the run
             output.write_text(json.dumps(run_to_json(run, results), indent=2, default=str) + "\n")
         suite = SuiteRun(
             run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=output
         )
-        return session.finish(suite, selected, verify=verify_langfuse and not run.interrupted)
+        suite = session.finish(suite, selected, verify=verify_langfuse and not run.interrupted)
+        if stop.received is not None and suite.run.signal is None:  # it came while delivering
+            suite = replace(suite, run=replace(suite.run, interrupted=True, signal=stop.received.name))
+        return suite
 
 
 class _Session:
@@ -214,20 +221,25 @@ class _Session:
         self.destination = connection.destination if connection is not None else None
         self.live: LiveDelivery | None = None
         self._configs: threading.Thread | None = None
-        limits = config.settings.langfuse
-        self._configs_deadline = Deadline(limits.delivery_deadline_seconds)
+        self._run_id = run_id
+        self._configs_deadline = Deadline(config.settings.langfuse.delivery_deadline_seconds)
+
+    def start(self) -> None:
+        """Right before the run: acknowledge spans into the store, deliver scores while the run goes
+        on, check the score configs beside it (`stop` undoes the first two if the run never finishes)."""
+        connection, store = self._connection, self._store
         if connection is None:
             return
         destination = connection.destination
         # The spans Langfuse took, per trace: a trace with all its captured spans taken is in Langfuse.
         self.tracing.acknowledge_with(lambda delivered: store.ack_spans(destination, delivered))
-        if reachable:
+        if self._reachable:
             self.live = LiveDelivery(
                 store,
                 connection.scores,
                 destination,
-                run_id,
-                batch_size=limits.score_batch_size,
+                self._run_id,
+                batch_size=self._config.settings.langfuse.score_batch_size,
                 now=utc_now,
             )
             self._configs = threading.Thread(
@@ -237,6 +249,12 @@ class _Session:
                 name="evaluator-score-configs",
             )
             self._configs.start()
+
+    def stop(self) -> None:
+        """The run raised: nothing more is delivered or acknowledged in the background."""
+        if self.live is not None:
+            self.live.finish(Deadline(0))
+        self.tracing.acknowledge_with(None)
 
     def prompt_source(self, library: PromptLibrary) -> PromptSource:
         """Prompts from Langfuse (generations link to their versions); a local file, said once, when not."""
@@ -276,8 +294,7 @@ class _Session:
                 self._notice("warning", "--verify-langfuse needs Langfuse configured; nothing to verify.")
             return suite
         deadline = Deadline(limits.delivery_deadline_seconds)
-        if self.live is not None:
-            self.live.finish(deadline)
+        live_ended = self.live.finish(deadline) if self.live is not None else True
         if not self.tracing.flush(deadline.cap(limits.flush_timeout_seconds)):
             self._notice(
                 "warning",
@@ -288,14 +305,18 @@ class _Session:
         spans = deliver_spans(
             self._store, connection.spans, destination, deadline=deadline, run_id=suite.run.id, now=utc_now
         )
-        delivery = deliver(
-            self._store,
-            connection.scores,
-            destination,
-            deadline=deadline,
-            run_id=suite.run.id,
-            batch_size=limits.score_batch_size,
-            now=utc_now,
+        delivery = (
+            deliver(
+                self._store,
+                connection.scores,
+                destination,
+                deadline=deadline,
+                run_id=suite.run.id,
+                batch_size=limits.score_batch_size,
+                now=utc_now,
+            )
+            if live_ended
+            else None  # the live posts still in flight own this run's scores: no second request
         )
         if self._configs is not None:
             self._configs_deadline.end_by(deadline)

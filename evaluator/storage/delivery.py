@@ -290,8 +290,11 @@ class LiveDelivery:
         self._store.mark_rejected(rejected)
         return True
 
-    def finish(self, deadline: Deadline) -> None:
-        """Post nothing more; wait (within `deadline`) for the batches in flight."""
+    def finish(self, deadline: Deadline) -> bool:
+        """Post nothing more; wait (within `deadline`) for the batches in flight. False when some are
+        still in flight: then the sweep after the run must not post this run's scores (they would be
+        in two requests at once); they stay in the outbox for `sync` if those requests fail."""
         self._stop.set()
         self._thread.join(deadline.remaining())
         self._pool.shutdown(wait=False, cancel_futures=True)
+        return not self._thread.is_alive()
