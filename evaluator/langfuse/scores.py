@@ -15,7 +15,6 @@ import httpx
 from langfuse.api import ScoreConfigDataType
 
 from evaluator._time import Deadline
-from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi, api_failure
 from evaluator.metrics import ScoreDefinition
 from evaluator.results import Score
@@ -40,31 +39,32 @@ class LangfuseScores:
         if not scores:
             return {}
         what = "posting scores"
-        try:
-            response = self._api.http(
-                "POST",
-                _SCORES_PATH,
-                what,
-                deadline=deadline,
-                attempt=attempt,
-                json=[_score_body(s) for s in scores],
+        response = self._api.http(  # raises for an outage (network, 5xx, 429) and for wrong keys
+            "POST",
+            _SCORES_PATH,
+            what,
+            deadline=deadline,
+            attempt=attempt,
+            json=[_score_body(s) for s in scores],
+        )
+        if response.status_code in (400, 413):  # the whole batch refused: not an outage, never retried
+            failure = api_failure(
+                what, response.status_code, response.headers, response.text, self._api.base_url
             )
-        except LangfuseUnavailableError as exc:
-            if exc.status not in (400, 413):
-                raise
-            return self._split(scores, deadline) if len(scores) > 1 else {scores[0].id: str(exc)}
+            return self._bisect(scores, deadline, str(failure))
         if response.status_code == 207:
             named = _rejected_by_id(response, scores)
             if named is not None:
                 return named
-            if len(scores) > 1:
-                return self._split(scores, deadline)
-            return {scores[0].id: "; ".join(_errors(response)) or "rejected"}
+            return self._bisect(scores, deadline, "; ".join(_errors(response)) or "rejected")
         if response.status_code >= 300:
             raise api_failure(what, response.status_code, response.headers, response.text, self._api.base_url)
         return {}
 
-    def _split(self, scores: Sequence[Score], deadline: Deadline | None) -> dict[str, str]:
+    def _bisect(self, scores: Sequence[Score], deadline: Deadline | None, reason: str) -> dict[str, str]:
+        """A refused batch's halves, each posted again, down to the scores at fault (`reason` for one)."""
+        if len(scores) == 1:
+            return {scores[0].id: reason}
         half = len(scores) // 2
         return {
             **self.post_scores(scores[:half], deadline=deadline),
