@@ -14,21 +14,15 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_trace_id
 
 from evaluator._time import Deadline
 from evaluator.langfuse._http import LangfuseApi, api_failure, otlp_endpoint, otlp_headers
+from evaluator.langfuse.span_records import to_otlp
 
 Ack = Callable[[Mapping[str, int]], None]  # {trace id: spans Langfuse took}
-
-
-def encode(spans: Sequence[ReadableSpan]) -> bytes:
-    """The OTLP request body for `spans`, exactly as the SDK's exporter sends it (before gzip)."""
-    body: bytes = encode_spans(spans).SerializeToString()
-    return body
 
 
 class AckingExporter(SpanExporter):
@@ -69,7 +63,7 @@ class SpanResender:
         self._api = api
 
     def resend_spans(self, payload: bytes, *, deadline: Deadline | None = None, attempt: int = 1) -> None:
-        """Post one kept OTLP request body; raise our exceptions on failure."""
+        """Post one trace's kept spans (span_records) as an OTLP request; raise our exceptions on failure."""
         settings = self._api.settings
         what = "re-sending spans"
         headers = {
@@ -83,7 +77,7 @@ class SpanResender:
             what,
             deadline=deadline,
             attempt=attempt,
-            content=gzip.compress(payload),
+            content=gzip.compress(to_otlp(payload)),
             headers=headers,
         )
         if response.status_code >= 300:

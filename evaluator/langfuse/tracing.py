@@ -48,7 +48,8 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from evaluator.langfuse._http import bounded, otlp_endpoint, otlp_headers
 from evaluator.langfuse.settings import LangfuseSettings
-from evaluator.langfuse.span_outbox import Ack, AckingExporter, encode
+from evaluator.langfuse.span_outbox import Ack, AckingExporter
+from evaluator.langfuse.span_records import to_records
 from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
 from evaluator.trace.capture import SpanCollector, trace_from_spans
 
@@ -134,8 +135,8 @@ class Captured:
         return len(self.spans)
 
     def payload(self) -> bytes:
-        """The spans as an OTLP request body, to keep for `sync`."""
-        return encode(self.spans)
+        """The spans as the store keeps them for `sync` (span_records)."""
+        return to_records(self.spans)
 
 
 def _never(span: ReadableSpan) -> bool:

@@ -2,13 +2,14 @@
 
 from collections.abc import Mapping, Sequence
 
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.trace import format_trace_id
+from opentelemetry.trace import StatusCode, format_trace_id
 
 from evaluator.langfuse import AckingExporter
-from evaluator.langfuse.span_outbox import encode
+from evaluator.langfuse.span_records import to_otlp, to_records
 
 
 class Flaky(SpanExporter):
@@ -53,7 +54,7 @@ def test_an_exporter_that_raises_has_failed_and_ack_can_be_turned_off() -> None:
     assert acks == []
 
 
-def test_encode_gives_the_otlp_request_body() -> None:
+def test_stored_spans_become_the_exporters_otlp_body() -> None:
     captured: list[ReadableSpan] = []
 
     class Keep(SpanExporter):
@@ -61,7 +62,13 @@ def test_encode_gives_the_otlp_request_body() -> None:
             captured.extend(spans)
             return SpanExportResult.SUCCESS
 
-    with _provider(Keep()).get_tracer("t").start_as_current_span("kept"):
-        pass
-    body = ExportTraceServiceRequest.FromString(encode(captured))
-    assert body.resource_spans[0].scope_spans[0].spans[0].name == "kept"
+    tracer = _provider(Keep()).get_tracer("t", "1.2")
+    with (
+        tracer.start_as_current_span("root", attributes={"langfuse.observation.type": "span"}),
+        tracer.start_as_current_span("child", attributes={"tags": ["a", "b"], "n": 3}) as child,
+    ):
+        child.add_event("retry", {"attempt": 2})
+        child.set_status(StatusCode.ERROR, "boom")
+    body = ExportTraceServiceRequest.FromString(to_otlp(to_records(captured)))
+    assert body == ExportTraceServiceRequest.FromString(encode_spans(captured).SerializeToString())
+    assert [s.name for s in body.resource_spans[0].scope_spans[0].spans] == ["child", "root"]
