@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the stand-in lives in tests/, which is not an installed package
     sys.path.insert(0, str(ROOT))
 
+from evaluator.langfuse.span_records import to_otlp  # noqa: E402
 from tests.standin.langfuse_server import LangfuseStandIn, Request, Response  # noqa: E402
 from tests.standin.otlp import decode_export_request  # noqa: E402
 
@@ -263,7 +264,7 @@ def read_local(db: Path) -> Local:
         local.finished = len(finished)
         for trace_id, payload, count in connection.execute("SELECT trace_id, payload, spans FROM traces"):
             if trace_id in finished:
-                decoded = decode_export_request(bytes(payload), received_at=0.0, visible_at=0.0)
+                decoded = decode_export_request(to_otlp(bytes(payload)), received_at=0.0, visible_at=0.0)
                 local.spans[str(trace_id)] = {s.span_id for s in decoded}
                 local.span_total += int(count)
         query = "SELECT id, trace_id, rejected, name, scenario_id FROM scores"

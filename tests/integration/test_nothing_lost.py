@@ -50,11 +50,12 @@ def _project(folder: Path, inputs: list[str], concurrency: int) -> Path:
 
 
 def _start(
-    folder: Path, standin: LangfuseStandIn, keys: tuple[str, str], *args: str
+    folder: Path, standin: LangfuseStandIn, keys: tuple[str, str], *args: str, **extra_env: str
 ) -> subprocess.Popen[str]:
     public_key, secret_key = keys
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("LANGFUSE_", "OPENAI_"))},
+        **extra_env,
         "LANGFUSE_PUBLIC_KEY": public_key,
         "LANGFUSE_SECRET_KEY": secret_key,
         "LANGFUSE_BASE_URL": standin.base_url,
@@ -170,3 +171,22 @@ def test_a_sticky_207_reject_costs_no_reposts(
     code, _ = _sync(folder, langfuse_standin, keys, cli, monkeypatch)
     assert code == 1  # six scores are rejected: not in Langfuse, so sync cannot say everything is
     assert len(langfuse_standin.requests_to("/api/public/scores", "POST")) == len(posts)  # none re-posted
+
+
+def test_spans_the_sdk_queue_drops_are_sent_by_sync(
+    tmp_path: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _project(tmp_path, [f"q{i}" for i in range(30)], concurrency=8)
+    keys = langfuse_standin.new_keys()
+    langfuse_standin.slow = 0.3  # the exporter falls behind and its small queue overflows
+    process = _start(folder, langfuse_standin, keys, OTEL_BSP_MAX_QUEUE_SIZE="8", LANGFUSE_FLUSH_AT="4")
+    code, output = _finish(process)
+    assert code in (0, 3), output
+    assert "Queue full, dropping Span" in output  # the SDK's queue overflowed and dropped spans
+    scores, spans = _local(folder)
+    captured = sum(spans.values())
+    assert captured == 30 * 4  # the store has every one of them all the same
+    code, text = _sync(folder, langfuse_standin, keys, cli, monkeypatch)
+    assert code == 0, text
+    received = len({s.span_id for s in langfuse_standin.spans if s.trace_id in spans})
+    assert received == captured and set(langfuse_standin.scores) == set(scores)
