@@ -8,7 +8,6 @@ threshold for them.
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -85,11 +84,7 @@ def evaluator_error_result(
     finished_at: str = "",
 ) -> ScenarioResult:
     """The evaluator failed around this scenario: kept with its traceback, scored against nobody."""
-    failure = EvaluatorFailure(
-        type=type(exc).__name__,
-        message=str(exc),
-        traceback="".join(traceback.format_exception(exc)),
-    )
+    failure = EvaluatorFailure.of(exc)
     return ScenarioResult(
         scenario_id=scenario.id,
         trace_id=trace_id,

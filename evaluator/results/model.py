@@ -13,6 +13,7 @@ one the reason, the messages sent and the raw reply.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -54,6 +55,12 @@ class EvaluatorFailure:
     type: str
     message: str
     traceback: str
+
+    @classmethod
+    def of(cls, exc: BaseException) -> EvaluatorFailure:
+        return cls(
+            type=type(exc).__name__, message=str(exc), traceback="".join(traceback.format_exception(exc))
+        )
 
     def to_json(self) -> dict[str, str]:
         return {"type": self.type, "message": self.message, "traceback": self.traceback}

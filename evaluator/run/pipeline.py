@@ -29,7 +29,6 @@ import logging
 import queue
 import threading
 import time
-import traceback
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -567,9 +566,7 @@ class _Run:
                 item.scenario.scenario, result.output, item.trace, run_id=self._options.run_id
             )
         except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
-            failure = EvaluatorFailure(
-                type=type(exc).__name__, message=str(exc), traceback="".join(traceback.format_exception(exc))
-            )
+            failure = EvaluatorFailure.of(exc)
             reason = f"evaluator error in the judges: {failure.type}: {failure.message}"
             return replace(
                 result,
