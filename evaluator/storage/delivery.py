@@ -191,13 +191,13 @@ def deliver(
         store.mark_rejected(batch_rejected)
         sent += len(batch) - len(batch_rejected)
         rejected.update(batch_rejected)
-    waiting = store.unsent_scores(destination, run_id=run_id, force=True)
-    eligible = len(store.unsent_scores(destination, run_id=run_id, force=force))
+    waiting = store.count_unsent_scores(destination, run_id=run_id, force=True)
+    eligible = store.count_unsent_scores(destination, run_id=run_id, force=force)
     return DeliveryReport(
         sent=sent,
         rejected=rejected,
-        unsent=len(waiting),
-        held=len(waiting) - eligible,
+        unsent=waiting,
+        held=waiting - eligible,
         unknown=unknown,
         error=error,
     )

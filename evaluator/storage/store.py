@@ -368,10 +368,19 @@ class Store:
             rows = self._db.execute(_UNSENT_TRACES_QUERY, (destination, run_id, run_id)).fetchall()
         return [(str(r[0]), bytes(r[1]), int(r[2])) for r in rows]
 
+    def count_unsent_scores(self, destination: str, *, run_id: str | None = None, force: bool = False) -> int:
+        """How many scores `unsent_scores` would give, without loading them."""
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT COUNT(*) FROM ({_UNSENT_QUERY})",  # noqa: S608 - a constant query
+                (destination, run_id, run_id, force),
+            ).fetchone()
+        return int(row[0])
+
     def delivery_status(self, destination: str, *, run_id: str | None = None) -> DeliveryStatus:
         """What Langfuse has acknowledged of one run (or all), and what waits."""
-        held = len(self.unsent_scores(destination, run_id=run_id, force=True)) - len(
-            self.unsent_scores(destination, run_id=run_id)
+        held = self.count_unsent_scores(destination, run_id=run_id, force=True) - self.count_unsent_scores(
+            destination, run_id=run_id
         )
         with self._lock:
             traces, spans, confirmed, waiting = self._db.execute(
