@@ -38,7 +38,6 @@ except ImportError:  # pragma: no cover - a later SDK moved it: keyless clients 
         return nullcontext()
 
 
-from langfuse.langchain import CallbackHandler
 from langfuse.span_filter import is_default_export_span
 from opentelemetry import trace as otel_trace
 from opentelemetry.exporter.otlp.proto.http import Compression
@@ -267,6 +266,10 @@ class Tracing:
         parent span comes from the OpenTelemetry context of the thread it runs in)."""
         with self._handler_lock:
             if not self._handler:
+                # Imported on first use: it loads LangChain's tracers (and LangGraph, when installed),
+                # about 25 MB that a target which never asks for callbacks does not need.
+                from langfuse.langchain import CallbackHandler
+
                 self._handler.append(CallbackHandler(public_key=self._public_key))
             return list(self._handler)
 

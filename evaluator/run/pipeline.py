@@ -63,7 +63,7 @@ JUDGE_NOT_AVAILABLE = JudgeStatus(status="skipped", reason="the LLM judges were 
 JUDGE_INTERRUPTED = JudgeStatus(status="skipped", reason="the run was interrupted before the judges ran")
 _log = logging.getLogger(__name__)
 _RECORD_BATCH = 64  # results committed per transaction, at most
-_RECORD_WINDOW = 0.02  # seconds a transaction waits for more results once it has one
+_RECORD_WINDOW = 0.05  # seconds a transaction waits for more results once it has one
 _POLL_SECONDS = 0.2  # how often the waiting thread looks up (keeps Ctrl-C responsive)
 _DRAIN_SECONDS = 5.0  # after Ctrl-C, how long finished work may take to reach the store
 
@@ -420,7 +420,7 @@ class _Run:
             scenario_id=scenario.id,
             run_id=self._options.run_id,
             langfuse=tracer.client,
-            callbacks=tracer.callbacks(),
+            callback_factory=tracer.callbacks,
             prompts=attempt.resolver,
             llm=self._p._llm,
             metadata={"tags": list(scenario.tags)},
@@ -436,7 +436,7 @@ class _Run:
             attempt.root = root
             output, error = self._call(target, request, attempt)
         if attempt.report():  # it returned in time: the watchdog will not touch the attempt's span
-            attempt.root = None  # the watchdog keeps the attempt until its deadline, not the span
+            attempt.root = None  # the span is ended here, and held no longer than it has to be
             _close_root(root, output=output, error=error)
             latency = attempt.latency_ms()
             if error is None:
@@ -448,7 +448,7 @@ class _Run:
         """(output, None), or (None, the target's error message). A sync target is called here, in
         this worker, and timed out by the watchdog; an async one runs on the shared loop."""
         timeout = self._options.timeout_seconds
-        self._watchdog.at(timeout, lambda: self._time_out(attempt))
+        deadline = self._watchdog.at(timeout, lambda: self._time_out(attempt))
         try:
             value = target(request)
             if inspect.isawaitable(value):
@@ -458,7 +458,9 @@ class _Run:
         except Exception as exc:  # noqa: BLE001 - any failure of the system under test
             return None, f"{type(exc).__name__}: {exc}"
         finally:
-            if not attempt.returned():  # it had timed out: its slot is free again only now
+            if attempt.returned():  # in time: the watchdog lets go of the attempt now
+                self._watchdog.cancel(deadline)
+            else:  # it had timed out: its slot is free again only now
                 with self._lock:
                     self._hung -= 1
         return value, None

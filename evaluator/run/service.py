@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -403,11 +404,11 @@ def select_scenarios(
 
 def _given(scenarios: Sequence[Scenario]) -> list[LoadedScenario]:
     """Scenarios built in Python; their ids must be unique, as in a suite of files."""
-    ids = [s.id for s in scenarios]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    repeated = sorted(i for i, n in Counter(s.id for s in scenarios).items() if n > 1)
     if repeated:
         raise ConfigError(f"scenario ids must be unique; repeated: {', '.join(repeated)}. Fix: rename them.")
-    return [LoadedScenario(scenario=s, path=Path("<python>")) for s in scenarios]
+    where = Path("<python>")
+    return [LoadedScenario(scenario=s, path=where) for s in scenarios]
 
 
 def catalogs(config: Config) -> dict[str, TargetCatalog]:

@@ -52,10 +52,16 @@ class TargetRequest:
     scenario_id: str
     run_id: str
     langfuse: Any  # the injected `langfuse.Langfuse` client (typed loosely: the library's seam)
-    callbacks: list[Any] = field(default_factory=list)  # LangChain handlers recording runs in this trace
     prompts: PromptResolver
     llm: LLMEndpoint | None = None  # None: the target should use its offline model
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    callback_factory: Callable[[], list[Any]] = field(default=list, repr=False)
+
+    @property
+    def callbacks(self) -> list[Any]:
+        """LangChain handlers recording runs in this trace, made on first use (so a target that never
+        asks does not load LangChain's tracing)."""
+        return self.callback_factory()
 
 
 Target = Callable[[TargetRequest], object]

@@ -74,26 +74,33 @@ class SpanCollector(SpanProcessor):
 
 
 def trace_from_spans(trace_id: str, spans: list[ReadableSpan], rules: TraceRules = DEFAULT_RULES) -> Trace:
-    """Normalize captured spans into a Trace."""
-    observations = [observation_from_span(span) for span in spans]
-    name = next(
-        (str(s.attributes[TRACE_NAME]) for s in spans if s.attributes and TRACE_NAME in s.attributes),
-        None,
-    )
+    """Normalize captured spans into a Trace (named by the first span that carries a trace name)."""
+    observations = []
+    name = None
+    for span in spans:
+        attrs = dict(span.attributes or {})  # one copy: the span's own mapping looks up in Python
+        if name is None and TRACE_NAME in attrs:
+            name = str(attrs[TRACE_NAME])
+        observations.append(_observation(span, attrs))
     return build_trace(trace_id, observations, name=name, rules=rules)
 
 
 def observation_from_span(span: ReadableSpan) -> Observation:
-    attrs: Mapping[str, Any] = span.attributes or {}
+    return _observation(span, dict(span.attributes or {}))
+
+
+def _observation(span: ReadableSpan, attrs: dict[str, Any]) -> Observation:
     level = str(attrs.get(OBSERVATION_LEVEL, "DEFAULT")).upper()
     status_message = attrs.get(OBSERVATION_STATUS_MESSAGE)
-    if span.status.status_code == StatusCode.ERROR and level != ERROR_LEVEL:
-        level, status_message = ERROR_LEVEL, status_message or span.status.description
+    status = span.status
+    if status.status_code == StatusCode.ERROR and level != ERROR_LEVEL:
+        level, status_message = ERROR_LEVEL, status_message or status.description
     version = attrs.get(OBSERVATION_PROMPT_VERSION)
     scope = span.instrumentation_scope
+    context, parent = span.context, span.parent
     return Observation(
-        id=format_span_id(span.context.span_id) if span.context else "",
-        parent_id=format_span_id(span.parent.span_id) if span.parent else None,
+        id=format_span_id(context.span_id) if context else "",
+        parent_id=format_span_id(parent.span_id) if parent else None,
         type=observation_type(attrs),
         name=observation_name(span.name, attrs),
         start_time=span.start_time / 1e9 if span.start_time is not None else None,

@@ -71,12 +71,13 @@ def traced_run(
         tracer_provider=TracerProvider(),
         span_exporter=exporter,
     )
+    handlers = [CallbackHandler(public_key=key)]
     request = TargetRequest(
         input=text,
         scenario_id="demo-test",
         run_id="run-demo-test",
         langfuse=client,
-        callbacks=[CallbackHandler(public_key=key)],
+        callback_factory=lambda: handlers,
         prompts=resolver or PromptResolver(PROMPTS, pins),
         llm=llm,
     )

@@ -1,5 +1,9 @@
 """Scores: contract names and types, deterministic ids, nothing for what was not evaluated."""
 
+import uuid
+
+import pytest
+
 from evaluator.results import JudgeStatus, ScenarioResult, error_result, evaluate, score_id, scores_for
 from tests.builders import scenario, trace_of
 
@@ -66,6 +70,15 @@ def test_an_error_scores_only_a_failed_workflow_and_a_skipped_judge_nothing() ->
 def test_score_id_is_pinned() -> None:
     """Ids already posted to Langfuse must stay the same: a changed namespace would duplicate scores."""
     assert score_id("run-1", "0" * 32, "workflow_pass") == "c763ad5d-21f1-572c-b02e-638816d9f512"
+
+
+@pytest.mark.parametrize("name", ["workflow_pass", "quality_answer_quality", "naïve ✓", ""])
+def test_score_id_is_the_rfc_4122_name_based_uuid(name: str) -> None:
+    """Formatted from the digest directly, it is exactly uuid5 (version 5, RFC 4122 variant)."""
+    namespace = uuid.UUID("6f1d3c1e-4d7b-5a7e-9b0f-2f4c8a1e5d10")
+    made = score_id("run-20261123T070000Z-ab12cd", "f" * 32, name)
+    assert made == str(uuid.uuid5(namespace, f"run-20261123T070000Z-ab12cd/{'f' * 32}/{name}"))
+    assert uuid.UUID(made).version == 5 and uuid.UUID(made).variant == uuid.RFC_4122
 
 
 def test_an_evaluator_error_yields_no_score() -> None:
