@@ -260,11 +260,13 @@ def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_rec
         cpu = statistics.median(s.cpu for s in runs)
         rest = statistics.median(s.cpu - s.calls_cpu for s in runs)
         wall = statistics.median(s.wall for s in runs)
+        paired = sorted((s.cpu - b.cpu) / n * 1000 for s, b in zip(runs, samples["bare"], strict=True))
         extra = (
             ""
             if name == "bare"
             else f"  extra {(cpu - bare_cpu) / n * 1000:5.2f} ms/scenario"
-            f" (outside the calls: {(rest - bare_rest) / n * 1000:5.2f})"
+            f" (outside the calls: {(rest - bare_rest) / n * 1000:5.2f}; paired by round: median "
+            f"{statistics.median(paired):5.2f}, range {paired[0]:.2f} to {paired[-1]:.2f})"
         )
         print(
             f"  {name:8} CPU {cpu / n * 1000:5.2f} ms/scenario{extra}  wall {wall:5.2f} s  "
@@ -278,7 +280,9 @@ def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_rec
     print(f"  the Langfuse stand-in received {spans_received} spans")
     print("  goals: extra <= 1.0 ms/scenario embedded, <= 1.5 ms with export; peak RSS <= 100 MB")
     print(
-        "  extra = (CPU of the side - CPU of bare) / scenarios. 'Outside the calls' first subtracts\n"
+        "  extra = (CPU of the side - CPU of bare) / scenarios, from the medians over rounds; 'paired by\n"
+        "  round' takes that difference within each round (the sides of a round run back to back) and\n"
+        "  gives its median and range over rounds. 'Outside the calls' first subtracts\n"
         "  the thread CPU spent inside the two chat calls on each side (the same work on every side,\n"
         "  and the noisiest part). Peak RSS is ru_maxrss, the process's high-water mark so far: it never\n"
         "  goes down, so a side's figure includes what earlier sides left (rounds: bare, embedded, export);\n"
