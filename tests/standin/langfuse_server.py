@@ -16,10 +16,13 @@ the subset of Langfuse's public HTTP API that the SDK and this project use:
     GET/POST /api/public/score-configs, GET /api/public/score-configs/{id}
     GET/POST /api/public/v2/datasets, GET /api/public/v2/datasets/{name}
     GET/POST /api/public/dataset-items, GET /api/public/dataset-items/{id}   items upserted on their id
-    POST  /api/public/dataset-run-items              creates the run (dataset, runName) on first use
-    GET   /api/public/datasets/{name}/runs[/{runName}]
     GET   /api/public/experiments                    experiments (v4), derived from the received spans
     GET   /api/public/experiment-items               their items (`experiments` says how)
+
+The dataset-run endpoints Langfuse Cloud removed on 2026-11-16 (`/api/public/dataset-run-items`,
+`/api/public/datasets/{name}/runs[/{runName}]`) answer 404 with a message, as Cloud does now, and each
+call is recorded in `.removed_calls`, a problem the test fails on: Langfuse v4 records experiments from
+the span attributes the SDK's `run_experiment` writes (`langfuse.experiment.*`), nothing else.
 
 Every request needs HTTP Basic auth with a registered key pair (health excepted, as on the real
 server); every JSON response is validated against Langfuse's openapi.yml (`openapi_contract`) and a
@@ -31,8 +34,7 @@ connections are refused, then re-opened on the same port), `slow` (seconds added
 errors), `visibility_delay` (ingestion lag before the read APIs return data), and
 `duplicate_observations` (rows returned more than once until "merged", as ClickHouse does).
 
-A score with `datasetRunId` must name a dataset run the stand-in created, or an experiment it received
-spans of.
+A score with `datasetRunId` must name an experiment the stand-in received spans of.
 
 Not emulated: the legacy `/api/public/ingestion` batch API, dataset versions, media,
 sessions, comments, metrics, annotation queues, prompt dependencies (`resolve`), structured `filter` queries,
@@ -75,6 +77,12 @@ MAX_OBSERVATIONS_LIMIT = 1000
 MAX_SCORES_LIMIT = 100
 MAX_EXPERIMENTS_LIMIT = 100  # experiments and experiment items per page
 MAX_EXPERIMENT_SCORES_LIMIT = 50  # scores per experiment (item) with fields=scores
+REMOVED_DATASET_RUNS = (
+    "Dataset runs were removed from Langfuse Cloud on November 16, 2026 (Langfuse v4): experiments are "
+    "recorded from OpenTelemetry span attributes (POST /api/public/otel/v1/traces, as the SDK's "
+    "run_experiment writes them) and read with GET /api/public/experiments and "
+    "GET /api/public/experiment-items."
+)
 DEFAULT_PAGE_SIZE = 50
 PROTOBUF = "application/x-protobuf"
 
@@ -187,8 +195,6 @@ class _Store:
     score_configs: dict[str, JsonObject] = field(default_factory=dict)
     datasets: dict[str, JsonObject] = field(default_factory=dict)  # by name
     dataset_items: dict[str, JsonObject] = field(default_factory=dict)  # by id, in creation order
-    dataset_runs: dict[tuple[str, str], JsonObject] = field(default_factory=dict)  # (dataset id, name)
-    dataset_run_items: list[JsonObject] = field(default_factory=list)
     requests: list[RecordedRequest] = field(default_factory=list)
 
 
@@ -216,6 +222,7 @@ class LangfuseStandIn:
         self.schema_errors: list[str] = []
         self.not_emulated: list[str] = []
         self.internal_errors: list[str] = []
+        self.removed_calls: list[str] = []  # requests to the endpoints Langfuse Cloud removed
 
         self._keys = {self.public_key: self.secret_key}
         self._lock = threading.RLock()
@@ -384,16 +391,6 @@ class LangfuseStandIn:
             return {item_id: dict(item) for item_id, item in self._store.dataset_items.items()}
 
     @property
-    def dataset_runs(self) -> list[JsonObject]:
-        with self._lock:
-            return [dict(run) for run in self._store.dataset_runs.values()]
-
-    @property
-    def dataset_run_items(self) -> list[JsonObject]:
-        with self._lock:
-            return [dict(item) for item in self._store.dataset_run_items]
-
-    @property
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
             return list(self._store.requests)
@@ -402,11 +399,12 @@ class LangfuseStandIn:
         return [r for r in self.requests if r.path == path and (method is None or r.method == method)]
 
     def problems(self) -> list[str]:
-        """Schema mismatches, requests to things not emulated, and stand-in crashes."""
+        """Schema mismatches, requests to things not emulated or removed, and stand-in crashes."""
         with self._lock:
             return [
                 *(f"schema: {p}" for p in self.schema_errors),
                 *(f"not emulated: {p}" for p in self.not_emulated),
+                *(f"removed endpoint called: {p}" for p in self.removed_calls),
                 *(f"stand-in error: {p}" for p in self.internal_errors),
             ]
 
@@ -588,15 +586,12 @@ class LangfuseStandIn:
         return problem
 
     def _experiment_problem(self, item: JsonObject) -> str | None:
-        """A run-level score names its dataset run, or its experiment by `datasetRunId` (the experiment
-        id, as the SDK's run_experiment posts them): Langfuse v4 knows one once spans carrying its id
-        arrived."""
+        """A run-level score names its experiment by `datasetRunId` (the experiment id, as the SDK's
+        run_experiment posts them); Langfuse v4 knows an experiment once spans carrying its id arrived."""
         run_id = item.get("datasetRunId")
         if not run_id:
             return None
-        with self._lock:
-            known = any(run["id"] == run_id for run in self._store.dataset_runs.values())
-        known = known or any(experiments.experiment_id_of(span) == run_id for span in self.spans)
+        known = any(experiments.experiment_id_of(span) == run_id for span in self.spans)
         return None if known else f"Experiment (dataset run) {run_id} not found"
 
     def _config_problem(self, item: JsonObject) -> str | None:
@@ -912,51 +907,10 @@ class LangfuseStandIn:
             ]
         return _page_of(request, items)
 
-    def _create_dataset_run_item(self, request: Request) -> Response:
-        body = self._check_request_body(request, "/api/public/dataset-run-items")
-        now = views.iso_from_seconds(time.time())
+    def _removed_dataset_runs(self, request: Request) -> Response:
         with self._lock:
-            item = self._store.dataset_items.get(body["datasetItemId"])
-            if item is None:
-                raise not_found(f"Dataset item {body['datasetItemId']} not found")
-            key = (item["datasetId"], body["runName"])
-            run = self._store.dataset_runs.setdefault(key, {
-                "id": str(uuid.uuid4()), "name": body["runName"], "datasetId": item["datasetId"],
-                "datasetName": item["datasetName"], "createdAt": now, "description": None, "metadata": None,
-            })  # fmt: skip
-            run |= {"updatedAt": now}
-            run |= {
-                k: body[f]
-                for k, f in (("description", "runDescription"), ("metadata", "metadata"))
-                if f in body
-            }
-            run_item = {"id": str(uuid.uuid4()), "datasetRunId": run["id"], "datasetRunName": run["name"],
-                        "datasetItemId": item["id"], "traceId": body.get("traceId"),
-                        "observationId": body.get("observationId"),
-                        "createdAt": now, "updatedAt": now}  # fmt: skip
-            self._store.dataset_run_items.append(run_item)
-            return Response(200, dict(run_item))
-
-    def _dataset_runs_of(self, name: str) -> list[JsonObject]:
-        dataset = self._dataset(name)
-        with self._lock:
-            return [
-                dict(run)
-                for (dataset_id, _), run in self._store.dataset_runs.items()
-                if dataset_id == dataset["id"]
-            ]
-
-    def _list_dataset_runs(self, request: Request) -> Response:
-        return _page_of(request, self._dataset_runs_of(request.params[0]))
-
-    def _get_dataset_run(self, request: Request) -> Response:
-        name, run_name = request.params
-        run = next((r for r in self._dataset_runs_of(name) if r["name"] == run_name), None)
-        if run is None:
-            raise not_found(f"Dataset run {run_name} not found")
-        with self._lock:
-            items = [dict(i) for i in self._store.dataset_run_items if i["datasetRunId"] == run["id"]]
-        return Response(200, run | {"datasetRunItems": items})
+            self.removed_calls.append(f"{request.method} {request.path}")
+        raise not_found(REMOVED_DATASET_RUNS)
 
     # -- endpoints: experiments (v4) ------------------------------------------------------------
 
@@ -1082,12 +1036,18 @@ LangfuseStandIn.routes = [
            LangfuseStandIn._list_experiments),
     _route("GET", "/api/public/experiment-items", "/api/public/experiment-items",
            LangfuseStandIn._list_experiment_items),
-    _route("POST", "/api/public/dataset-run-items", "/api/public/dataset-run-items",
-           LangfuseStandIn._create_dataset_run_item),
-    _route("GET", f"/api/public/datasets/{_SEGMENT}/runs", "/api/public/datasets/{datasetName}/runs",
-           LangfuseStandIn._list_dataset_runs),
-    _route("GET", f"/api/public/datasets/{_SEGMENT}/runs/{_SEGMENT}",
-           "/api/public/datasets/{datasetName}/runs/{runName}", LangfuseStandIn._get_dataset_run),
+    *(
+        _route(method, regex, template, LangfuseStandIn._removed_dataset_runs)
+        for method, regex, template in (
+            ("POST", "/api/public/dataset-run-items", "/api/public/dataset-run-items"),
+            ("GET", "/api/public/dataset-run-items", "/api/public/dataset-run-items"),
+            ("GET", f"/api/public/datasets/{_SEGMENT}/runs", "/api/public/datasets/{datasetName}/runs"),
+            ("GET", f"/api/public/datasets/{_SEGMENT}/runs/{_SEGMENT}",
+             "/api/public/datasets/{datasetName}/runs/{runName}"),
+            ("DELETE", f"/api/public/datasets/{_SEGMENT}/runs/{_SEGMENT}",
+             "/api/public/datasets/{datasetName}/runs/{runName}"),
+        )
+    ),
 ]  # fmt: skip
 
 

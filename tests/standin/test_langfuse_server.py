@@ -433,6 +433,24 @@ def test_a_run_level_score_must_name_a_known_experiment(
     )
 
 
+def test_the_removed_dataset_run_endpoints_answer_404_and_are_recorded(
+    langfuse_standin: LangfuseStandIn,
+) -> None:
+    with http(langfuse_standin) as api:
+        created = api.post(
+            "/api/public/dataset-run-items", json={"runName": "r", "datasetItemId": "i", "traceId": "t"}
+        )
+        listed = api.get("/api/public/datasets/ds/runs")
+    assert created.status_code == listed.status_code == 404
+    assert "removed from Langfuse Cloud on November 16, 2026" in created.json()["message"]
+    assert langfuse_standin.removed_calls == [
+        "POST /api/public/dataset-run-items",
+        "GET /api/public/datasets/ds/runs",
+    ]
+    assert any(p.startswith("removed endpoint called") for p in langfuse_standin.problems())
+    langfuse_standin.removed_calls.clear()  # called on purpose here
+
+
 # -- project, health, score configs -----------------------------------------------------------
 
 
