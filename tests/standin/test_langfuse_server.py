@@ -370,7 +370,7 @@ def run_sdk_experiment(client: Langfuse, dataset: str, run_name: str, items: int
 def test_sdk_run_experiment_becomes_an_experiment_with_its_items(
     langfuse_standin: LangfuseStandIn, make_langfuse: LangfuseFactory
 ) -> None:
-    client = make_langfuse()
+    client = make_langfuse(flush_interval=60)  # only flush() sends: the spans, then the run-level score
     result = run_sdk_experiment(client, "ds", "run-1")
     dataset_id = langfuse_standin.datasets["ds"]["id"]
 
@@ -395,7 +395,7 @@ def test_sdk_run_experiment_becomes_an_experiment_with_its_items(
 def test_experiment_listings_filter_and_page_with_a_cursor(
     langfuse_standin: LangfuseStandIn, make_langfuse: LangfuseFactory
 ) -> None:
-    client = make_langfuse()
+    client = make_langfuse(flush_interval=60)
     first, second = run_sdk_experiment(client, "a", "one", 3), run_sdk_experiment(client, "b", "two", 3)
     listed = client.api.experiments.list(from_start_time=SINCE, limit=1)
     assert [e.id for e in listed.data] == [second.experiment_id]  # the latest activity first
