@@ -22,7 +22,7 @@
     [compare]    workflow_pass_rate_drop = 2, full_workflow_drop = 3, quality_drop = 0.1,
                  accuracy_drop = 2, latency_increase_percent = 20, latency_floor_ms = 50,
                  min_scenarios = 10, alpha = 0.05
-    [datasets]   name = "scenarios", link_runs = true   # runs as Langfuse dataset runs
+    [datasets]   name = "scenarios", link_runs = true   # runs as Langfuse experiments
 
 Secrets never live here: the OpenAI-compatible endpoint comes from OPENAI_API_KEY / OPENAI_BASE_URL, the
 judges' from EVALUATOR_JUDGE_BASE_URL / EVALUATOR_JUDGE_API_KEY (else OPENAI_*), Langfuse from
@@ -177,7 +177,7 @@ class CompareConfig(_Section):
 
 
 class DatasetsConfig(_Section):
-    """The Langfuse dataset a suite is pushed to, and whether connected runs link to it as dataset runs."""
+    """The Langfuse dataset a suite is pushed to, and whether connected runs are experiments on it."""
 
     name: str = Field(default="scenarios", min_length=1, max_length=200)
     link_runs: bool = True

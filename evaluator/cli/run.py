@@ -175,7 +175,7 @@ def _print_langfuse(suite: SuiteRun) -> None:
         out.print(f"  {scenario_id}: {url}", highlight=False, soft_wrap=True, markup=False)
     if suite.status is not None:
         print_delivery(out, suite.status, scores=suite.delivery, spans=suite.spans)
-    _print_dataset_run(suite)
+    _print_experiment(suite)
     report = suite.verify
     if report is None:
         return
@@ -189,18 +189,21 @@ def _print_langfuse(suite: SuiteRun) -> None:
             notice(out, label, f"{scenario_id}: {reason}")
 
 
-def _print_dataset_run(suite: SuiteRun) -> None:
-    report = suite.dataset_run
+def _print_experiment(suite: SuiteRun) -> None:
+    """The run as a Langfuse experiment: the scenarios whose traces carry the link to their dataset
+    item (Langfuse groups them as it ingests the spans), those without an item, the run-level scores."""
+    report = suite.experiment
     if report is None:
         return
+    parts = [f"{len(report.linked)} scenario traces linked to their items"]
+    if report.not_in_dataset:
+        parts.append(f"{len(report.not_in_dataset)} not in the dataset (run `evaluator datasets push`)")
+    if report.scores:
+        parts.append(f"{len(report.scores)} run-level scores posted")
     out.print(
-        f'Dataset run "{report.run_name}" of dataset "{report.dataset}": '
-        f"{len(report.linked)} scenarios linked"
-        + (
-            f", {len(report.not_in_dataset)} not in the dataset (run `evaluator datasets push`)"
-            if report.not_in_dataset
-            else ""
-        ),
+        f'Experiment "{report.run_name}" on dataset "{report.dataset}": ' + ", ".join(parts),
         highlight=False,
         markup=False,
     )
+    if report.url and report.linked:
+        out.print(f"  {report.url}", highlight=False, soft_wrap=True, markup=False)

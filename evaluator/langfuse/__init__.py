@@ -1,9 +1,11 @@
-"""The only package that imports `langfuse`: settings, tracing with in-process capture, and one
-connected project split by role (scores, span re-sending, trace read-back, prompt management, datasets,
-score read-back)."""
+"""The only package that imports `langfuse`: settings, tracing with in-process capture, experiments (a
+trace linked to its dataset item through span attributes), and one connected project split by role
+(scores, span re-sending, trace read-back, prompt management, datasets, score read-back)."""
 
 from evaluator.langfuse.connection import LangfuseConnection
 from evaluator.langfuse.datasets import DatasetItem, LangfuseDatasets, item_id
+from evaluator.langfuse.experiments import Experiment, ExperimentLink, experiment_id
+from evaluator.langfuse.experiments import available as experiments_available
 from evaluator.langfuse.judging import JudgeTracing
 from evaluator.langfuse.prompts import LangfusePrompts
 from evaluator.langfuse.score_history import LangfuseScoreHistory
@@ -18,6 +20,8 @@ __all__ = [
     "AckingExporter",
     "Captured",
     "DatasetItem",
+    "Experiment",
+    "ExperimentLink",
     "JudgeTracing",
     "LangfuseConnection",
     "LangfuseDatasets",
@@ -29,5 +33,7 @@ __all__ = [
     "ScenarioSpan",
     "SpanResender",
     "Tracing",
+    "experiment_id",
+    "experiments_available",
     "item_id",
 ]

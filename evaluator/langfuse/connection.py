@@ -1,6 +1,6 @@
 """One connected Langfuse project, split by role: tracing, scores (`ScoreSink`), span re-sending
 (`SpanSender`), trace read-back (`TraceReader`), prompt management (`PromptRegistry`), datasets and
-dataset runs (`LangfuseDatasets`) and score read-back (`LangfuseScoreHistory`). Consumers
+run-level experiment scores (`LangfuseDatasets`) and score read-back (`LangfuseScoreHistory`). Consumers
 depend on the role protocols they declare, never on this class.
 """
 
@@ -13,6 +13,7 @@ from langfuse import Langfuse
 from evaluator.errors import LangfuseAuthError
 from evaluator.langfuse._http import LangfuseApi
 from evaluator.langfuse.datasets import LangfuseDatasets
+from evaluator.langfuse.experiments import experiment_url
 from evaluator.langfuse.prompts import LangfusePrompts
 from evaluator.langfuse.score_history import LangfuseScoreHistory
 from evaluator.langfuse.scores import LangfuseScores
@@ -75,3 +76,9 @@ class LangfuseConnection:
         if self._project_id is None:
             return None
         return f"{self.settings.base_url}/project/{self._project_id}/traces/{trace_id}"
+
+    def experiment_url(self, experiment_id: str) -> str | None:
+        """The experiment's results page in the Langfuse UI, once the project is known."""
+        if self._project_id is None:
+            return None
+        return experiment_url(self.settings.base_url, self._project_id, experiment_id)

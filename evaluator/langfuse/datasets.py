@@ -1,13 +1,14 @@
-"""Datasets and dataset runs in Langfuse (the `DatasetRegistry` role): a scenario suite as a dataset, a
-run as a dataset run, and the run-level metrics as scores of that dataset run.
+"""Datasets in Langfuse (the `DatasetRegistry` role): a scenario suite as a dataset, and the run-level
+metrics of a run as scores of its experiment.
 
 Endpoints (openapi.yml): `GET/POST /api/public/v2/datasets[/{name}]`, `GET/POST /api/public/dataset-items`,
-`POST /api/public/dataset-run-items` (creates the run on first use and links one trace to one item), and
-`POST /api/public/scores` with `datasetRunId` for dataset-run scores. Item ids are chosen by the caller,
-so pushing the same suite again updates nothing that did not change and creates nothing new.
+and `POST /api/public/scores` with `datasetRunId` = the experiment id for run-level scores. Item ids are
+chosen by the caller, so pushing the same suite again updates nothing that did not change and creates
+nothing new.
 
-The dataset-run-items endpoint is marked deprecated in Langfuse v4 (experiments are recorded from OTel
-span attributes there); a server that no longer serves it answers 404/405, reported as such.
+A run's traces join their items as an experiment through span attributes (`experiments`), never through
+`POST /api/public/dataset-run-items`: Langfuse v4 records experiments from spans only, and Langfuse Cloud
+removed that endpoint on 2026-11-16.
 """
 
 from __future__ import annotations
@@ -21,12 +22,10 @@ from urllib.parse import quote
 import httpx
 
 from evaluator._time import Deadline
-from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi, api_failure
 
 _DATASETS = "/api/public/v2/datasets"
 _ITEMS = "/api/public/dataset-items"
-_RUN_ITEMS = "/api/public/dataset-run-items"
 _SCORES = "/api/public/scores"
 _PAGE = 100
 _NAMESPACE = uuid.UUID("0b9d8a52-6f0e-5d62-9a57-3c1e2f7a4b21")
@@ -113,50 +112,21 @@ class LangfuseDatasets:
             (updated if old is not None else created).append(item.id)
         return created, updated, unchanged
 
-    def link(
-        self,
-        *,
-        run_name: str,
-        item_id: str,
-        trace_id: str,
-        description: str,
-        metadata: Mapping[str, Any],
-        deadline: Deadline | None = None,
-    ) -> str:
-        """Link one trace to one item in the dataset run `run_name` (created on first use); the run's id."""
-        what = f'linking trace {trace_id} to dataset item "{item_id}"'
-        body = {
-            "runName": run_name,
-            "runDescription": description,
-            "metadata": dict(metadata),
-            "datasetItemId": item_id,
-            "traceId": trace_id,
-        }
-        response = self._request("POST", _RUN_ITEMS, what, deadline, json=body)
-        if response.status_code in (404, 405):
-            raise LangfuseUnavailableError(
-                f"Langfuse at {self._api.base_url} answered HTTP {response.status_code} to POST {_RUN_ITEMS} "
-                f"({response.text[:200]}): the item was deleted, or this server no longer serves dataset "
-                "run items (removed from Langfuse Cloud's v4 API on 2026-11-16)",
-                status=response.status_code,
-            )
-        return str(self._json(response, what)["datasetRunId"])
-
     def post_run_scores(
         self,
-        dataset_run_id: str,
+        experiment_id: str,
         scores: Mapping[str, float],
         *,
         run_id: str,
         metadata: Mapping[str, Any],
         deadline: Deadline | None = None,
     ) -> None:
-        """Scores on the dataset run itself (`datasetRunId`), with ids derived from (run id, name), so
-        posting again updates them."""
+        """Scores on the experiment itself (`datasetRunId` = its id, as the SDK attaches run-level
+        scores), with ids derived from (run id, experiment id, name), so posting again updates them."""
         body = [
             {
-                "id": str(uuid.uuid5(_NAMESPACE, f"{run_id}/{dataset_run_id}/{name}")),
-                "datasetRunId": dataset_run_id,
+                "id": str(uuid.uuid5(_NAMESPACE, f"{run_id}/{experiment_id}/{name}")),
+                "datasetRunId": experiment_id,
                 "name": name,
                 "value": value,
                 "dataType": "NUMERIC",
@@ -166,7 +136,7 @@ class LangfuseDatasets:
         ]
         if not body:
             return
-        what = "posting dataset-run scores"
+        what = "posting the run's scores to its experiment"
         response = self._request("POST", _SCORES, what, deadline, json=body)
         if response.status_code >= 300:
             raise api_failure(what, response.status_code, response.headers, response.text, self._api.base_url)

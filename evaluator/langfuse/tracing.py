@@ -46,6 +46,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from evaluator.langfuse._http import bounded, otlp_endpoint, otlp_headers
+from evaluator.langfuse.experiments import ExperimentLink, linked
 from evaluator.langfuse.settings import LangfuseSettings
 from evaluator.langfuse.span_outbox import Ack, AckingExporter
 from evaluator.langfuse.span_records import to_records
@@ -275,10 +276,18 @@ class Tracing:
 
     @contextmanager
     def scenario_run(
-        self, *, trace_id: str, scenario_id: str, run_id: str, tags: Sequence[str], input: object
+        self,
+        *,
+        trace_id: str,
+        scenario_id: str,
+        run_id: str,
+        tags: Sequence[str],
+        input: object,
+        experiment: ExperimentLink | None = None,
     ) -> Iterator[ScenarioSpan]:
-        """The root SPAN of one scenario's trace, current in this thread, with its trace attributes;
-        spans are captured. The span is NOT ended on exit: call `ScenarioSpan.end()`."""
+        """The root SPAN of one scenario's trace, current in this thread, with its trace attributes
+        (and, given `experiment`, the link to its experiment item: experiments.linked); spans are
+        captured. The span is NOT ended on exit: call `ScenarioSpan.end()`."""
         self._collector.open(trace_id)
         with (
             _set_current_public_key(self._public_key),  # get_client() and @observe inside: this key
@@ -298,6 +307,7 @@ class Tracing:
                     "run_id": run_id[:_METADATA_VALUE_LIMIT],
                 },
             ),
+            linked(experiment, span.id) if experiment is not None else nullcontext(),
         ):
             yield ScenarioSpan(span, trace_id)
 

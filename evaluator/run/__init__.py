@@ -1,8 +1,15 @@
 """Running suites: targets, the staged pipeline, the run service (`run_suite`), verification, and runs as
-Langfuse dataset runs (`experiment`)."""
+Langfuse experiments (`experiment`)."""
 
 from evaluator.config import LLMEndpoint
-from evaluator.run.experiment import DatasetRunReport, PushReport, link_run, push_suite
+from evaluator.run.experiment import (
+    ExperimentPlan,
+    ExperimentReport,
+    PushReport,
+    plan_experiment,
+    push_suite,
+    report_experiment,
+)
 from evaluator.run.judging import HOW_TO_ENABLE, JudgePlan, check_judge_prompts
 from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, ScenarioTracer, new_run_id
 from evaluator.run.service import SuiteRun, run_suite, select_scenarios
@@ -12,7 +19,8 @@ from evaluator.run.verify import VerifyReport, verify_run
 __all__ = [
     "HOW_TO_ENABLE",
     "JUDGE_NOT_AVAILABLE",
-    "DatasetRunReport",
+    "ExperimentPlan",
+    "ExperimentReport",
     "JudgePlan",
     "LLMEndpoint",
     "Pipeline",
@@ -25,10 +33,11 @@ __all__ = [
     "TargetRequest",
     "VerifyReport",
     "check_judge_prompts",
-    "link_run",
     "load_target",
     "new_run_id",
+    "plan_experiment",
     "push_suite",
+    "report_experiment",
     "run_suite",
     "select_scenarios",
     "verify_run",

@@ -1,24 +1,38 @@
 """Runs as Langfuse experiments: a scenario suite as a dataset (`evaluator datasets push`), and each
-connected run as a dataset run of it (after the run, within its post-run deadline).
+connected run as an experiment on it.
 
 One item per scenario, its id derived from the dataset name and the scenario id (langfuse.item_id), its
 input the scenario's input, its expected output the scenario's `expected` block, its metadata the
-scenario's id, description, tags and target. A run links each scenario's trace to that scenario's item in
-a dataset run named after the run (its `--run-name`, else its id), with the run's prompt versions, git
-commit and targets as run metadata, and posts the run-level metrics as scores of the dataset run
-(`run_pass_rate`, `run_workflow_pass_rate`, `run_trajectory_full_workflow`, ...). In Langfuse: Datasets >
-the dataset > Runs lists the runs with these scores; select two or more runs and compare them item by item.
+scenario's id, description, tags and target.
+
+Before a run (`plan_experiment`), the dataset and its items are looked up: the run's experiment is named
+after the run (its `--run-name`, else its id), its id derived as Langfuse derives it (the same name on
+the same dataset is the same experiment), its metadata what is known before the run starts (the run id,
+the prompt versions pinned with `--prompt`, the git commit, the targets). Each scenario with an item
+gets an `ExperimentLink`, which its trace carries as span attributes while it runs (langfuse.experiments):
+that is how Langfuse v4 records experiments. After the run (`report_experiment`), the run-level metrics
+are posted as scores of the experiment (`run_pass_rate`, `run_workflow_pass_rate`,
+`run_trajectory_full_workflow`, ...), with every prompt version the results used in their metadata. In
+Langfuse: the dataset's page lists its experiments with these scores; select two and compare them item by
+item.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evaluator._time import Deadline
 from evaluator.errors import LangfuseUnavailableError
-from evaluator.langfuse import DatasetItem, LangfuseDatasets, item_id
+from evaluator.langfuse import (
+    DatasetItem,
+    Experiment,
+    ExperimentLink,
+    LangfuseDatasets,
+    experiment_id,
+    item_id,
+)
 from evaluator.results import FIGURES, RunInfo, ScenarioResult, run_provenance, summarize
 from evaluator.scenarios import LoadedScenario
 
@@ -35,14 +49,28 @@ class PushReport:
 
 
 @dataclass(frozen=True, kw_only=True)
-class DatasetRunReport:
+class ExperimentPlan:
+    """A run's experiment, decided before the run: the link each scenario's trace is to carry."""
+
+    dataset: str
+    experiment: Experiment
+    links: Mapping[str, ExperimentLink]  # by scenario id; scenarios without an item have none
+    url: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExperimentReport:
+    """What became of a run's experiment: the scenarios whose traces carried the link, those that have
+    no item in the dataset, the run-level scores posted, and why posting them failed, if it did."""
+
     dataset: str
     run_name: str
-    dataset_run_id: str | None = None
+    experiment_id: str
+    url: str | None = None
     linked: list[str] = field(default_factory=list)  # scenario ids
     not_in_dataset: list[str] = field(default_factory=list)
-    scores: list[str] = field(default_factory=list)  # dataset-run score names posted
-    error: str | None = None  # why linking stopped, if it did
+    scores: list[str] = field(default_factory=list)  # run-level score names posted
+    error: str | None = None
 
 
 def dataset_item(scenario: LoadedScenario, dataset: str) -> DatasetItem:
@@ -82,59 +110,105 @@ def push_suite(
     )
 
 
+def experiment_metadata(
+    *,
+    run_id: str,
+    pins: Mapping[str, int],
+    judge_prompts: Collection[str],
+    git: Mapping[str, Any] | None,
+    targets: Sequence[str],
+) -> dict[str, Any]:
+    """What an experiment records of its run, known before the run starts (every span of a linked
+    trace carries it): the run id, the versions pinned with `--prompt` (agent and judge prompts apart;
+    an unpinned prompt runs at the version Langfuse serves, which its generations link to), the git
+    commit and the targets."""
+    return {
+        "run_id": run_id,
+        "agent_prompts": {n: v for n, v in sorted(pins.items()) if n not in judge_prompts},
+        "judge_prompts": {n: v for n, v in sorted(pins.items()) if n in judge_prompts},
+        "git": dict(git) if git is not None else None,
+        "targets": list(targets),
+    }
+
+
+def plan_experiment(
+    datasets: LangfuseDatasets,
+    scenarios: Sequence[LoadedScenario],
+    *,
+    dataset: str,
+    project_id: str,
+    run_name: str,
+    run_id: str,
+    metadata: Mapping[str, Any],
+    deadline: Deadline,
+) -> ExperimentPlan | None:
+    """The run's experiment on `dataset` and the link of every scenario that has an item there; None
+    when the project has no such dataset. A failed lookup raises (LangfuseUnavailableError, ...)."""
+    found = datasets.get_dataset(dataset, deadline=deadline)
+    if found is None:
+        return None
+    existing = datasets.items(dataset, deadline=deadline)
+    experiment = Experiment(
+        id=experiment_id(project_id, str(found["id"]), run_name),
+        name=run_name,
+        dataset_id=str(found["id"]),
+        description=f"evaluator run {run_id}",
+        metadata=dict(metadata),
+    )
+    items = (dataset_item(s, dataset) for s in scenarios)
+    links = {
+        str(item.metadata["scenario_id"]): ExperimentLink(
+            experiment=experiment,
+            item_id=item.id,
+            item_metadata=item.metadata,
+            expected_output=item.expected_output,
+        )
+        for item in items
+        if item.id in existing
+    }
+    return ExperimentPlan(dataset=dataset, experiment=experiment, links=links)
+
+
 def run_scores(documents: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """The run-level metrics that have a value, as dataset-run score names."""
+    """The run-level metrics that have a value, as experiment score names."""
     metrics = summarize(documents)
     return {
         f"{RUN_SCORE_PREFIX}{name}": float(metrics[name]) for name in FIGURES if metrics[name] is not None
     }
 
 
-def link_run(
+def report_experiment(
     datasets: LangfuseDatasets,
+    plan: ExperimentPlan,
     run: RunInfo,
     results: Sequence[ScenarioResult],
-    dataset: str,
     deadline: Deadline,
-) -> DatasetRunReport | None:
-    """Link every scenario trace of the run to its item; None when the dataset does not exist."""
-    if datasets.get_dataset(dataset, deadline=deadline) is None:
-        return None
-    existing = datasets.items(dataset, deadline=deadline)
+) -> ExperimentReport:
+    """After the run: the run-level scores posted to the experiment (when any trace joined it), with
+    every prompt version the results used in their metadata; what was linked."""
+    linked = [r.scenario_id for r in results if r.scenario_id in plan.links]
+    report = ExperimentReport(
+        dataset=plan.dataset,
+        run_name=plan.experiment.name,
+        experiment_id=plan.experiment.id,
+        url=plan.url,
+        linked=linked,
+        not_in_dataset=[r.scenario_id for r in results if r.scenario_id not in plan.links],
+    )
+    if not linked:  # no trace joined it: Langfuse has no such experiment to score
+        return report
     documents = [r.to_json() for r in results]
     header = run_provenance(run, documents)
     metadata = {
-        "run_id": run.id,
+        **plan.experiment.metadata,
         "agent_prompts": {p["name"]: p["version"] for p in header["agent_prompts"]},
         "judge_prompts": {p["name"]: p["version"] for p in header["judge_prompts"]},
-        "git": header["git"],
-        "targets": header["targets"],
     }
-    linked, missing, run_id = [], [], None
+    scores = run_scores(documents)
     try:
-        for result in results:
-            item = item_id(dataset, result.scenario_id)
-            if item not in existing:
-                missing.append(result.scenario_id)
-                continue
-            run_id = datasets.link(
-                run_name=run.name or run.id,
-                item_id=item,
-                trace_id=result.trace_id,
-                description=f"evaluator run {run.id}",
-                metadata=metadata,
-                deadline=deadline,
-            )
-            linked.append(result.scenario_id)
-        scores = run_scores(documents) if run_id is not None else {}
-        if run_id is not None:
-            datasets.post_run_scores(run_id, scores, run_id=run.id, metadata=metadata, deadline=deadline)
+        datasets.post_run_scores(
+            plan.experiment.id, scores, run_id=run.id, metadata=metadata, deadline=deadline
+        )
     except LangfuseUnavailableError as exc:
-        return DatasetRunReport(
-            dataset=dataset, run_name=run.name, dataset_run_id=run_id, linked=linked, not_in_dataset=missing,
-            error=str(exc),
-        )  # fmt: skip
-    return DatasetRunReport(
-        dataset=dataset, run_name=run.name, dataset_run_id=run_id, linked=linked, not_in_dataset=missing,
-        scores=sorted(scores),
-    )  # fmt: skip
+        return replace(report, error=str(exc))
+    return replace(report, scores=sorted(scores))

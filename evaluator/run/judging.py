@@ -27,7 +27,7 @@ from evaluator.judge import (
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
 from evaluator.results import JudgeStatus, ScenarioResult
-from evaluator.scenarios import Scenario
+from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
 from evaluator.trace import Trace
 
@@ -145,6 +145,13 @@ def check_judge_prompts(
         if answer.ground_truth:
             name = settings.correctness_prompt
             library.get(name, version=pins.get(name))
+
+
+def judge_prompt_names(config: Config, scenarios: Sequence[LoadedScenario]) -> set[str]:
+    """The prompts the judges may use on these scenarios: the configured ones and the scenarios' own."""
+    judge = config.settings.judge
+    own = {s.scenario.judge.prompt for s in scenarios if s.scenario.judge and s.scenario.judge.prompt}
+    return {judge.quality_prompt, judge.correctness_prompt, *own}
 
 
 def judge_result(

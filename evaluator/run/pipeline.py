@@ -40,6 +40,7 @@ from evaluator._time import utc_now
 from evaluator.config import LLMEndpoint
 from evaluator.errors import TargetTimeoutError, TraceError
 from evaluator.judge import Judges
+from evaluator.langfuse import ExperimentLink
 from evaluator.prompts import PromptSource
 from evaluator.results import (
     EvaluatorFailure,
@@ -89,7 +90,14 @@ class ScenarioTracer(Protocol):
     def trace_id_for(self, run_id: str, scenario_id: str) -> str: ...
     def callbacks(self) -> list[Any]: ...
     def scenario_run(
-        self, *, trace_id: str, scenario_id: str, run_id: str, tags: Sequence[str], input: object
+        self,
+        *,
+        trace_id: str,
+        scenario_id: str,
+        run_id: str,
+        tags: Sequence[str],
+        input: object,
+        experiment: ExperimentLink | None = None,
     ) -> AbstractContextManager[RootSpan]: ...
     def take(self, trace_id: str, rules: TraceRules = ...) -> CapturedTrace: ...
 
@@ -119,6 +127,7 @@ class RunOptions:
     run_name: str = ""
     judge_status: JudgeStatus = JUDGE_NOT_AVAILABLE  # for results the judges do not see
     judge_concurrency: int = 8
+    experiment_links: Mapping[str, ExperimentLink] = field(default_factory=dict)  # by scenario id
 
 
 @dataclass(kw_only=True)
@@ -433,6 +442,7 @@ class _Run:
             run_id=self._options.run_id,
             tags=scenario.tags,
             input=scenario.input,
+            experiment=self._options.experiment_links.get(scenario.id),
         ) as root:
             attempt.root = root
             output, error = self._call(target, request, attempt)

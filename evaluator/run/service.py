@@ -5,11 +5,13 @@
     suite.passed, suite.results[0].to_json()
 
 It loads the configuration, the scenarios and their targets (bad input raises an `EvaluatorError`
-before anything runs), connects to Langfuse when the environment has keys, runs the pipeline,
-stores every result, writes `output` (before the steps after the run), then spends at most one deadline
+before anything runs), connects to Langfuse when the environment has keys (and looks up the dataset
+whose experiment the run's traces join: run/experiment.py), runs the pipeline, stores every result,
+writes `output` (before the steps after the run), then spends at most one deadline
 (`[langfuse] delivery_deadline_seconds`) on every Langfuse step after the run: the batches still in
 flight, the span flush, re-sending traces Langfuse has not got whole, the score sweep, the score
-configs and the SDK's shutdown. Progress and warnings go to the callbacks; nothing is printed.
+configs, the experiment's run-level scores and the SDK's shutdown. Progress and warnings go to the
+callbacks; nothing is printed.
 """
 
 from __future__ import annotations
@@ -20,17 +22,30 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from evaluator._time import Deadline, utc_now
 from evaluator.config import Config, TargetConfig, load_config
 from evaluator.errors import ConfigError, EvaluatorError, LangfuseUnavailableError, did_you_mean
 from evaluator.judge import JudgeModel
-from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
+from evaluator.langfuse import (
+    ExperimentLink,
+    JudgeTracing,
+    LangfuseConnection,
+    Tracing,
+    experiments_available,
+)
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
 from evaluator.results import DEFINITIONS, RunInfo, ScenarioResult, run_to_json
 from evaluator.run._signals import StopSignals
-from evaluator.run.experiment import DatasetRunReport, link_run
-from evaluator.run.judging import JudgePlan
+from evaluator.run.experiment import (
+    ExperimentPlan,
+    ExperimentReport,
+    experiment_metadata,
+    plan_experiment,
+    report_experiment,
+)
+from evaluator.run.judging import JudgePlan, judge_prompt_names
 from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
 from evaluator.run.provenance import git_state, model_names, targets_of
 from evaluator.run.target import Target, load_target
@@ -66,7 +81,7 @@ class SuiteRun:
     status: DeliveryStatus | None = None  # what Langfuse acknowledged of this run, what waits
     trace_urls: dict[str, str] = field(default_factory=dict)
     verify: VerifyReport | None = None
-    dataset_run: DatasetRunReport | None = None  # the run as a Langfuse dataset run, when linked
+    experiment: ExperimentReport | None = None  # the run as a Langfuse experiment, when linked
 
     @property
     def waiting(self) -> int:
@@ -143,6 +158,8 @@ def run_suite(
         judge_concurrency=judge_concurrency or cfg.settings.judge.concurrency,
     )
     session = _Session(cfg, store, connection, reachable, on_notice, run_id=options.run_id, tracing=tracing)
+    git = git_state(cfg.base_dir)
+    options = replace(options, experiment_links=session.plan_experiment(selected, options, git))
     plan = JudgePlan(cfg, no_judge=no_judge, model=judge_model)
     judges = plan.judges(
         [s.scenario for s in selected],
@@ -184,7 +201,7 @@ def run_suite(
         run = replace(
             run,
             targets=targets_of(selected),
-            git=git_state(cfg.base_dir),
+            git=git,
             models=model_names(cfg, llm_used=pipeline_llm is not None),
         )
         store.finish_run(run, results)
@@ -224,6 +241,7 @@ class _Session:
         self._configs: threading.Thread | None = None
         self._run_id = run_id
         self._configs_deadline = Deadline(config.settings.langfuse.delivery_deadline_seconds)
+        self._experiment: ExperimentPlan | None = None
 
     def start(self) -> None:
         """Right before the run: acknowledge spans into the store, deliver scores while the run goes
@@ -322,7 +340,7 @@ class _Session:
         if self._configs is not None:
             self._configs_deadline.end_by(deadline)
             self._configs.join(deadline.remaining())
-        dataset_run = self._link_dataset_run(connection, suite, deadline)
+        experiment = self._report_experiment(connection, suite, deadline)
         urls = {r.scenario_id: url for r in suite.results if (url := connection.trace_url(r.trace_id))}
         report = None
         if verify:
@@ -343,23 +361,67 @@ class _Session:
             status=self._store.delivery_status(destination, run_id=suite.run.id),
             trace_urls=urls,
             verify=report,
-            dataset_run=dataset_run,
+            experiment=experiment,
         )
 
-    def _link_dataset_run(
-        self, connection: LangfuseConnection, suite: SuiteRun, deadline: Deadline
-    ) -> DatasetRunReport | None:
-        """The run as a dataset run of the configured dataset (when it exists), within the deadline."""
-        datasets = self._config.settings.datasets
-        if not datasets.link_runs or not self._reachable or not suite.results:
-            return None
+    def plan_experiment(
+        self, scenarios: Sequence[LoadedScenario], options: RunOptions, git: Mapping[str, Any] | None
+    ) -> Mapping[str, ExperimentLink]:
+        """Before the run, within `read_deadline_seconds`: the experiment the run's traces join on the
+        configured dataset, and each scenario's link. No links when not connected, not reachable, not
+        asked for, or the dataset does not exist; a failed lookup warns, and the run goes on unlinked."""
+        datasets, connection = self._config.settings.datasets, self._connection
+        if connection is None or not self._reachable or not datasets.link_runs or not scenarios:
+            return {}
+        if not experiments_available():
+            self._notice(
+                "warning",
+                f"the run is not linked to dataset {datasets.name!r} as an experiment: the installed "
+                "Langfuse SDK no longer offers the experiment span attributes the evaluator sets "
+                "(langfuse._client.propagation._propagate_attributes). The run goes on unlinked.",
+            )
+            return {}
         try:
-            report = link_run(connection.datasets, suite.run, suite.results, datasets.name, deadline)
+            plan = plan_experiment(
+                connection.datasets,
+                scenarios,
+                dataset=datasets.name,
+                project_id=connection.project_id(),
+                run_name=options.run_name or options.run_id,
+                run_id=options.run_id,
+                metadata=experiment_metadata(
+                    run_id=options.run_id,
+                    pins=options.prompt_pins,
+                    judge_prompts=judge_prompt_names(self._config, scenarios),
+                    git=git,
+                    targets=targets_of(scenarios),
+                ),
+                deadline=Deadline(self._config.settings.langfuse.read_deadline_seconds),
+            )
         except EvaluatorError as exc:
-            self._notice("warning", f"the run was not linked to dataset {datasets.name!r} ({exc}).")
+            self._notice(
+                "warning",
+                f"the run is not linked to dataset {datasets.name!r} as an experiment ({exc}). "
+                "The run goes on unlinked.",
+            )
+            return {}
+        if plan is None:
+            return {}
+        self._experiment = replace(plan, url=connection.experiment_url(plan.experiment.id))
+        return plan.links
+
+    def _report_experiment(
+        self, connection: LangfuseConnection, suite: SuiteRun, deadline: Deadline
+    ) -> ExperimentReport | None:
+        """The run-level scores of the run's experiment, within the deadline (when the run has one)."""
+        if self._experiment is None or not suite.results:
             return None
-        if report is not None and report.error:
-            self._notice("warning", f"linking the run to dataset {datasets.name!r} stopped: {report.error}.")
+        report = report_experiment(connection.datasets, self._experiment, suite.run, suite.results, deadline)
+        if report.error:
+            self._notice(
+                "warning",
+                f"the run-level scores of experiment {report.run_name!r} were not posted: {report.error}.",
+            )
         return report
 
 

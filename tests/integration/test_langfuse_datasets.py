@@ -1,16 +1,26 @@
 """Runs as Langfuse experiments, against the stand-in (every response checked against openapi.yml):
-`datasets push` is idempotent, a connected run becomes a dataset run of it with its prompt versions and
-run-level scores, and `report --source langfuse` rebuilds the local report's figures from the scores."""
+`datasets push` is idempotent; a connected run becomes an experiment on the dataset (Langfuse v4: from
+the span attributes of its traces) with its prompt versions and run-level scores, and a failed lookup
+only warns; `report --source langfuse` rebuilds the local report's figures from the scores."""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
+from typing import Any
 
+import httpx
+import pytest
+from langfuse import Langfuse
+
+from evaluator.langfuse import experiments
 from evaluator.results import FIGURES
+from evaluator.storage import Store
 from tests.integration.conftest import ROOT, Cli
 from tests.standin.langfuse_server import LangfuseStandIn
+from tests.standin.otlp import ReceivedSpan
+from tests.standin.views import PROJECT_ID, is_root
 
 SUITE = str(ROOT / "scenarios/research")
 
@@ -33,28 +43,127 @@ def test_pushing_twice_creates_nothing_new(
     assert len(langfuse_standin.datasets) == 1
 
 
-def test_a_connected_run_is_a_dataset_run(
+def _use_dataset(project: Path, name: str = "research") -> None:
+    config = project / "evaluator.toml"
+    config.write_text(config.read_text() + f'\n[datasets]\nname = "{name}"\n')
+
+
+def _read(standin: LangfuseStandIn, path: str, **params: str) -> list[dict[str, Any]]:
+    """Every page of a v4 experiments listing, through the stand-in's HTTP API (contract-checked)."""
+    rows: list[dict[str, Any]] = []
+    query = {"fromStartTime": "2020-01-01T00:00:00Z", "limit": "5", **params}
+    with httpx.Client(base_url=standin.base_url, auth=standin.new_keys(), timeout=5) as api:
+        while True:
+            response = api.get(path, params=query)
+            assert response.status_code == 200, response.text
+            rows += response.json()["data"]
+            cursor = response.json()["meta"].get("cursor")
+            if not cursor:
+                return rows
+            query["cursor"] = cursor
+
+
+def _roots(standin: LangfuseStandIn) -> dict[str, ReceivedSpan]:
+    """The root span of every trace received, by trace id."""
+    return {span.trace_id: span for span in standin.spans if is_root(span)}
+
+
+def test_a_connected_run_is_an_experiment_on_the_dataset(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
 ) -> None:
-    (with_langfuse / "evaluator.toml").write_text(
-        (with_langfuse / "evaluator.toml").read_text() + '\n[datasets]\nname = "research"\n'
-    )
+    _use_dataset(with_langfuse)
     assert cli("datasets", "push", SUITE, "--tag", "smoke")[0] == 0  # only part of the suite
     pushed = set(langfuse_standin.dataset_items)
+    dataset_id = langfuse_standin.datasets["research"]["id"]
     code, out = cli("run", SUITE, "--run-name", "v2", "--prompt", "agents/research=2")
     assert code == 1
-    [run] = langfuse_standin.dataset_runs
-    assert run["name"] == "v2" and run["metadata"]["agent_prompts"]["agents/research"] == 2
-    links = langfuse_standin.dataset_run_items
-    assert {link["datasetItemId"] for link in links} == pushed and len(links) == len(pushed)
-    assert f'Dataset run "v2" of dataset "research": {len(pushed)} scenarios linked' in out
-    assert "not in the dataset (run `evaluator datasets push`)" in out
-    run_scores = {s["name"]: s for s in langfuse_standin.scores.values() if s.get("datasetRunId")}
-    assert run_scores["run_pass_rate"]["datasetRunId"] == run["id"]
-    assert run_scores["run_pass_rate"]["value"] == 0.9091  # 10 of 11
-    assert "run_trajectory_full_workflow" in run_scores and "run_quality_mean" not in run_scores  # no judge
-    code, _ = cli("run", SUITE, "--run-name", "v2")  # same name: the same dataset run, items linked again
-    assert len(langfuse_standin.dataset_runs) == 1
+
+    [experiment] = _read(langfuse_standin, "/api/public/experiments", fields="core,metadata,scores")
+    sdk_id = Langfuse._create_experiment_id(None, project_id=PROJECT_ID, dataset_id=dataset_id, run_name="v2")  # type: ignore[arg-type]
+    assert experiment["id"] == sdk_id and experiment["name"] == "v2" and experiment["datasetId"] == dataset_id
+    assert experiment["metadata"]["agent_prompts"] == {"agents/research": 2}
+    assert experiment["metadata"]["targets"] == ["research"] and experiment["itemCount"] == len(pushed)
+    items = _read(
+        langfuse_standin,
+        "/api/public/experiment-items",
+        experimentId=sdk_id,
+        fields="core,dataset,io,itemMetadata",
+    )
+    assert sorted(i["experimentItemId"] for i in items) == sorted(pushed)
+    roots = _roots(langfuse_standin)
+    for item in items:
+        root = roots[item["traceId"]]
+        assert item["id"] == root.span_id and root.name == item["experimentItemMetadata"]["scenario_id"]
+        assert item["environment"] == "sdk-experiment" and item["experimentDatasetId"] == dataset_id
+        assert (
+            item["expectedOutput"]
+            == langfuse_standin.dataset_items[item["experimentItemId"]]["expectedOutput"]
+        )
+    linked = {item["traceId"] for item in items}
+    assert len(roots) == 11 and len(linked) == len(pushed) < 11
+    for span in langfuse_standin.spans:  # every span of a linked trace carries the link; the others none
+        carried = {k: v for k, v in span.attributes.items() if k.startswith("langfuse.experiment.")}
+        if span.trace_id in linked:
+            assert carried["langfuse.experiment.id"] == sdk_id
+            assert carried["langfuse.experiment.item.root_observation_id"] == roots[span.trace_id].span_id
+            assert span.attributes["langfuse.environment"] == "sdk-experiment"
+        else:
+            assert carried == {} and span.attributes.get("langfuse.environment") != "sdk-experiment"
+
+    scores = {s["name"]: s for s in experiment["scores"]}
+    assert scores["run_pass_rate"]["value"] == 0.9091  # 10 of 11
+    assert "run_trajectory_full_workflow" in scores and "run_quality_mean" not in scores  # no judge
+    posted = [s for s in langfuse_standin.scores.values() if s.get("datasetRunId")]
+    assert {s["datasetRunId"] for s in posted} == {sdk_id} and len(posted) == len(scores)
+    assert posted[0]["metadata"]["agent_prompts"]["agents/research"] == 2
+    assert not langfuse_standin.requests_to("/api/public/dataset-run-items")
+    url = f"{langfuse_standin.base_url}/project/{PROJECT_ID}/experiments/results?baseline={sdk_id}"
+    assert f'Experiment "v2" on dataset "research": {len(pushed)} scenario traces linked' in out
+    assert f"{11 - len(pushed)} not in the dataset (run `evaluator datasets push`)" in out and url in out
+
+    assert cli("run", SUITE, "--run-name", "v2")[0] == 1  # the same name: the same experiment
+    [again] = _read(langfuse_standin, "/api/public/experiments")
+    assert again["id"] == sdk_id and again["itemCount"] == 2 * len(pushed)
+
+
+def test_a_failed_dataset_lookup_warns_and_the_run_goes_on_unlinked(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    _use_dataset(with_langfuse)
+    assert cli("datasets", "push", SUITE, "--tag", "smoke")[0] == 0
+    langfuse_standin.fail_next(1, 503, path="/api/public/v2/datasets/research")
+    code, out = cli("run", SUITE, "--run-name", "v3", "--output", "results.json")
+    assert code == 1
+    assert "the run is not linked to dataset 'research' as an experiment" in out
+    assert 'HTTP 503 while reading dataset "research"' in out and "The run goes on unlinked." in out
+    assert len(json.loads((with_langfuse / "results.json").read_text())["results"]) == 11
+    [stored] = Store(with_langfuse / "evaluator.db").runs()
+    assert stored["name"] == "v3" and len(stored["results"]) == 11
+    assert not any(k.startswith("langfuse.experiment.") for s in langfuse_standin.spans for k in s.attributes)
+    assert not _read(langfuse_standin, "/api/public/experiments")
+    assert "Experiment " not in out
+
+
+def test_without_the_dataset_a_run_is_quietly_no_experiment(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    _use_dataset(with_langfuse, "never-pushed")
+    code, out = cli("run", SUITE, "--tag", "smoke")
+    assert code == 1 and "xperiment" not in out  # one smoke scenario fails, as the demo intends
+    assert langfuse_standin.requests_to("/api/public/v2/datasets/never-pushed", "GET")  # looked up
+    assert not any(k.startswith("langfuse.experiment.") for s in langfuse_standin.spans for k in s.attributes)
+
+
+def test_an_sdk_without_experiment_attributes_warns_and_the_run_goes_on(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _use_dataset(with_langfuse)
+    assert cli("datasets", "push", SUITE, "--tag", "smoke")[0] == 0
+    monkeypatch.setattr(experiments, "_propagate_attributes", None)  # as if a later SDK moved it
+    code, out = cli("run", SUITE, "--tag", "smoke")
+    assert code == 1 and "the installed Langfuse SDK no longer offers the experiment span attributes" in out
+    assert not any(k.startswith("langfuse.experiment.") for s in langfuse_standin.spans for k in s.attributes)
+    assert not _read(langfuse_standin, "/api/public/experiments")
 
 
 def test_report_from_langfuse_rebuilds_the_local_figures(

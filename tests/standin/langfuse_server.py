@@ -16,8 +16,13 @@ the subset of Langfuse's public HTTP API that the SDK and this project use:
     GET/POST /api/public/score-configs, GET /api/public/score-configs/{id}
     GET/POST /api/public/v2/datasets, GET /api/public/v2/datasets/{name}
     GET/POST /api/public/dataset-items, GET /api/public/dataset-items/{id}   items upserted on their id
-    POST  /api/public/dataset-run-items              creates the run (dataset, runName) on first use
-    GET   /api/public/datasets/{name}/runs[/{runName}]
+    GET   /api/public/experiments                    experiments (v4), derived from the received spans
+    GET   /api/public/experiment-items               their items (`experiments` says how)
+
+The dataset-run endpoints Langfuse Cloud removed on 2026-11-16 (`/api/public/dataset-run-items`,
+`/api/public/datasets/{name}/runs[/{runName}]`) answer 404 with a message, as Cloud does now, and each
+call is recorded in `.removed_calls`, a problem the test fails on: Langfuse v4 records experiments from
+the span attributes the SDK's `run_experiment` writes (`langfuse.experiment.*`), nothing else.
 
 Every request needs HTTP Basic auth with a registered key pair (health excepted, as on the real
 server); every JSON response is validated against Langfuse's openapi.yml (`openapi_contract`) and a
@@ -29,9 +34,9 @@ connections are refused, then re-opened on the same port), `slow` (seconds added
 errors), `visibility_delay` (ingestion lag before the read APIs return data), and
 `duplicate_observations` (rows returned more than once until "merged", as ClickHouse does).
 
-A score with `datasetRunId` must name a dataset run the stand-in created.
+A score with `datasetRunId` must name an experiment the stand-in received spans of.
 
-Not emulated: the legacy `/api/public/ingestion` batch API, dataset versions, experiments (v4), media,
+Not emulated: the legacy `/api/public/ingestion` batch API, dataset versions, media,
 sessions, comments, metrics, annotation queues, prompt dependencies (`resolve`), structured `filter` queries,
 model price matching (costs are echoed, never computed), and OTLP/JSON request bodies. A request
 to anything not emulated gets a 404/400 and is recorded in `.not_emulated`, so the test fails
@@ -51,8 +56,9 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
@@ -60,7 +66,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from . import views
+from . import experiments, views
 from .openapi_contract import ResponseContract, SchemaMismatchError, load_contract
 from .otlp import ReceivedSpan, decode_export_request, decompress
 from .views import PromptVersion, StoredScore, TraceSummary
@@ -69,6 +75,14 @@ SERVER_VERSION = "4.16.0"  # the server release openapi.yml was taken from
 MAX_SCORES_BODY_BYTES = 1024 * 1024  # Next.js's default body limit on POST /api/public/scores
 MAX_OBSERVATIONS_LIMIT = 1000
 MAX_SCORES_LIMIT = 100
+MAX_EXPERIMENTS_LIMIT = 100  # experiments and experiment items per page
+MAX_EXPERIMENT_SCORES_LIMIT = 50  # scores per experiment (item) with fields=scores
+REMOVED_DATASET_RUNS = (
+    "Dataset runs were removed from Langfuse Cloud on November 16, 2026 (Langfuse v4): experiments are "
+    "recorded from OpenTelemetry span attributes (POST /api/public/otel/v1/traces, as the SDK's "
+    "run_experiment writes them) and read with GET /api/public/experiments and "
+    "GET /api/public/experiment-items."
+)
 DEFAULT_PAGE_SIZE = 50
 PROTOBUF = "application/x-protobuf"
 
@@ -181,8 +195,6 @@ class _Store:
     score_configs: dict[str, JsonObject] = field(default_factory=dict)
     datasets: dict[str, JsonObject] = field(default_factory=dict)  # by name
     dataset_items: dict[str, JsonObject] = field(default_factory=dict)  # by id, in creation order
-    dataset_runs: dict[tuple[str, str], JsonObject] = field(default_factory=dict)  # (dataset id, name)
-    dataset_run_items: list[JsonObject] = field(default_factory=list)
     requests: list[RecordedRequest] = field(default_factory=list)
 
 
@@ -210,6 +222,7 @@ class LangfuseStandIn:
         self.schema_errors: list[str] = []
         self.not_emulated: list[str] = []
         self.internal_errors: list[str] = []
+        self.removed_calls: list[str] = []  # requests to the endpoints Langfuse Cloud removed
 
         self._keys = {self.public_key: self.secret_key}
         self._lock = threading.RLock()
@@ -378,16 +391,6 @@ class LangfuseStandIn:
             return {item_id: dict(item) for item_id, item in self._store.dataset_items.items()}
 
     @property
-    def dataset_runs(self) -> list[JsonObject]:
-        with self._lock:
-            return [dict(run) for run in self._store.dataset_runs.values()]
-
-    @property
-    def dataset_run_items(self) -> list[JsonObject]:
-        with self._lock:
-            return [dict(item) for item in self._store.dataset_run_items]
-
-    @property
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
             return list(self._store.requests)
@@ -396,11 +399,12 @@ class LangfuseStandIn:
         return [r for r in self.requests if r.path == path and (method is None or r.method == method)]
 
     def problems(self) -> list[str]:
-        """Schema mismatches, requests to things not emulated, and stand-in crashes."""
+        """Schema mismatches, requests to things not emulated or removed, and stand-in crashes."""
         with self._lock:
             return [
                 *(f"schema: {p}" for p in self.schema_errors),
                 *(f"not emulated: {p}" for p in self.not_emulated),
+                *(f"removed endpoint called: {p}" for p in self.removed_calls),
                 *(f"stand-in error: {p}" for p in self.internal_errors),
             ]
 
@@ -574,20 +578,21 @@ class LangfuseStandIn:
         if problem is None and item.get("configId"):
             problem = self._config_problem(item)
         if problem is None:
-            problem = self._dataset_run_problem(item)
+            problem = self._experiment_problem(item)
         with self._lock:
             rejector = self._score_rejector
         if problem is None and rejector is not None and rejector[0](item):
             problem = rejector[1]
         return problem
 
-    def _dataset_run_problem(self, item: JsonObject) -> str | None:
+    def _experiment_problem(self, item: JsonObject) -> str | None:
+        """A run-level score names its experiment by `datasetRunId` (the experiment id, as the SDK's
+        run_experiment posts them); Langfuse v4 knows an experiment once spans carrying its id arrived."""
         run_id = item.get("datasetRunId")
         if not run_id:
             return None
-        with self._lock:
-            known = any(run["id"] == run_id for run in self._store.dataset_runs.values())
-        return None if known else f"Dataset run {run_id} not found"
+        known = any(experiments.experiment_id_of(span) == run_id for span in self.spans)
+        return None if known else f"Experiment (dataset run) {run_id} not found"
 
     def _config_problem(self, item: JsonObject) -> str | None:
         with self._lock:
@@ -902,51 +907,81 @@ class LangfuseStandIn:
             ]
         return _page_of(request, items)
 
-    def _create_dataset_run_item(self, request: Request) -> Response:
-        body = self._check_request_body(request, "/api/public/dataset-run-items")
-        now = views.iso_from_seconds(time.time())
+    def _removed_dataset_runs(self, request: Request) -> Response:
         with self._lock:
-            item = self._store.dataset_items.get(body["datasetItemId"])
-            if item is None:
-                raise not_found(f"Dataset item {body['datasetItemId']} not found")
-            key = (item["datasetId"], body["runName"])
-            run = self._store.dataset_runs.setdefault(key, {
-                "id": str(uuid.uuid4()), "name": body["runName"], "datasetId": item["datasetId"],
-                "datasetName": item["datasetName"], "createdAt": now, "description": None, "metadata": None,
-            })  # fmt: skip
-            run |= {"updatedAt": now}
-            run |= {
-                k: body[f]
-                for k, f in (("description", "runDescription"), ("metadata", "metadata"))
-                if f in body
-            }
-            run_item = {"id": str(uuid.uuid4()), "datasetRunId": run["id"], "datasetRunName": run["name"],
-                        "datasetItemId": item["id"], "traceId": body.get("traceId"),
-                        "observationId": body.get("observationId"),
-                        "createdAt": now, "updatedAt": now}  # fmt: skip
-            self._store.dataset_run_items.append(run_item)
-            return Response(200, dict(run_item))
+            self.removed_calls.append(f"{request.method} {request.path}")
+        raise not_found(REMOVED_DATASET_RUNS)
 
-    def _dataset_runs_of(self, name: str) -> list[JsonObject]:
-        dataset = self._dataset(name)
-        with self._lock:
-            return [
-                dict(run)
-                for (dataset_id, _), run in self._store.dataset_runs.items()
-                if dataset_id == dataset["id"]
-            ]
+    # -- endpoints: experiments (v4) ------------------------------------------------------------
 
-    def _list_dataset_runs(self, request: Request) -> Response:
-        return _page_of(request, self._dataset_runs_of(request.params[0]))
+    def _window(self, request: Request) -> tuple[datetime, datetime | None]:
+        """The required `fromStartTime` and the optional `toStartTime` of an experiments query."""
+        query = request.query
+        if query.get("filter"):
+            with self._lock:
+                self.not_emulated.append(f"GET {request.path}?filter=")
+            raise ApiError(400, "The stand-in does not emulate the `filter` parameter")
+        if not query.get("fromStartTime"):
+            raise ApiError(400, "fromStartTime is required")
+        try:
+            start = views.parse_iso(query["fromStartTime"])
+            end = views.parse_iso(query["toStartTime"]) if query.get("toStartTime") else None
+        except ValueError as error:
+            raise ApiError(400, f"Invalid datetime: {error}") from error
+        return start, end
 
-    def _get_dataset_run(self, request: Request) -> Response:
-        name, run_name = request.params
-        run = next((r for r in self._dataset_runs_of(name) if r["name"] == run_name), None)
-        if run is None:
-            raise not_found(f"Dataset run {run_name} not found")
-        with self._lock:
-            items = [dict(i) for i in self._store.dataset_run_items if i["datasetRunId"] == run["id"]]
-        return Response(200, run | {"datasetRunItems": items})
+    def _list_experiments(self, request: Request) -> Response:
+        start, end = self._window(request)
+        catalog = experiments.EXPERIMENT_FIELD_GROUPS
+        groups = _groups(request.query.get("fields"), catalog, experiments.DEFAULT_EXPERIMENT_GROUPS)
+        limit = _limit(request, MAX_EXPERIMENTS_LIMIT)
+        score_limit = _score_limit(request)
+        rows = [
+            row
+            for row in experiments.experiment_rows(self._visible_spans(), start, end)
+            if _listed(row, request.query, {"id": "id", "name": "name", "datasetId": "datasetId"})
+        ]
+        page, meta = _cursor_page(request, rows, ("endTime", "id"), limit)
+        scores = self._visible_scores()
+        data = [
+            experiments.select(row, groups, catalog)
+            | (
+                {"scores": experiments.experiment_scores(row, scores, score_limit)}
+                if "scores" in groups
+                else {}
+            )
+            for row in page
+        ]
+        return Response(200, {"data": data, "meta": meta})
+
+    def _list_experiment_items(self, request: Request) -> Response:
+        start, end = self._window(request)
+        catalog = experiments.ITEM_FIELD_GROUPS
+        groups = _groups(request.query.get("fields"), catalog, experiments.DEFAULT_ITEM_GROUPS)
+        limit = _limit(request, MAX_EXPERIMENTS_LIMIT)
+        score_limit = _score_limit(request)
+        filters = {
+            "experimentId": "experimentId",
+            "experimentName": "experimentName",
+            "experimentItemId": "experimentItemId",
+            "datasetId": "experimentDatasetId",
+        }
+        rows = [
+            item
+            for row, span in self._observation_rows(None)
+            if experiments.is_item_root(span)
+            and _in_window(row["startTime"], start, end)
+            and _listed(item := experiments.item_row(row, span), request.query, filters)
+        ]
+        rows.sort(key=lambda row: (row["startTime"], row["id"]), reverse=True)
+        page, meta = _cursor_page(request, rows, ("startTime", "id"), limit)
+        scores = self._visible_scores()
+        data = [
+            experiments.select(row, groups, catalog)
+            | ({"scores": experiments.item_scores(row, scores, score_limit)} if "scores" in groups else {})
+            for row in page
+        ]
+        return Response(200, {"data": data, "meta": meta})
 
 
 def _page_of(request: Request, rows: list[JsonObject]) -> Response:
@@ -997,12 +1032,22 @@ LangfuseStandIn.routes = [
            LangfuseStandIn._create_dataset_item),
     _route("GET", f"/api/public/dataset-items/{_SEGMENT}", "/api/public/dataset-items/{id}",
            LangfuseStandIn._get_dataset_item),
-    _route("POST", "/api/public/dataset-run-items", "/api/public/dataset-run-items",
-           LangfuseStandIn._create_dataset_run_item),
-    _route("GET", f"/api/public/datasets/{_SEGMENT}/runs", "/api/public/datasets/{datasetName}/runs",
-           LangfuseStandIn._list_dataset_runs),
-    _route("GET", f"/api/public/datasets/{_SEGMENT}/runs/{_SEGMENT}",
-           "/api/public/datasets/{datasetName}/runs/{runName}", LangfuseStandIn._get_dataset_run),
+    _route("GET", "/api/public/experiments", "/api/public/experiments",
+           LangfuseStandIn._list_experiments),
+    _route("GET", "/api/public/experiment-items", "/api/public/experiment-items",
+           LangfuseStandIn._list_experiment_items),
+    *(
+        _route(method, regex, template, LangfuseStandIn._removed_dataset_runs)
+        for method, regex, template in (
+            ("POST", "/api/public/dataset-run-items", "/api/public/dataset-run-items"),
+            ("GET", "/api/public/dataset-run-items", "/api/public/dataset-run-items"),
+            ("GET", f"/api/public/datasets/{_SEGMENT}/runs", "/api/public/datasets/{datasetName}/runs"),
+            ("GET", f"/api/public/datasets/{_SEGMENT}/runs/{_SEGMENT}",
+             "/api/public/datasets/{datasetName}/runs/{runName}"),
+            ("DELETE", f"/api/public/datasets/{_SEGMENT}/runs/{_SEGMENT}",
+             "/api/public/datasets/{datasetName}/runs/{runName}"),
+        )
+    ),
 ]  # fmt: skip
 
 
@@ -1087,6 +1132,52 @@ def _limit(request: Request, maximum: int) -> int:
     if not 1 <= limit <= maximum:
         raise ApiError(400, f"limit must be between 1 and {maximum}")
     return limit
+
+
+def _score_limit(request: Request) -> int:
+    limit = request.int_param("scoreLimit", MAX_EXPERIMENT_SCORES_LIMIT) or MAX_EXPERIMENT_SCORES_LIMIT
+    if not 1 <= limit <= MAX_EXPERIMENT_SCORES_LIMIT:
+        raise ApiError(400, f"scoreLimit must be between 1 and {MAX_EXPERIMENT_SCORES_LIMIT}")
+    return limit
+
+
+def _groups(
+    raw: str | None, catalog: dict[str, tuple[str, ...]], default: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The requested field groups of an experiments query, checked against the operation's."""
+    if not raw:
+        return default
+    groups = tuple(group.strip() for group in raw.split(",") if group.strip())
+    unknown = [group for group in groups if group not in catalog]
+    if unknown:
+        raise ApiError(400, f"Unknown field groups: {unknown}")
+    return groups
+
+
+def _listed(row: JsonObject, query: dict[str, str], filters: dict[str, str]) -> bool:
+    """The row passes the comma-separated list filters (query parameter -> row field) given."""
+    return all(
+        str(row.get(field_name)) in query[param].split(",")
+        for param, field_name in filters.items()
+        if query.get(param)
+    )
+
+
+def _in_window(iso: str, start: datetime, end: datetime | None) -> bool:
+    moment = views.parse_iso(iso)
+    return moment >= start and (end is None or moment < end)
+
+
+def _cursor_page(
+    request: Request, rows: list[JsonObject], keys: Sequence[str], limit: int
+) -> tuple[list[JsonObject], JsonObject]:
+    """One page of rows sorted descending by `keys`, after the request's cursor; the next cursor."""
+    after = _decode_cursor(request.query.get("cursor"))
+    if after is not None:
+        rows = [row for row in rows if [row[key] for key in keys] < after]
+    page = rows[:limit]
+    meta = {"cursor": _encode_cursor([page[-1][key] for key in keys])} if len(rows) > limit else {}
+    return page, meta
 
 
 def _field_groups(raw: str | None) -> tuple[str, ...]:

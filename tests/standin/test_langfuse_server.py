@@ -6,12 +6,12 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
-from langfuse import Langfuse, propagate_attributes
+from langfuse import Evaluation, Langfuse, propagate_attributes
 from langfuse.api.commons.errors.not_found_error import NotFoundError
 
 from . import langfuse_server
@@ -342,6 +342,113 @@ def test_duplicate_rows_until_merged(
     assert len({row.id for row in rows}) == 3
     langfuse_standin.merge_after = 0.0
     assert len(client.api.observations.get_many(trace_id=trace_id).data) == 3
+
+
+# -- experiments (Langfuse v4, from span attributes) ------------------------------------------
+
+SINCE = datetime(2020, 1, 1, tzinfo=UTC)
+
+
+def run_sdk_experiment(client: Langfuse, dataset: str, run_name: str, items: int = 2) -> Any:
+    """The SDK's own `run_experiment` on a fresh dataset of `items` items, with one run-level score."""
+    client.create_dataset(name=dataset)
+    for index in range(items):
+        client.create_dataset_item(
+            dataset_name=dataset, id=f"{dataset}-{index}", input={"q": index}, expected_output={"a": index}
+        )
+    result = client.get_dataset(dataset).run_experiment(
+        name="standin",
+        run_name=run_name,
+        description="what the stand-in derives",
+        task=lambda *, item, **_: {"answer": item.input["q"]},
+        run_evaluators=[lambda *, item_results, **_: Evaluation(name="accuracy", value=0.5)],
+    )
+    client.flush()
+    return result
+
+
+def test_sdk_run_experiment_becomes_an_experiment_with_its_items(
+    langfuse_standin: LangfuseStandIn, make_langfuse: LangfuseFactory
+) -> None:
+    client = make_langfuse(flush_interval=60)  # only flush() sends: the spans, then the run-level score
+    result = run_sdk_experiment(client, "ds", "run-1")
+    dataset_id = langfuse_standin.datasets["ds"]["id"]
+
+    [experiment] = client.api.experiments.list(from_start_time=SINCE, fields="core,metadata,scores").data
+    assert experiment.id == result.experiment_id and experiment.name == "run-1"
+    assert experiment.dataset_id == dataset_id and experiment.item_count == 2
+    assert experiment.description == "what the stand-in derives"
+    assert [(s.name, s.value) for s in experiment.scores or []] == [("accuracy", 0.5)]
+    items = client.api.experiments.list_items(
+        from_start_time=SINCE, experiment_id=result.experiment_id, fields="core,dataset,io,experimentMetadata"
+    ).data
+    assert sorted(i.experiment_item_id for i in items) == ["ds-0", "ds-1"]
+    for item in items:
+        [task] = [s for s in langfuse_standin.spans_for(item.trace_id) if s.name == "experiment-item-task"]
+        assert item.id == task.span_id  # the item's root observation: the SDK's task span
+        assert item.environment == "sdk-experiment" and item.experiment_dataset_id == dataset_id
+        assert item.expected_output == {"a": item.input["q"]} and item.output == {"answer": item.input["q"]}
+        assert item.experiment_name == "run-1" and item.metadata is None  # not requested
+    assert langfuse_standin.requests_to("/api/public/dataset-run-items") == []  # v4: spans only
+
+
+def test_experiment_listings_filter_and_page_with_a_cursor(
+    langfuse_standin: LangfuseStandIn, make_langfuse: LangfuseFactory
+) -> None:
+    client = make_langfuse(flush_interval=60)
+    first, second = run_sdk_experiment(client, "a", "one", 3), run_sdk_experiment(client, "b", "two", 3)
+    listed = client.api.experiments.list(from_start_time=SINCE, limit=1)
+    assert [e.id for e in listed.data] == [second.experiment_id]  # the latest activity first
+    page = client.api.experiments.list(from_start_time=SINCE, limit=1, cursor=listed.meta.cursor)
+    assert [e.id for e in page.data] == [first.experiment_id] and page.meta.cursor is None
+    assert [e.name for e in client.api.experiments.list(from_start_time=SINCE, name="one").data] == ["one"]
+    later = datetime.now(UTC) + timedelta(minutes=1)
+    assert client.api.experiments.list(from_start_time=later).data == []
+    seen: list[str] = []
+    cursor = None
+    while True:
+        items = client.api.experiments.list_items(
+            from_start_time=SINCE, experiment_name="one,two", limit=2, cursor=cursor
+        )
+        seen += [i.experiment_item_id for i in items.data]
+        if not (cursor := items.meta.cursor):
+            break
+    assert sorted(seen) == ["a-0", "a-1", "a-2", "b-0", "b-1", "b-2"]
+    with http(langfuse_standin) as api:
+        assert api.get("/api/public/experiments").status_code == 400  # fromStartTime is required
+        assert api.get("/api/public/experiment-items", params={"fromStartTime": "x"}).status_code == 400
+
+
+def test_a_run_level_score_must_name_a_known_experiment(
+    langfuse_standin: LangfuseStandIn, make_langfuse: LangfuseFactory
+) -> None:
+    result = run_sdk_experiment(make_langfuse(), "ds", "run-1", items=1)
+    score = {"name": "pass_rate", "value": 1.0, "dataType": "NUMERIC"}
+    with http(langfuse_standin) as api:
+        known = api.post("/api/public/scores", json=[score | {"datasetRunId": result.experiment_id}])
+        unknown = api.post("/api/public/scores", json=[score | {"datasetRunId": "0123456789abcdef"}])
+    assert known.status_code == 202
+    assert (
+        unknown.status_code == 207 and "Experiment (dataset run) 0123456789abcdef not found" in unknown.text
+    )
+
+
+def test_the_removed_dataset_run_endpoints_answer_404_and_are_recorded(
+    langfuse_standin: LangfuseStandIn,
+) -> None:
+    with http(langfuse_standin) as api:
+        created = api.post(
+            "/api/public/dataset-run-items", json={"runName": "r", "datasetItemId": "i", "traceId": "t"}
+        )
+        listed = api.get("/api/public/datasets/ds/runs")
+    assert created.status_code == listed.status_code == 404
+    assert "removed from Langfuse Cloud on November 16, 2026" in created.json()["message"]
+    assert langfuse_standin.removed_calls == [
+        "POST /api/public/dataset-run-items",
+        "GET /api/public/datasets/ds/runs",
+    ]
+    assert any(p.startswith("removed endpoint called") for p in langfuse_standin.problems())
+    langfuse_standin.removed_calls.clear()  # called on purpose here
 
 
 # -- project, health, score configs -----------------------------------------------------------
