@@ -27,10 +27,21 @@ def standin() -> Iterator[JudgeStandIn]:
         yield server
 
 
+_models: list[OpenAIJudgeModel] = []  # closed after each test: their connections are not left open
+
+
+@pytest.fixture(autouse=True)
+def _close_models() -> Iterator[None]:
+    yield
+    while _models:
+        _models.pop().close()
+
+
 def _judges(standin: JudgeStandIn, *, attempts: int = 4, timeout: float = 10.0, **retry: Any) -> Judges:
     endpoint = LLMEndpoint(base_url=standin.base_url, model="judge-model", api_key=SecretStr(KEY))
+    _models.append(OpenAIJudgeModel(endpoint))
     return Judges(
-        model=OpenAIJudgeModel(endpoint),
+        model=_models[-1],
         prompts=PromptLibrary(PROMPTS),
         settings=JudgeSettings(model="judge-model", timeout_seconds=timeout),
         retry=RetryPolicy(max_attempts=attempts, sleep=lambda _: None, **retry),
