@@ -51,6 +51,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_runner.py
 	$(BIN)/python benchmarks/bench_judge.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_overhead.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_stages.py
 
 # Re-pin after changing dependencies in pyproject.toml.
 lock: $(STAMP)
