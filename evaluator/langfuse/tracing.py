@@ -57,6 +57,7 @@ _EMBEDDED_BASE_URL = "http://127.0.0.1:9"  # never contacted: spans go to the di
 _EMBEDDED_PUBLIC_KEY = "pk-lf-evaluator-embedded"
 _EMBEDDED_SECRET_KEY = "sk-lf-evaluator-embedded"  # noqa: S105 - a placeholder, never a secret
 _METADATA_VALUE_LIMIT = 200  # Langfuse keeps trace metadata values up to 200 characters
+_MEDIA_UPLOAD = "LANGFUSE_MEDIA_UPLOAD_ENABLED"  # langfuse._client.environment_variables
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,24 @@ def _never(span: ReadableSpan) -> bool:
     return False
 
 
+@contextmanager
+def _no_media_upload() -> Iterator[None]:
+    """While the embedded key's SDK resources are made (on its first client): no media upload. The SDK
+    would otherwise swap a base64 data URI in an input or output for a media reference in the captured
+    span, and try to upload it to the embedded key's address, which nothing serves. The SDK reads this
+    setting from the environment only, once per key."""
+    with _capture_lock:
+        saved = os.environ.get(_MEDIA_UPLOAD)
+        os.environ[_MEDIA_UPLOAD] = "false"
+        try:
+            yield
+        finally:
+            if saved is None:
+                os.environ.pop(_MEDIA_UPLOAD, None)
+            else:
+                os.environ[_MEDIA_UPLOAD] = saved
+
+
 class ScenarioSpan:
     """The evaluator's root observation (a SPAN) for one scenario run. It is ended exactly once, by
     `end()`, from whichever thread gets there first: the run when its target returns, or the timeout."""
@@ -191,18 +210,19 @@ class Tracing:
                     TracerProvider(shutdown_on_exit=False), AckingExporter(_DiscardingExporter())
                 )
             capture = _capture_by_key[_EMBEDDED_PUBLIC_KEY]
-        client = Langfuse(
-            public_key=_EMBEDDED_PUBLIC_KEY,
-            secret_key=_EMBEDDED_SECRET_KEY,
-            base_url=_EMBEDDED_BASE_URL,
-            tracer_provider=capture.provider,
-            # Nothing leaves the process: the SDK still writes every attribute (its processor's
-            # on_start propagates trace attributes to each span), but skips queueing, cloning and
-            # media-scanning spans for an exporter that would discard them.
-            should_export_span=_never,
-            span_exporter=_DiscardingExporter(),
-            tracing_enabled=True,
-        )
+        with _no_media_upload():
+            client = Langfuse(
+                public_key=_EMBEDDED_PUBLIC_KEY,
+                secret_key=_EMBEDDED_SECRET_KEY,
+                base_url=_EMBEDDED_BASE_URL,
+                tracer_provider=capture.provider,
+                # Nothing leaves the process: the SDK still writes every attribute (its processor's
+                # on_start propagates trace attributes to each span), but skips queueing, cloning and
+                # media-scanning spans for an exporter that would discard them.
+                should_export_span=_never,
+                span_exporter=_DiscardingExporter(),
+                tracing_enabled=True,
+            )
         _follow_spans(client, capture.provider)
         tracing = cls(client=client, public_key=_EMBEDDED_PUBLIC_KEY, collector=_collector)
         tracing._embedded = True

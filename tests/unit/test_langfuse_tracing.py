@@ -1,5 +1,6 @@
 """Tracing, embedded: the real SDK's spans, captured in-process, become the normalized trace."""
 
+import base64
 import threading
 from collections.abc import Iterator
 
@@ -76,3 +77,17 @@ def test_concurrent_traces_are_kept_apart(tracing: Tracing) -> None:
         assert trace.agent_names == [f"agent-{name}"]
         assert trace.tools[0].input == {"query": name}
     assert tracing.take_trace(ids["s0"]).observation_count == 0  # taken once
+
+
+def test_a_data_uri_stays_as_it_is_in_the_embedded_trace(tracing: Tracing) -> None:
+    """Embedded, nothing is uploaded: the SDK's media handling would swap the image for a reference
+    to an upload that can never happen (and log a refused connection to the embedded address)."""
+    image = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(64)).decode()
+    trace_id = tracing.trace_id_for("run-media", "scenario-image")
+    with tracing.scenario_run(
+        trace_id=trace_id, scenario_id="scenario-image", run_id="run-media", tags=[], input=image
+    ) as root:
+        root.set_output(image)
+    root.end()
+    trace = tracing.take_trace(trace_id)
+    assert trace.output == image
