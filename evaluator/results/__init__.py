@@ -1,7 +1,7 @@
 """Result values, the JSON contract, and the scores a result yields."""
 
 from evaluator.results.evaluate import error_result, evaluate, evaluator_error_result
-from evaluator.results.figures import FIGURES, RATE_FIGURES, scenario_values, summarize
+from evaluator.results.figures import FIGURES, QUALITY_DIMENSIONS, RATE_FIGURES, scenario_values, summarize
 from evaluator.results.model import (
     JUDGE_KEYS,
     EvaluatorFailure,
@@ -23,7 +23,6 @@ from evaluator.results.scores import (
     scores_for,
 )
 from evaluator.results.summary import (
-    QUALITY_FIELDS,
     correctness_metrics,
     crag_metrics,
     judge_usage,
@@ -37,7 +36,7 @@ __all__ = [
     "FIGURES",
     "JUDGE_DEFINITIONS",
     "JUDGE_KEYS",
-    "QUALITY_FIELDS",
+    "QUALITY_DIMENSIONS",
     "RATE_FIGURES",
     "EvaluatorFailure",
     "JudgeStatus",

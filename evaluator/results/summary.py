@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from evaluator.results.figures import QUALITY_DIMENSIONS
+
 if TYPE_CHECKING:
     from evaluator.results.model import ScenarioResult
-
-QUALITY_FIELDS = ("answer_quality", "factual_correctness", "completeness")
 
 
 def crag_metrics(verdicts: Sequence[tuple[str, bool]], *, unjudged: int = 0) -> dict[str, Any] | None:
@@ -68,7 +68,7 @@ def quality_means(results: Sequence[ScenarioResult]) -> dict[str, Any] | None:
     if not scored:
         return None
     means: dict[str, Any] = {"scored": len(scored)}
-    for name in QUALITY_FIELDS:
+    for name in QUALITY_DIMENSIONS:
         means[name] = round(sum(float(doc[name]) for doc in scored) / len(scored), 4)
     return means
 

@@ -33,7 +33,7 @@ from evaluator.langfuse import (
     experiment_id,
     item_id,
 )
-from evaluator.results import FIGURES, RunInfo, ScenarioResult, run_provenance, summarize
+from evaluator.results import FIGURES, RunInfo, ScenarioResult, run_provenance
 from evaluator.scenarios import LoadedScenario
 
 RUN_SCORE_PREFIX = "run_"
@@ -169,9 +169,8 @@ def plan_experiment(
     return ExperimentPlan(dataset=dataset, experiment=experiment, links=links)
 
 
-def run_scores(documents: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """The run-level metrics that have a value, as experiment score names."""
-    metrics = summarize(documents)
+def run_scores(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """The run-level metrics (results.summarize) that have a value, as experiment score names."""
     return {
         f"{RUN_SCORE_PREFIX}{name}": float(metrics[name]) for name in FIGURES if metrics[name] is not None
     }
@@ -204,7 +203,7 @@ def report_experiment(
         "agent_prompts": {p["name"]: p["version"] for p in header["agent_prompts"]},
         "judge_prompts": {p["name"]: p["version"] for p in header["judge_prompts"]},
     }
-    scores = run_scores(documents)
+    scores = run_scores(header["metrics"])  # the provenance summarised the results already
     try:
         datasets.post_run_scores(
             plan.experiment.id, scores, run_id=run.id, metadata=metadata, deadline=deadline
