@@ -13,6 +13,21 @@ from tests.standin.langfuse_server import LangfuseStandIn
 
 ROOT = Path(__file__).resolve().parents[2]
 Cli = Callable[..., tuple[int, str]]
+FLUSH, DELIVERY = 10, 15  # the demo project's deadlines: room for the stand-in on a loaded machine
+
+
+def langfuse_deadlines(
+    project: Path, *, flush: float = FLUSH, delivery: float = DELIVERY, **more: float
+) -> None:
+    """Other `[langfuse]` deadlines for one test (one whose Langfuse fails on purpose would otherwise
+    wait out the project's)."""
+    config = (project / "evaluator.toml").read_text()
+    config = config.replace(f"flush_timeout_seconds = {FLUSH}\n", f"flush_timeout_seconds = {flush}\n")
+    config = config.replace(
+        f"delivery_deadline_seconds = {DELIVERY}\n", f"delivery_deadline_seconds = {delivery}\n"
+    )
+    config += "".join(f"{name} = {value}\n" for name, value in more.items())
+    (project / "evaluator.toml").write_text(config)
 
 
 @pytest.fixture
@@ -21,7 +36,7 @@ def demo_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     config = (ROOT / "evaluator.toml").read_text()
     config = config.replace('path = ".evaluator/evaluator.db"', f'path = "{tmp_path / "evaluator.db"}"')
     config = config.replace('dir = "prompts"', f'dir = "{ROOT / "prompts"}"')
-    config += "\n[langfuse]\nflush_timeout_seconds = 10\ndelivery_deadline_seconds = 15\n"
+    config += f"\n[langfuse]\nflush_timeout_seconds = {FLUSH}\ndelivery_deadline_seconds = {DELIVERY}\n"
     (tmp_path / "evaluator.toml").write_text(config)
     monkeypatch.syspath_prepend(str(ROOT))
     monkeypatch.chdir(tmp_path)

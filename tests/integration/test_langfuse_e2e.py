@@ -15,7 +15,7 @@ from typing import Any
 
 from evaluator.results import DEFINITIONS
 from evaluator.run import run_suite
-from tests.integration.conftest import ROOT, Cli
+from tests.integration.conftest import ROOT, Cli, langfuse_deadlines
 from tests.standin.langfuse_server import LangfuseStandIn
 from tests.standin.openai_server import openai_standin
 
@@ -94,6 +94,7 @@ def test_langfuse_down_loses_nothing_and_sync_finishes_the_job(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
 ) -> None:
     monkeypatch.setenv("LANGFUSE_TIMEOUT", "2")  # the SDK's exporter gives up on each span batch sooner
+    langfuse_deadlines(with_langfuse, flush=2, delivery=3)  # Langfuse stays down: no waiting out 15 s
     langfuse_standin.go_down()
     code, text, document = _run_suite(cli)
     assert code == 1
@@ -174,15 +175,10 @@ def test_the_secret_keys_never_leave_the_environment(
 
 def test_a_slow_langfuse_cannot_hold_the_run(with_langfuse: Path, langfuse_standin: LangfuseStandIn) -> None:
     """Every step after the run (in-flight batches, flush, span and score delivery, score configs,
-    shutdown) shares one deadline: with 1.5 s per request, the steps after the run end within the 2 s
+    shutdown) shares one deadline: with 1 s per request, the steps after the run end within the 2 s
     deadline (plus a wide margin), not after the 11 score-config requests and the rest."""
-    (with_langfuse / "evaluator.toml").write_text(
-        (with_langfuse / "evaluator.toml")
-        .read_text()
-        .replace("flush_timeout_seconds = 10", "flush_timeout_seconds = 1")
-        .replace("delivery_deadline_seconds = 15", "delivery_deadline_seconds = 2")
-    )
-    langfuse_standin.slow = 1.5
+    langfuse_deadlines(with_langfuse, flush=1, delivery=2)
+    langfuse_standin.slow = 1.0
     stored: list[float] = []
     suite = run_suite([SUITE], tags=["smoke"], on_result=lambda _: stored.append(time.monotonic()))
     after_run = time.monotonic() - stored[-1]

@@ -6,7 +6,7 @@ import json
 import time
 from pathlib import Path
 
-from tests.integration.conftest import ROOT, Cli
+from tests.integration.conftest import ROOT, Cli, langfuse_deadlines
 from tests.standin.langfuse_server import LangfuseStandIn
 
 SCENARIO = str(ROOT / "scenarios/research/research-pdf-only.yaml")
@@ -34,9 +34,7 @@ def test_validate_trace_id_waits_for_a_trace_that_appears_late(
 def test_validate_trace_id_of_an_unknown_trace(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
 ) -> None:
-    (with_langfuse / "evaluator.toml").write_text(
-        (with_langfuse / "evaluator.toml").read_text() + "read_deadline_seconds = 1\n"
-    )
+    langfuse_deadlines(with_langfuse, read_deadline_seconds=1)
     code, text = cli("validate", "--scenario", SCENARIO, "--trace-id", "0" * 32)
     assert code == 2
     assert f"trace {'0' * 32} was not readable in Langfuse within 1 s" in text
@@ -67,9 +65,7 @@ def test_verify_langfuse_confirms_every_trace(
 def test_verify_langfuse_reports_a_trace_whose_spans_were_lost(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
 ) -> None:
-    (with_langfuse / "evaluator.toml").write_text(
-        (with_langfuse / "evaluator.toml").read_text() + "verify_deadline_seconds = 3\n"
-    )
+    langfuse_deadlines(with_langfuse, flush=2, delivery=3, verify_deadline_seconds=3)
     langfuse_standin.fail_next(50, status=500, path="/api/public/otel/v1/traces")  # the SDK drops on 500
     code, text = cli("run", SCENARIO, "--verify-langfuse", "--prompt", "agents/research=2")
     assert "missing: research-pdf-only: trace" in text, text

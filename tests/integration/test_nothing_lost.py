@@ -26,8 +26,8 @@ concurrency = {concurrency}
 [store]
 path = "evaluator.db"
 [langfuse]
-flush_timeout_seconds = 5
-delivery_deadline_seconds = 10
+flush_timeout_seconds = {flush}
+delivery_deadline_seconds = {delivery}
 """
 SCENARIO = """\
 id: s{index:02d}
@@ -40,8 +40,11 @@ expected:
 """
 
 
-def _project(folder: Path, inputs: list[str], concurrency: int) -> Path:
-    (folder / "evaluator.toml").write_text(CONFIG.format(concurrency=concurrency))
+def _project(
+    folder: Path, inputs: list[str], concurrency: int, flush: float = 5, delivery: float = 10
+) -> Path:
+    config = CONFIG.format(concurrency=concurrency, flush=flush, delivery=delivery)
+    (folder / "evaluator.toml").write_text(config)
     (folder / "toy_targets.py").write_text((ROOT / "tests/integration/toy_targets.py").read_text())
     (folder / "scenarios").mkdir()
     for index, text in enumerate(inputs):
@@ -176,7 +179,8 @@ def test_a_sticky_207_reject_costs_no_reposts(
 def test_spans_the_sdk_queue_drops_are_sent_by_sync(
     tmp_path: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = _project(tmp_path, [f"q{i}" for i in range(30)], concurrency=8)
+    # Short deadlines: what the run does not deliver in time, sync does; that is the point here.
+    folder = _project(tmp_path, [f"q{i}" for i in range(30)], concurrency=8, flush=1, delivery=2)
     keys = langfuse_standin.new_keys()
     langfuse_standin.slow = 0.3  # the exporter falls behind and its small queue overflows
     process = _start(folder, langfuse_standin, keys, OTEL_BSP_MAX_QUEUE_SIZE="8", LANGFUSE_FLUSH_AT="4")
@@ -186,6 +190,7 @@ def test_spans_the_sdk_queue_drops_are_sent_by_sync(
     scores, spans = _local(folder)
     captured = sum(spans.values())
     assert captured == 30 * 4  # the store has every one of them all the same
+    langfuse_standin.slow = 0  # Langfuse has caught up
     code, text = _sync(folder, langfuse_standin, keys, cli, monkeypatch)
     assert code == 0, text
     received = len({s.span_id for s in langfuse_standin.spans if s.trace_id in spans})
