@@ -6,8 +6,8 @@ scenarios whose target returns at once, all measured in this one process:
 - sdk root span: what the Langfuse SDK alone costs for the root span every scenario gets (start it with
   the scenario's trace id, propagate the trace attributes, set its output, end it), through the same
   embedded client the evaluator uses; the floor of the target stage;
-- target stage: the evaluator's whole target stage for one scenario (that span, plus the request,
-  the prompt resolver, the deadline, the capture);
+- target stage: the evaluator's work around one target call (that span, plus the request, the prompt
+  resolver, the deadline, the capture), without what follows in the same worker:
 - trace + metrics: the captured spans to a Trace, then every metric and the result;
 - record: the result and its scores into the SQLite store, in batches of 64 (as the record stage
   commits them under load).
@@ -54,6 +54,7 @@ class Round:
             for i in range(n)
         ]
         self.run = _Run(pipeline, self.items, RunOptions(run_id=run_id, concurrency=1), lambda _: None)
+        self.ran: list[_Ran] = []
         self.done: list[_Done] = []
 
     def sdk_root_spans(self) -> int:
@@ -75,18 +76,14 @@ class Round:
         return self.n
 
     def targets(self) -> int:
+        self.run._after_target = self.ran.append  # type: ignore[method-assign]  # measured next, apart
         for item in self.items:
             self.run._attempt(item)
         return self.n
 
     def metrics(self) -> int:
-        ran: list[_Ran] = []
-        while not self.run._to_evaluate.empty():
-            item = self.run._to_evaluate.get()
-            assert item is not None
-            ran.append(item)
-        self.done = [self.run._evaluate(r)[0] for r in ran]
-        return len(ran)
+        self.done = [self.run._evaluate(r)[0] for r in self.ran]
+        return len(self.ran)
 
     def record(self) -> int:
         self.store.start_run(RunInfo(id=self.run_id, name=self.run_id, started_at=utc_now()))

@@ -7,15 +7,16 @@ time through each stage, many scenarios at once.
   cannot stop, keeps its worker until it really returns: a hung target holds its slot (backpressure,
   never more than `concurrency` target calls at once). Should every slot be held by a hung target, the
   scenarios not started yet are cut off after one more timeout, and the run says so.
-- **Trace and metrics**: one thread takes each finished run's captured spans, builds the trace and runs
-  the metrics (pure and fast).
+- **Trace and metrics**: right after a target returns, its worker takes the captured spans, builds the
+  trace and runs the metrics (pure and fast: handing them to a thread of their own cost more than the
+  work, since under load every wake-up of a thread waits its turn for the interpreter lock).
 - **Judges** (when configured, for scenarios with answer criteria or a ground truth): `judge_concurrency`
   threads of their own, apart from the targets' slots, each judging one result at a time (I/O bound:
   model calls through one shared client). A judge never fails a result: what it cannot score it says
   in `judge_status`. After Ctrl-C, results not judged yet are recorded unjudged.
 - **Record**: one thread commits finished results with their scores and (connected) captured spans to
-  the store, several per transaction, and only then reports each as finished (`on_result`); delivery
-  reads them from the store while the run goes on (storage.LiveDelivery).
+  the store, many per transaction (what arrived within a short window), and only then reports each as
+  finished (`on_result`); delivery reads them from the store while the run goes on (storage.LiveDelivery).
 
 An exception inside the evaluator (not the target) is an *evaluator error*: kept with its traceback
 in that scenario's result, scored against nobody; the other scenarios go on.
@@ -30,7 +31,7 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -64,8 +65,8 @@ from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
 JUDGE_NOT_AVAILABLE = JudgeStatus(status="skipped", reason="the LLM judges were not configured for this run")
 JUDGE_INTERRUPTED = JudgeStatus(status="skipped", reason="the run was interrupted before the judges ran")
 _log = logging.getLogger(__name__)
-_RECORD_BATCH = 64  # results committed per transaction, at most
-_RECORD_WINDOW = 0.05  # seconds a transaction waits for more results once it has one
+_RECORD_BATCH = 256  # results committed per transaction, at most
+_RECORD_WINDOW = 0.2  # seconds a transaction waits for more results when it has less than a batch
 _POLL_SECONDS = 0.2  # how often the waiting thread looks up (keeps Ctrl-C responsive)
 _DRAIN_SECONDS = 5.0  # after Ctrl-C, how long finished work may take to reach the store
 
@@ -193,7 +194,7 @@ class _ToJudge:
 
 @dataclass(frozen=True, kw_only=True)
 class _Ran:
-    """A target call that returned (or raised), on its way to the trace and metrics stage."""
+    """A target call that returned in time, on its way to its trace and metrics."""
 
     attempt: _Attempt
     output: Any
@@ -281,7 +282,6 @@ class _Run:
         self._todo: queue.SimpleQueue[LoadedScenario] = queue.SimpleQueue()
         for item in scenarios:
             self._todo.put(item)
-        self._to_evaluate: queue.SimpleQueue[_Ran | None] = queue.SimpleQueue()
         self._to_judge: queue.SimpleQueue[_ToJudge | None] = queue.SimpleQueue()
         self._to_record: queue.SimpleQueue[_Done | None] = queue.SimpleQueue()
         self._finished: dict[str, ScenarioResult] = {}  # stored results, by scenario id
@@ -302,10 +302,7 @@ class _Run:
             threading.Thread(target=self._work, daemon=True, name=f"evaluator-target-{index}")
             for index in range(min(options.concurrency, len(scenarios)))
         ]
-        self._stages = [
-            threading.Thread(target=self._evaluate_stage, daemon=True, name="evaluator-metrics"),
-            threading.Thread(target=self._record_stage, daemon=True, name="evaluator-record"),
-        ]
+        self._recorder = threading.Thread(target=self._record_stage, daemon=True, name="evaluator-record")
         judges = pipeline._judges
         self._judge_workers = [
             threading.Thread(
@@ -315,18 +312,25 @@ class _Run:
         ]
 
     def __enter__(self) -> _Run:
-        for thread in (*self._stages, *self._judge_workers, *self._workers):
+        for thread in (self._recorder, *self._judge_workers, *self._workers):
             thread.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        """The stages end once what reached them is stored (within the drain time after Ctrl-C); only
-        workers whose target hangs remain."""
+        """The stages end once what reached them is stored (within the drain time after Ctrl-C): the
+        judges first, then the record stage; only workers whose target hangs remain."""
         self._stopping.set()
-        self._to_evaluate.put(None)
         ends = time.monotonic() + _DRAIN_SECONDS
-        for stage in self._stages:
-            stage.join(max(0.0, ends - time.monotonic()) if self._interrupted.is_set() else None)
+
+        def joined(thread: threading.Thread) -> None:
+            thread.join(max(0.0, ends - time.monotonic()) if self._interrupted.is_set() else None)
+
+        for _ in self._judge_workers:
+            self._to_judge.put(None)
+        for worker in self._judge_workers:  # the record stage ends after the last judged result
+            joined(worker)
+        self._to_record.put(None)
+        joined(self._recorder)
         self._watchdog.close()
         if self._loop is not None:
             self._loop.close()
@@ -392,7 +396,6 @@ class _Run:
         to the store within `_DRAIN_SECONDS`, all stages together."""
         self._stopping.set()
         self._interrupted.set()
-        self._to_evaluate.put(None)
 
     # --- stage 1: targets --------------------------------------------------------------------------
 
@@ -451,7 +454,7 @@ class _Run:
             _close_root(root, output=output, error=error)
             latency = attempt.latency_ms()
             if error is None:
-                self._to_evaluate.put(_Ran(attempt=attempt, output=output, latency_ms=latency))
+                self._after_target(_Ran(attempt=attempt, output=output, latency_ms=latency))
             else:
                 self._to_record.put(self._done(self._target_error(attempt, error, latency), attempt))
 
@@ -505,20 +508,16 @@ class _Run:
         result = self._target_error(attempt, self._timeout_message, attempt.latency_ms())
         self._to_record.put(self._done(result, attempt))  # closes its capture: later spans are not kept
 
-    # --- stage 2: trace and metrics ----------------------------------------------------------------
+    # --- stage 2: trace and metrics, in the target's worker ------------------------------------------
 
-    def _evaluate_stage(self) -> None:
-        while (ran := self._to_evaluate.get()) is not None:
-            done, trace = self._evaluate(ran)
-            if self._judge_workers and trace is not None and done.result.status != "error":
-                self._to_judge.put(_ToJudge(done=done, scenario=ran.attempt.item, trace=trace))
-            else:
-                self._to_record.put(done)
-        for _ in self._judge_workers:
-            self._to_judge.put(None)
-        for worker in self._judge_workers:  # the record stage ends after the last judged result
-            worker.join(_DRAIN_SECONDS if self._interrupted.is_set() else None)
-        self._to_record.put(None)
+    def _after_target(self, ran: _Ran) -> None:
+        """The trace and metrics of a target call that returned in time, then on to the judges or
+        the store."""
+        done, trace = self._evaluate(ran)
+        if self._judge_workers and trace is not None and done.result.status != "error":
+            self._to_judge.put(_ToJudge(done=done, scenario=ran.attempt.item, trace=trace))
+        else:
+            self._to_record.put(done)
 
     def _evaluate(self, ran: _Ran) -> tuple[_Done, Trace | None]:
         """The trace and the metrics of a finished target call; an exception here is the evaluator's."""
@@ -621,16 +620,23 @@ class _Run:
                 self._on_result(done.result)
 
     @staticmethod
-    def _batch(source: queue.SimpleQueue[_Done | None]) -> Iterator[_Done | None]:
-        """The next item (waiting for it), then whatever else arrives within a short window, up to a
-        batch: one transaction for many results, even when they trickle in."""
-        yield source.get()
-        ends = time.monotonic() + _RECORD_WINDOW
-        for _ in range(_RECORD_BATCH - 1):
-            try:
-                yield source.get(timeout=max(0.0, ends - time.monotonic()))
-            except queue.Empty:
-                return
+    def _batch(source: queue.SimpleQueue[_Done | None]) -> list[_Done | None]:
+        """The next item (waiting for it), then whatever else is there, up to a batch; when that is
+        not a full batch, what else arrives within a short window. One transaction for many results
+        even when they trickle in, and one wake-up of this thread for them all, not one per result
+        (under load, each wake-up waits its turn for the interpreter lock)."""
+        batch = [source.get()]
+        for pause in (0.0, _RECORD_WINDOW):
+            if batch[-1] is None or len(batch) >= _RECORD_BATCH:
+                break
+            if pause:
+                time.sleep(pause)
+            while len(batch) < _RECORD_BATCH and batch[-1] is not None:
+                try:
+                    batch.append(source.get_nowait())
+                except queue.Empty:
+                    break
+        return batch
 
     # --- results that are not verdicts -------------------------------------------------------------
 

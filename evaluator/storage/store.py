@@ -220,17 +220,19 @@ class Store:
         gets the new one. Spans are kept only for a destination (embedded traces never leave)."""
         with self._transaction() as db:
             if destination is not None:
-                db.executemany(
+                _insert(
+                    db,
                     "INSERT OR REPLACE INTO traces "
-                    "(destination, trace_id, run_id, scenario_id, payload, spans) VALUES (?,?,?,?,?,?)",
+                    "(destination, trace_id, run_id, scenario_id, payload, spans)",
                     [
                         (destination, f.result.trace_id, run_id, f.result.scenario_id, f.spans, f.span_count)
                         for f in finished
                         if f.spans is not None
                     ],
                 )
-            db.executemany(
-                "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?)",
+            _insert(
+                db,
+                "INSERT OR REPLACE INTO results",
                 [
                     (
                         run_id,
@@ -243,13 +245,10 @@ class Store:
                     for result, _, _, _ in finished
                 ],
             )
-            db.executemany(
+            _insert(
+                db,
                 """INSERT INTO scores (id, run_id, scenario_id, trace_id, name, value, data_type, comment,
-                       metadata, timestamp, destination) VALUES (?,?,?,?,?,?,?,?,?,?,?)
-                   ON CONFLICT(id) DO UPDATE SET
-                       sent_at = CASE WHEN value = excluded.value AND comment IS excluded.comment
-                                      THEN sent_at END,
-                       value = excluded.value, comment = excluded.comment, metadata = excluded.metadata""",
+                       metadata, timestamp, destination)""",
                 [
                     (
                         s.id,
@@ -267,6 +266,10 @@ class Store:
                     for result, scores, _, _ in finished
                     for s in scores
                 ],
+                """ON CONFLICT(id) DO UPDATE SET
+                       sent_at = CASE WHEN value = excluded.value AND comment IS excluded.comment
+                                      THEN sent_at END,
+                       value = excluded.value, comment = excluded.comment, metadata = excluded.metadata""",
             )
 
     def results(self, run_id: str) -> list[dict[str, Any]]:
@@ -427,3 +430,21 @@ class Store:
 
 def _key_values(key: CacheKey) -> tuple[str, int, str, str]:
     return (key.prompt_name, key.prompt_version, key.model, key.inputs_sha256)
+
+
+_ROWS_PER_INSERT = 256  # at most; a power of two (see _insert)
+
+
+def _insert(db: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]], tail: str = "") -> None:
+    """`head VALUES (row), (row), ... tail` for all rows, many per statement. `executemany` would run
+    one SQLite step per row, and each step lets go of the interpreter lock: under a run's load,
+    getting it back costs far more than the insert. Statements hold a power of two of rows, so a
+    few statement texts serve every batch size from the connection's statement cache. Rows are
+    inserted in order, so a later row replaces or updates an earlier one exactly as one by one."""
+    start = 0
+    while start < len(rows):
+        count = 1 << (min(len(rows) - start, _ROWS_PER_INSERT).bit_length() - 1)
+        chunk = rows[start : start + count]
+        values = ",".join(["(" + ",".join("?" * len(chunk[0])) + ")"] * count)
+        db.execute(f"{head} VALUES {values} {tail}", [value for row in chunk for value in row])
+        start += count

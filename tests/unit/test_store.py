@@ -8,7 +8,7 @@ import pytest
 from evaluator.errors import ConfigError
 from evaluator.judge import CacheKey
 from evaluator.results import JudgeStatus, RunInfo, ScenarioResult, evaluate, scores_for
-from evaluator.storage import Store
+from evaluator.storage import Finished, Store
 from tests.builders import scenario, trace_of
 
 DEST = "https://cloud.langfuse.com pk-lf-project-a"
@@ -117,3 +117,16 @@ def test_verdicts_are_kept_across_store_handles(tmp_path: Path) -> None:
         prompt_name="evaluation/quality", prompt_version=2, model="m", inputs_sha256="ab" * 32
     )
     assert reopened.cached_verdict(other_version) is None
+
+
+def test_a_large_batch_is_recorded_whole_and_in_order() -> None:
+    """300 results (statements of 256, 32, 8 and 4 rows), one of them twice: the later one wins."""
+    store = Store(None)
+    results = [replace(_result(["a"]), scenario_id=f"s{i:03d}", trace_id=f"{i:032x}") for i in range(300)]
+    again = replace(results[7], status="failed")
+    finished = [Finished(r, scores_for(r, run_id="r")) for r in [*results, again]]
+    store.record_many("r", finished, destination=DEST)
+    stored = store.results("r")
+    assert [r["scenario_id"] for r in stored] == [f"s{i:03d}" for i in range(300)]
+    assert stored[7]["status"] == "failed"
+    assert store.count_scores() == 300 * 3
