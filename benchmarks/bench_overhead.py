@@ -14,7 +14,8 @@ The servers run in separate processes, so their CPU is not counted: CPU is this 
 `time.process_time()` (user + system, all threads) around each side. The figure of interest is
 (CPU of a side - CPU of bare) / scenarios, in ms per scenario; medians are printed. Peak RSS is
 `ru_maxrss`, a process-wide high-water mark: it only grows, so a side's figure is the peak of
-everything so far, not of that side alone (the current RSS is printed beside it).
+everything so far, not of that side alone (the current RSS is printed beside it). Each side's CPU
+is also split by thread (threads named alike, numbers dropped, summed): where the extra goes.
 
     PYTHONPATH=. python benchmarks/bench_overhead.py [--scenarios 1000] [--concurrency 64]
         [--latency 0.05] [--repeat 3]
@@ -26,6 +27,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import re
 import resource
 import statistics
 import tempfile
@@ -224,6 +226,59 @@ SIDES: dict[str, Callable[[Setup, str, int], None]] = {"bare": bare, "embedded":
 # --- measuring -----------------------------------------------------------------------------------------
 
 
+class ThreadCpu:
+    """CPU per thread group during a side: a thread alive before and after by its own CPU clock, one
+    that started and ended meanwhile by its CPU time when it ended (`Thread.run` is wrapped for that)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ended: dict[str, float] = {}
+        run = threading.Thread.run
+
+        def measured_run(thread: threading.Thread) -> None:
+            try:
+                run(thread)
+            finally:
+                with self._lock:
+                    group = _group(thread.name)
+                    self._ended[group] = self._ended.get(group, 0.0) + time.thread_time()
+
+        threading.Thread.run = measured_run  # type: ignore[method-assign]
+
+    def start(self) -> dict[int, tuple[str, float]]:
+        with self._lock:
+            self._ended.clear()
+        return _clocks()
+
+    def since(self, before: dict[int, tuple[str, float]]) -> dict[str, float]:
+        with self._lock:
+            groups = dict(self._ended)
+        for ident, (name, cpu) in _clocks().items():
+            if ident in before:
+                group = _group(name)
+                groups[group] = groups.get(group, 0.0) + cpu - before[ident][1]
+        return groups
+
+
+def _group(name: str) -> str:
+    return re.sub(r"([-_ ]?\d+)+$", "", re.sub(r" \(.*\)$", "", name))
+
+
+def _clocks() -> dict[int, tuple[str, float]]:
+    clocks = {}
+    for thread in threading.enumerate():
+        if thread.ident is not None:
+            try:
+                clock = time.pthread_getcpuclockid(thread.ident)
+                clocks[thread.ident] = (thread.name, time.clock_gettime(clock))
+            except (OSError, ProcessLookupError):  # it ended just now
+                continue
+    return clocks
+
+
+THREAD_CPU = ThreadCpu()
+
+
 @dataclass(frozen=True)
 class Sample:
     cpu: float
@@ -231,6 +286,7 @@ class Sample:
     wall: float
     peak_rss_mb: float
     rss_mb: float
+    threads: dict[str, float]  # CPU seconds by thread group
 
 
 def _current_rss_mb() -> float:
@@ -239,12 +295,21 @@ def _current_rss_mb() -> float:
 
 
 def measure(side: Callable[[Setup, str, int], None], setup: Setup, run_id: str) -> Sample:
+    threads = THREAD_CPU.start()
     calls_cpu, cpu, wall = setup.meter.cpu, time.process_time(), time.perf_counter()
     side(setup, run_id, setup.scenarios)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    time.sleep(0.2)  # the threads the side started have ended
     calls_cpu = setup.meter.cpu - calls_cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    return Sample(cpu=cpu, calls_cpu=calls_cpu, wall=wall, peak_rss_mb=peak, rss_mb=_current_rss_mb())
+    return Sample(
+        cpu=cpu,
+        calls_cpu=calls_cpu,
+        wall=wall,
+        peak_rss_mb=peak,
+        rss_mb=_current_rss_mb(),
+        threads=THREAD_CPU.since(threads),
+    )
 
 
 def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_received: int) -> None:
@@ -271,6 +336,15 @@ def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_rec
         print(
             f"  {name:8} CPU {cpu / n * 1000:5.2f} ms/scenario{extra}  wall {wall:5.2f} s  "
             f"peak RSS {max(s.peak_rss_mb for s in runs):4.0f} MB"
+        )
+        groups = {group for s in runs for group in s.threads}
+        by_thread = {g: statistics.median(s.threads.get(g, 0.0) for s in runs) / n * 1000 for g in groups}
+        calls = statistics.median(s.calls_cpu for s in runs) / n * 1000
+        ranked = sorted(by_thread.items(), key=lambda item: -item[1])
+        print(
+            "    by thread (ms/scenario, medians): "
+            + ", ".join(f"{group} {ms:.2f}" for group, ms in ranked if ms >= 0.01)
+            + f"; of the target threads' CPU, in the two calls {calls:.2f}"
         )
         for s in runs:
             print(
