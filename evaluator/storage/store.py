@@ -438,13 +438,18 @@ _ROWS_PER_INSERT = 256  # at most; a power of two (see _insert)
 def _insert(db: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]], tail: str = "") -> None:
     """`head VALUES (row), (row), ... tail` for all rows, many per statement. `executemany` would run
     one SQLite step per row, and each step lets go of the interpreter lock: under a run's load,
-    getting it back costs far more than the insert. Statements hold a power of two of rows, so a
-    few statement texts serve every batch size from the connection's statement cache. Rows are
-    inserted in order, so a later row replaces or updates an earlier one exactly as one by one."""
+    getting it back costs far more than the insert. Statements hold a power of two of rows (within
+    SQLite's limit on parameters), so a few statement texts serve every batch size from the
+    connection's statement cache. Rows are inserted in order, so a later row replaces or updates an
+    earlier one exactly as one by one."""
+    if not rows:
+        return
+    width = len(rows[0])
+    most = min(_ROWS_PER_INSERT, max(1, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width))
     start = 0
     while start < len(rows):
-        count = 1 << (min(len(rows) - start, _ROWS_PER_INSERT).bit_length() - 1)
+        count = 1 << (min(len(rows) - start, most).bit_length() - 1)
+        values = ",".join(["(" + ",".join("?" * width) + ")"] * count)
         chunk = rows[start : start + count]
-        values = ",".join(["(" + ",".join("?" * len(chunk[0])) + ")"] * count)
         db.execute(f"{head} VALUES {values} {tail}", [value for row in chunk for value in row])
         start += count

@@ -1,5 +1,6 @@
 """The SQLite store: results and scores survive, re-recording never duplicates, the outbox works."""
 
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -119,9 +120,13 @@ def test_verdicts_are_kept_across_store_handles(tmp_path: Path) -> None:
     assert reopened.cached_verdict(other_version) is None
 
 
-def test_a_large_batch_is_recorded_whole_and_in_order() -> None:
-    """300 results (statements of 256, 32, 8 and 4 rows), one of them twice: the later one wins."""
+@pytest.mark.parametrize("parameters", [None, 999])  # SQLite before 3.32 allowed 999 parameters
+def test_a_large_batch_is_recorded_whole_and_in_order(parameters: int | None) -> None:
+    """300 results (statements of 256, 32, 8 and 4 rows, or smaller ones within SQLite's limit on
+    parameters), one of them twice: the later one wins."""
     store = Store(None)
+    if parameters is not None:
+        store._db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, parameters)
     results = [replace(_result(["a"]), scenario_id=f"s{i:03d}", trace_id=f"{i:032x}") for i in range(300)]
     again = replace(results[7], status="failed")
     finished = [Finished(r, scores_for(r, run_id="r")) for r in [*results, again]]
