@@ -55,7 +55,7 @@ from evaluator.results import (
     scores_for,
 )
 from evaluator.run._async import EventLoopThread
-from evaluator.run._gc import earlier_objects_frozen
+from evaluator.run._gc import collector_tuned_for_run
 from evaluator.run._watchdog import Watchdog
 from evaluator.run.target import PromptResolver, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
@@ -247,7 +247,7 @@ class Pipeline:
             prompt_pins=dict(options.prompt_pins),
         )
         on_start(run)
-        with earlier_objects_frozen(), _Run(self, scenarios, options, on_result) as active:
+        with collector_tuned_for_run(), _Run(self, scenarios, options, on_result) as active:
             stopped = active.wait(stop or threading.Event())
         finished = active.stored()  # after the stages ended: what they stored meanwhile counts too
         ordered = [finished[s.scenario.id] for s in scenarios if s.scenario.id in finished]
