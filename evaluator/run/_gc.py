@@ -13,7 +13,8 @@
 
 Objects created during the run are collected as usual. Runs may nest or overlap in threads: the first to
 start tunes, the last to end restores. A process that froze objects itself (`gc.freeze()` before forking
-workers, say) is left frozen; one that set a larger young threshold keeps it.
+workers, say) is left frozen; one that set a larger young threshold keeps it. Thresholds set while a run
+is under way are replaced, when the last run ends, by the ones from before the first began.
 """
 
 from __future__ import annotations
