@@ -32,7 +32,7 @@ class _Tuner:
         self._lock = threading.Lock()
         self._runs = 0  # runs under way
         self._froze = False  # the objects frozen now were frozen by the first of them
-        self._thresholds: tuple[int, int, int] | None = None  # the process's own, while a run is on
+        self._thresholds = gc.get_threshold()  # the process's own, taken again as each first run starts
 
     @contextmanager
     def during_run(self) -> Iterator[None]:
@@ -60,9 +60,7 @@ class _Tuner:
         if self._froze:
             gc.unfreeze()
             self._froze = False
-        if self._thresholds is not None:
-            gc.set_threshold(*self._thresholds)
-            self._thresholds = None
+        gc.set_threshold(*self._thresholds)
 
 
 collector_tuned_for_run = _Tuner().during_run
