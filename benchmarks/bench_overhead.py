@@ -8,7 +8,12 @@ process, alternating, `--repeat` times (machines are noisy, so they are compared
 - embedded: the same function as a target run through `run_suite()` (the path of `evaluator run`)
   without Langfuse keys: traced, validated, each result and its scores stored in SQLite;
 - export: the same with LANGFUSE_* pointing at a loopback Langfuse stand-in: spans exported by the
-  SDK, scores delivered while the run goes on, then everything `run_suite()` does after the run.
+  SDK, scores delivered while the run goes on, then everything `run_suite()` does after the run;
+- sdk span, sdk span+export: bare, plus only the root span every scenario gets (started before the
+  calls with the scenario's trace id and trace attributes, its output set after, ended), made through
+  the Langfuse SDK alone, on the evaluator's embedded client or on a connected one that exports to
+  the stand-in. Their extra is the floor that no change to the evaluator can remove while each
+  scenario keeps its span; embedded - sdk span is what the evaluator's own machinery costs.
 
 The servers run in separate processes, so their CPU is not counted: CPU is this process's
 `time.process_time()` (user + system, all threads) around each side. The figure of interest is
@@ -43,8 +48,11 @@ from pathlib import Path
 from typing import Any
 
 import openai
+from langfuse import propagate_attributes
+from pydantic import SecretStr
 
 from evaluator.config import Config, Settings, StoreConfig
+from evaluator.langfuse import LangfuseSettings, Tracing
 from evaluator.run import TargetRequest, run_suite
 from evaluator.scenarios import Scenario
 
@@ -220,7 +228,65 @@ def export(setup: Setup, run_id: str, scenarios: int) -> None:
             del os.environ[name]
 
 
-SIDES: dict[str, Callable[[Setup, str, int], None]] = {"bare": bare, "embedded": embedded, "export": export}
+def _with_root_spans(setup: Setup, run_id: str, scenarios: int, tracing: Tracing) -> None:
+    """Bare, each scenario inside the root span the evaluator gives it, made through the SDK alone
+    (the attributes of `Tracing.scenario_run`)."""
+    client = tracing.client
+
+    def scenario(index: int) -> str:
+        scenario_id = f"s{index:05d}"
+        with (
+            client.start_as_current_observation(
+                name=scenario_id,
+                as_type="span",
+                input=f"{run_id} q{index}",
+                trace_context={"trace_id": Tracing.trace_id_for(run_id, scenario_id)},
+                end_on_exit=False,
+            ) as span,
+            propagate_attributes(
+                trace_name=scenario_id,
+                session_id=run_id,
+                tags=[run_id],
+                metadata={"scenario_id": scenario_id, "run_id": run_id},
+            ),
+        ):
+            answer = setup.two_calls(f"{run_id} q{index}")
+        span.update(output=answer)
+        span.end()
+        return answer
+
+    with ThreadPoolExecutor(setup.concurrency) as pool:
+        answers = list(pool.map(scenario, range(scenarios)))
+    assert len(answers) == scenarios
+
+
+def sdk_span(setup: Setup, run_id: str, scenarios: int) -> None:
+    _with_root_spans(setup, run_id, scenarios, Tracing.embedded())
+
+
+def sdk_span_export(setup: Setup, run_id: str, scenarios: int) -> None:
+    """As `sdk span`, on a connected client made as a run makes it; its spans are exported and
+    flushed before the side ends, and the client shut down as a run's is."""
+    tracing = Tracing.connected(
+        LangfuseSettings(
+            public_key=setup.langfuse["LANGFUSE_PUBLIC_KEY"],
+            secret_key=SecretStr(setup.langfuse["LANGFUSE_SECRET_KEY"]),
+            base_url=setup.langfuse["LANGFUSE_BASE_URL"],
+        )
+    )
+    try:
+        _with_root_spans(setup, run_id, scenarios, tracing)
+    finally:
+        assert tracing.shutdown(60), "the spans were not exported within 60 s"
+
+
+SIDES: dict[str, Callable[[Setup, str, int], None]] = {
+    "bare": bare,
+    "embedded": embedded,
+    "export": export,
+    "sdk span": sdk_span,
+    "sdk span+export": sdk_span_export,
+}
 
 
 # --- measuring -----------------------------------------------------------------------------------------
@@ -312,6 +378,10 @@ def measure(side: Callable[[Setup, str, int], None], setup: Setup, run_id: str) 
     )
 
 
+def _median_outside(runs: list[Sample]) -> float:
+    return statistics.median(s.cpu - s.calls_cpu for s in runs)
+
+
 def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_received: int) -> None:
     n = args.scenarios
     ideal = -(-n // args.concurrency) * 2 * args.latency
@@ -320,10 +390,10 @@ def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_rec
         f"{args.concurrency}, {args.repeat} rounds, medians; ideal wall {ideal:.2f} s"
     )
     bare_cpu = statistics.median(s.cpu for s in samples["bare"])
-    bare_rest = statistics.median(s.cpu - s.calls_cpu for s in samples["bare"])
+    bare_rest = _median_outside(samples["bare"])
     for name, runs in samples.items():
         cpu = statistics.median(s.cpu for s in runs)
-        rest = statistics.median(s.cpu - s.calls_cpu for s in runs)
+        rest = _median_outside(runs)
         wall = statistics.median(s.wall for s in runs)
         paired = sorted((s.cpu - b.cpu) / n * 1000 for s, b in zip(runs, samples["bare"], strict=True))
         extra = (
@@ -334,7 +404,7 @@ def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_rec
             f"{statistics.median(paired):5.2f}, range {paired[0]:.2f} to {paired[-1]:.2f})"
         )
         print(
-            f"  {name:8} CPU {cpu / n * 1000:5.2f} ms/scenario{extra}  wall {wall:5.2f} s  "
+            f"  {name:15} CPU {cpu / n * 1000:5.2f} ms/scenario{extra}  wall {wall:5.2f} s  "
             f"peak RSS {max(s.peak_rss_mb for s in runs):4.0f} MB"
         )
         groups = {group for s in runs for group in s.threads}
@@ -352,6 +422,16 @@ def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_rec
                 f"peak RSS so far {s.peak_rss_mb:4.0f} MB, RSS now {s.rss_mb:4.0f} MB"
             )
     print(f"  the Langfuse stand-in received {spans_received} spans")
+    for side, floor in (("embedded", "sdk span"), ("export", "sdk span+export")):
+        own = _median_outside(samples[side]) - _median_outside(samples[floor])
+        paired = sorted(
+            (s.cpu - f.cpu) / n * 1000 for s, f in zip(samples[side], samples[floor], strict=True)
+        )
+        print(
+            f"  {side}: the evaluator's own machinery over the SDK's root span ({floor}): "
+            f"{own / n * 1000:5.2f} ms/scenario outside the calls (paired by round, all CPU: median "
+            f"{statistics.median(paired):5.2f}, range {paired[0]:.2f} to {paired[-1]:.2f})"
+        )
     print("  goals: extra <= 1.0 ms/scenario embedded, <= 1.5 ms with export; peak RSS <= 100 MB")
     print(
         "  extra = (CPU of the side - CPU of bare) / scenarios, from the medians over rounds; 'paired by\n"
@@ -359,8 +439,8 @@ def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_rec
         "  gives its median and range over rounds. 'Outside the calls' first subtracts\n"
         "  the thread CPU spent inside the two chat calls on each side (the same work on every side,\n"
         "  and the noisiest part). Peak RSS is ru_maxrss, the process's high-water mark so far: it never\n"
-        "  goes down, so a side's figure includes what earlier sides left (rounds: bare, embedded, export);\n"
-        "  the RSS goal applies to the line below: a fresh process per side."
+        "  goes down, so a side's figure includes what earlier sides left (each round runs the sides in\n"
+        "  the order above); the RSS goal applies to the line below: a fresh process per side."
     )
 
 
@@ -437,7 +517,7 @@ def main() -> None:
         for attempt in range(args.repeat):
             for name, side in SIDES.items():
                 samples[name].append(measure(side, setup, f"{name}-{attempt}"))
-    alone = {name: peak_rss_alone(name, args, chat.url, env) for name in SIDES}
+    alone = {name: peak_rss_alone(name, args, chat.url, env) for name in ("bare", "embedded", "export")}
     langfuse.conn.send("spans")
     spans_received = int(langfuse.conn.recv())
     langfuse.conn.send("stop")
