@@ -1,6 +1,7 @@
 """Nothing finished is lost: a killed run's spans and scores reach Langfuse through `sync`, SIGTERM
-stops a run cleanly (143) and delivers what finished, scores wait for their trace's spans, and a 207's
-named rejects cost no re-posts. Runs go to the loopback Langfuse stand-in; kills hit a real process."""
+stops a run cleanly (143) and delivers what finished, a second signal ends it at once with the store
+intact, scores wait for their trace's spans, and a 207's named rejects cost no re-posts. Runs go to
+the loopback Langfuse stand-in; kills hit a real process."""
 
 from __future__ import annotations
 
@@ -156,6 +157,35 @@ def test_sigterm_stops_starting_scenarios_and_delivers_what_finished(
     assert len(roots) <= stored + 2  # only the two running when it came were cut off; none started after
     assert set(langfuse_standin.scores) == set(scores)  # what finished was delivered within the deadline
     assert "In Langfuse (acknowledged)" in output
+
+
+def test_a_second_signal_exits_at_once_and_keeps_what_is_stored(
+    tmp_path: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Langfuse is down and the deadlines are long: after the first signal the run would keep retrying
+    # for tens of seconds; the second ends it at once.
+    folder = _project(tmp_path, ["sleep:0.4"] * 10, concurrency=2, flush=60, delivery=60)
+    keys = langfuse_standin.new_keys()
+    langfuse_standin.go_down()
+    process = _start(folder, langfuse_standin, keys)
+    _wait_for(lambda: _stored(folder) >= 2)
+    process.send_signal(signal.SIGTERM)
+    time.sleep(1.5)  # the two running scenarios end and are stored; the run waits on Langfuse
+    assert process.poll() is None
+    process.send_signal(signal.SIGTERM)
+    second = time.monotonic()
+    code, output = _finish(process)
+    assert code == 143, output  # 128 + SIGTERM, from the evaluator's own handler
+    assert time.monotonic() - second < 10
+    scores, spans = _local(folder)
+    stored = _stored(folder)
+    assert 2 <= stored < 10 and len(spans) == stored and set(spans) == set(scores.values())
+    with sqlite3.connect(folder / "evaluator.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    langfuse_standin.come_back()
+    code, text = _sync(folder, langfuse_standin, keys, cli, monkeypatch)
+    assert code == 0, text
+    assert set(langfuse_standin.scores) == set(scores)  # what was stored before the exit is delivered
 
 
 def test_a_sticky_207_reject_costs_no_reposts(
