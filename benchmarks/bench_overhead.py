@@ -1,7 +1,7 @@
 """Benchmark: the evaluator's extra CPU per scenario over a bare thread pool making the same calls.
 
 Each scenario makes the same two chat calls, through one shared sync `openai.OpenAI` client, to a
-loopback OpenAI-compatible stand-in that answers after a fixed delay. Three sides run in this one
+loopback OpenAI-compatible stand-in that answers after a fixed delay. Five sides run in this one
 process, alternating, `--repeat` times (machines are noisy, so they are compared within one run):
 
 - bare: `ThreadPoolExecutor(concurrency)` mapping the two-call function over the scenarios;
@@ -277,7 +277,8 @@ def sdk_span_export(setup: Setup, run_id: str, scenarios: int) -> None:
     try:
         _with_root_spans(setup, run_id, scenarios, tracing)
     finally:
-        assert tracing.shutdown(60), "the spans were not exported within 60 s"
+        exported = tracing.shutdown(60)
+    assert exported, "the spans were not exported within 60 s"
 
 
 SIDES: dict[str, Callable[[Setup, str, int], None]] = {
