@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,8 @@ from evaluator.storage import (
 )
 from evaluator.trace import TraceRules
 
-Notice = Callable[[str, str], None]  # (kind: "warning" | "error", message)
+Notice = Callable[[str, str], None]  # (kind: "warning" | "error" | "note", message)
+_SLOW_SECONDS = 2.0  # sending after the run says what it waits for once it takes longer than this
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -313,34 +315,19 @@ class _Session:
                 self._notice("warning", "--verify-langfuse needs Langfuse configured; nothing to verify.")
             return suite
         deadline = Deadline(limits.delivery_deadline_seconds)
-        live_ended = self.live.finish(deadline) if self.live is not None else True
-        if not self.tracing.flush(deadline.cap(limits.flush_timeout_seconds)):
-            self._notice(
-                "warning",
-                f"spans were still being sent to Langfuse after {limits.flush_timeout_seconds:g} s; some "
-                "traces may be incomplete there.",
-            )
         destination = connection.destination
-        spans = deliver_spans(
-            self._store, connection.spans, destination, deadline=deadline, run_id=suite.run.id, now=utc_now
-        )
-        delivery = (
-            deliver(
-                self._store,
-                connection.scores,
-                destination,
-                deadline=deadline,
-                run_id=suite.run.id,
-                batch_size=limits.score_batch_size,
-                now=utc_now,
+
+        def still_sending() -> None:
+            self._notice(
+                "note",
+                f"still sending the run to Langfuse at {connection.settings.base_url}, for up to "
+                f"{deadline.remaining():.0f} s more ([langfuse] delivery_deadline_seconds); what is not sent "
+                "by then stays in the local outbox for `evaluator sync`.",
             )
-            if live_ended
-            else None  # the live posts still in flight own this run's scores: no second request
-        )
-        if self._configs is not None:
-            self._configs_deadline.end_by(deadline)
-            self._configs.join(deadline.remaining())
-        experiment = self._report_experiment(connection, suite, deadline)
+
+        with _said_if_slow(_SLOW_SECONDS, still_sending):
+            spans, delivery = self._send(connection, suite.run.id, deadline)
+            experiment = self._report_experiment(connection, suite, deadline)
         urls = {r.scenario_id: url for r in suite.results if (url := connection.trace_url(r.trace_id))}
         report = None
         if verify:
@@ -363,6 +350,40 @@ class _Session:
             verify=report,
             experiment=experiment,
         )
+
+    def _send(
+        self, connection: LangfuseConnection, run_id: str, deadline: Deadline
+    ) -> tuple[SpanDeliveryReport, DeliveryReport | None]:
+        """The run's spans and scores into Langfuse, within `deadline` (score configs included)."""
+        limits = self._config.settings.langfuse
+        live_ended = self.live.finish(deadline) if self.live is not None else True
+        if not self.tracing.flush(deadline.cap(limits.flush_timeout_seconds)):
+            self._notice(
+                "warning",
+                f"spans were still being sent to Langfuse after {limits.flush_timeout_seconds:g} s; some "
+                "traces may be incomplete there.",
+            )
+        destination = connection.destination
+        spans = deliver_spans(
+            self._store, connection.spans, destination, deadline=deadline, run_id=run_id, now=utc_now
+        )
+        delivery = (
+            deliver(
+                self._store,
+                connection.scores,
+                destination,
+                deadline=deadline,
+                run_id=run_id,
+                batch_size=limits.score_batch_size,
+                now=utc_now,
+            )
+            if live_ended
+            else None  # the live posts still in flight own this run's scores: no second request
+        )
+        if self._configs is not None:
+            self._configs_deadline.end_by(deadline)
+            self._configs.join(deadline.remaining())
+        return spans, delivery
 
     def plan_experiment(
         self, scenarios: Sequence[LoadedScenario], options: RunOptions, git: Mapping[str, Any] | None
@@ -541,3 +562,16 @@ def _check_langfuse(connection: LangfuseConnection | None, on_notice: Notice) ->
         )
         return False
     return True
+
+
+@contextmanager
+def _said_if_slow(seconds: float, say: Callable[[], None]) -> Iterator[None]:
+    """`say()` once, from a timer thread, if the block is still running after `seconds`."""
+    timer = threading.Timer(seconds, say)
+    timer.daemon = True
+    timer.name = "evaluator-slow-notice"
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
-from evaluator.results import DEFINITIONS
+from evaluator.results import DEFINITIONS, ScenarioResult
 from evaluator.run import run_suite
 from tests.integration.conftest import ROOT, Cli, langfuse_deadlines
 from tests.standin.langfuse_server import LangfuseStandIn
@@ -171,6 +172,35 @@ def test_the_secret_keys_never_leave_the_environment(
         assert secret not in content, place
         assert openai_key not in content, place
     assert secret.encode() not in stored and openai_key.encode() not in stored
+
+
+def test_sending_after_the_run_says_what_it_waits_for_once_it_takes_long(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn
+) -> None:
+    """Past 2 s of sending after the run, one note names Langfuse, the time left and where what is not
+    sent stays; a Langfuse that keeps up gets no note."""
+    notes: list[str] = []
+
+    def on_notice(kind: str, message: str) -> None:
+        if kind == "note" and message.startswith("still sending"):
+            notes.append(message)
+
+    run_suite([SUITE], tags=["smoke"], on_notice=on_notice)
+    assert notes == []
+    langfuse_deadlines(with_langfuse, flush=1, delivery=5)
+    expected: list[int] = []
+    stored: list[ScenarioResult] = []
+
+    def on_result(result: ScenarioResult) -> None:
+        stored.append(result)
+        if len(stored) == expected[0]:  # from now on each request takes 2 s: sending takes longer
+            langfuse_standin.slow = 2.0
+
+    run_suite([SUITE], tags=["smoke"], on_start=expected.append, on_result=on_result, on_notice=on_notice)
+    assert len(notes) == 1, notes
+    assert langfuse_standin.base_url in notes[0] and "`evaluator sync`" in notes[0]
+    left = re.search(r"for up to (\d+) s more", notes[0])
+    assert left is not None and 1 <= int(left.group(1)) <= 3, notes[0]  # a 5 s deadline, 2 s in
 
 
 def test_a_slow_langfuse_cannot_hold_the_run(with_langfuse: Path, langfuse_standin: LangfuseStandIn) -> None:
