@@ -278,7 +278,7 @@ def sdk_span_export(setup: Setup, run_id: str, scenarios: int) -> None:
         _with_root_spans(setup, run_id, scenarios, tracing)
     finally:
         exported = tracing.shutdown(60)
-    assert exported, "the spans were not exported within 60 s"
+    assert exported, "the SDK did not flush and shut down within 60 s"
 
 
 SIDES: dict[str, Callable[[Setup, str, int], None]] = {

@@ -34,7 +34,7 @@ _NOTICE_STYLE = {"error": "red", "warning": "yellow"}
 
 
 def notice(console: Console, kind: str, message: str) -> None:
-    """'error: ...' or 'warning: ...', the message printed literally."""
+    """'error: ...', 'warning: ...' or 'note: ...', the message printed literally."""
     style = _NOTICE_STYLE.get(kind, "bold")
     console.print(f"[{style}]{kind}[/{style}]: {escape(message)}", highlight=False, soft_wrap=True)
 

@@ -17,6 +17,7 @@ callbacks; nothing is printed.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -315,17 +316,17 @@ class _Session:
                 self._notice("warning", "--verify-langfuse needs Langfuse configured; nothing to verify.")
             return suite
         deadline = Deadline(limits.delivery_deadline_seconds)
-        destination = connection.destination
 
         def still_sending() -> None:
             self._notice(
                 "note",
                 f"still sending the run to Langfuse at {connection.settings.base_url}, for up to "
-                f"{deadline.remaining():.0f} s more ([langfuse] delivery_deadline_seconds); what is not sent "
-                "by then stays in the local outbox for `evaluator sync`.",
+                f"{math.ceil(deadline.remaining())} s more ([langfuse] delivery_deadline_seconds); the "
+                "scenarios' traces and scores not sent by then stay in the local outbox for "
+                "`evaluator sync`.",
             )
 
-        with _said_if_slow(_SLOW_SECONDS, still_sending):
+        with _said_if_slow(_SLOW_SECONDS if deadline.seconds > _SLOW_SECONDS else None, still_sending):
             spans, delivery = self._send(connection, suite.run.id, deadline)
             experiment = self._report_experiment(connection, suite, deadline)
         urls = {r.scenario_id: url for r in suite.results if (url := connection.trace_url(r.trace_id))}
@@ -340,12 +341,15 @@ class _Session:
                 rules=trace_rules(self._config),
             )
         connection.shutdown(deadline.remaining())
+        # What the exporter sends from now on is not this run's to acknowledge (a span it could not
+        # send in time is confirmed by `sync`, which sends it again); nor is the store kept alive.
+        self.tracing.acknowledge_with(None)
         return replace(
             suite,
             connected=True,
             delivery=delivery,
             spans=spans,
-            status=self._store.delivery_status(destination, run_id=suite.run.id),
+            status=self._store.delivery_status(connection.destination, run_id=suite.run.id),
             trace_urls=urls,
             verify=report,
             experiment=experiment,
@@ -565,8 +569,11 @@ def _check_langfuse(connection: LangfuseConnection | None, on_notice: Notice) ->
 
 
 @contextmanager
-def _said_if_slow(seconds: float, say: Callable[[], None]) -> Iterator[None]:
-    """`say()` once, from a timer thread, if the block is still running after `seconds`."""
+def _said_if_slow(seconds: float | None, say: Callable[[], None]) -> Iterator[None]:
+    """`say()` once, from a timer thread, if the block is still running after `seconds` (None: never)."""
+    if seconds is None:
+        yield
+        return
     timer = threading.Timer(seconds, say)
     timer.daemon = True
     timer.name = "evaluator-slow-notice"

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evaluator.langfuse import LangfuseSettings, Tracing
 from evaluator.results import DEFINITIONS, ScenarioResult
 from evaluator.run import run_suite
 from tests.integration.conftest import ROOT, Cli, langfuse_deadlines
@@ -201,6 +202,24 @@ def test_sending_after_the_run_says_what_it_waits_for_once_it_takes_long(
     assert langfuse_standin.base_url in notes[0] and "`evaluator sync`" in notes[0]
     left = re.search(r"for up to (\d+) s more", notes[0])
     assert left is not None and 1 <= int(left.group(1)) <= 3, notes[0]  # a 5 s deadline, 2 s in
+
+
+def test_spans_exported_after_the_run_are_not_acknowledged_into_its_store(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn
+) -> None:
+    """The exporter is the process's, per key: once the run is over, what it sends is not the run's."""
+    run_suite([SUITE], tags=["smoke"])
+    settings = LangfuseSettings.from_env()
+    assert settings is not None
+    later = Tracing.connected(settings)  # the same key: the same exporter the run used
+    trace_id = Tracing.trace_id_for("after-the-run", "x")
+    with later.client.start_as_current_observation(name="later", trace_context={"trace_id": trace_id}):
+        pass
+    assert later.shutdown(10)
+    assert trace_id in {s.trace_id for s in langfuse_standin.spans}
+    with sqlite3.connect(with_langfuse / "evaluator.db") as db:
+        acks = db.execute("SELECT COUNT(*) FROM span_acks WHERE trace_id=?", (trace_id,)).fetchone()[0]
+    assert acks == 0
 
 
 def test_a_slow_langfuse_cannot_hold_the_run(with_langfuse: Path, langfuse_standin: LangfuseStandIn) -> None:

@@ -88,6 +88,15 @@ def _stored(folder: Path) -> int:
         return 0
 
 
+def _run_row(folder: Path) -> tuple[int] | None:
+    """(interrupted,) of the run once it is recorded as finished, else None."""
+    try:
+        with sqlite3.connect(folder / "evaluator.db") as db:
+            return db.execute("SELECT interrupted FROM runs WHERE finished_at IS NOT NULL").fetchone()
+    except sqlite3.Error:
+        return None
+
+
 def _wait_for(condition: object, timeout: float = 60) -> None:
     ends = time.monotonic() + timeout
     while time.monotonic() < ends:
@@ -170,16 +179,18 @@ def test_a_second_signal_exits_at_once_and_keeps_what_is_stored(
     process = _start(folder, langfuse_standin, keys)
     _wait_for(lambda: _stored(folder) >= 2)
     process.send_signal(signal.SIGTERM)
-    time.sleep(1.5)  # the two running scenarios end and are stored; the run waits on Langfuse
+    _wait_for(lambda: _run_row(folder) is not None)  # the run is over and recorded; it sends to Langfuse
     assert process.poll() is None
     process.send_signal(signal.SIGTERM)
     second = time.monotonic()
     code, output = _finish(process)
     assert code == 143, output  # 128 + SIGTERM, from the evaluator's own handler
     assert time.monotonic() - second < 10
+    assert "Stopped by SIGTERM" not in output  # it exited at once: no summary after the sending
     scores, spans = _local(folder)
     stored = _stored(folder)
     assert 2 <= stored < 10 and len(spans) == stored and set(spans) == set(scores.values())
+    assert _run_row(folder) == (1,)  # recorded as interrupted
     with sqlite3.connect(folder / "evaluator.db") as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     langfuse_standin.come_back()
