@@ -5,9 +5,11 @@ rolls back one that was open."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -15,12 +17,14 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class StopSignals:
-    """Within the block, the first SIGINT or SIGTERM sets `requested` and names itself in `received`.
-    Outside the main thread (where Python allows no handlers) nothing is installed."""
+    """Within the block, the first SIGINT or SIGTERM sets `requested`, names itself in `received` and
+    is told to `on_first` (which must not raise; what it raises is dropped). Outside the main thread
+    (where Python allows no handlers) nothing is installed."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_first: Callable[[signal.Signals], None] = lambda _: None) -> None:
         self.requested = threading.Event()
         self.received: signal.Signals | None = None
+        self._on_first = on_first
         self._previous: dict[signal.Signals, Any] = {}
 
     def __enter__(self) -> StopSignals:
@@ -37,6 +41,8 @@ class StopSignals:
         for sig in _SIGNALS:
             signal.signal(sig, _exit_at_once)
         self.requested.set()
+        with contextlib.suppress(Exception):  # a handler must not raise into the code it interrupted
+            self._on_first(self.received)
 
 
 def _exit_at_once(signum: int, frame: FrameType | None) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -187,7 +188,8 @@ def run_suite(
         judges=judges,
     )
     on_start(len(selected))
-    with StopSignals() as stop:  # a first signal stops the run; a second exits at once
+    said = _stopping(cfg, connected=connection is not None, on_notice=on_notice)
+    with StopSignals(on_first=said) as stop:  # a first signal stops the run; a second exits at once
         session.start()
         try:
             with tracing.process_default():
@@ -566,6 +568,24 @@ def _check_langfuse(connection: LangfuseConnection | None, on_notice: Notice) ->
         )
         return False
     return True
+
+
+def _stopping(cfg: Config, *, connected: bool, on_notice: Notice) -> Callable[[signal.Signals], None]:
+    """What a first signal says at once: what the run does now, and that a second one exits."""
+    sending = (
+        f", then sent to Langfuse within {cfg.settings.langfuse.delivery_deadline_seconds:g} s"
+        if connected
+        else ""
+    )
+
+    def said(received: signal.Signals) -> None:
+        on_notice(
+            "note",
+            f"stopping on {received.name}: no new scenario starts and the running ones are cut off; "
+            f"what finished is stored{sending}. A second Ctrl-C exits at once; what is stored stays.",
+        )
+
+    return said
 
 
 @contextmanager
