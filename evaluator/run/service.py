@@ -320,6 +320,8 @@ class _Session:
         deadline = Deadline(limits.delivery_deadline_seconds)
 
         def still_sending() -> None:
+            if deadline.remaining() == 0:  # nothing more is sent: there is nothing to wait for
+                return
             self._notice(
                 "note",
                 f"still sending the run to Langfuse at {connection.settings.base_url}, for up to "
@@ -328,7 +330,7 @@ class _Session:
                 "`evaluator sync`.",
             )
 
-        with _said_if_slow(_SLOW_SECONDS if deadline.seconds > _SLOW_SECONDS else None, still_sending):
+        with _said_if_slow(_SLOW_SECONDS, still_sending):
             spans, delivery = self._send(connection, suite.run.id, deadline)
             experiment = self._report_experiment(connection, suite, deadline)
         urls = {r.scenario_id: url for r in suite.results if (url := connection.trace_url(r.trace_id))}
@@ -589,11 +591,8 @@ def _stopping(cfg: Config, *, connected: bool, on_notice: Notice) -> Callable[[s
 
 
 @contextmanager
-def _said_if_slow(seconds: float | None, say: Callable[[], None]) -> Iterator[None]:
-    """`say()` once, from a timer thread, if the block is still running after `seconds` (None: never)."""
-    if seconds is None:
-        yield
-        return
+def _said_if_slow(seconds: float, say: Callable[[], None]) -> Iterator[None]:
+    """`say()` once, from a timer thread, if the block is still running after `seconds`."""
     timer = threading.Timer(seconds, say)
     timer.daemon = True
     timer.name = "evaluator-slow-notice"
