@@ -49,7 +49,6 @@ from typing import Any
 
 import openai
 from langfuse import propagate_attributes
-from pydantic import SecretStr
 
 from evaluator.config import Config, Settings, StoreConfig
 from evaluator.langfuse import LangfuseSettings, Tracing
@@ -267,13 +266,9 @@ def sdk_span(setup: Setup, run_id: str, scenarios: int) -> None:
 def sdk_span_export(setup: Setup, run_id: str, scenarios: int) -> None:
     """As `sdk span`, on a connected client made as a run makes it; its spans are exported and
     flushed before the side ends, and the client shut down as a run's is."""
-    tracing = Tracing.connected(
-        LangfuseSettings(
-            public_key=setup.langfuse["LANGFUSE_PUBLIC_KEY"],
-            secret_key=SecretStr(setup.langfuse["LANGFUSE_SECRET_KEY"]),
-            base_url=setup.langfuse["LANGFUSE_BASE_URL"],
-        )
-    )
+    settings = LangfuseSettings.from_env(setup.langfuse)
+    assert settings is not None
+    tracing = Tracing.connected(settings)
     try:
         _with_root_spans(setup, run_id, scenarios, tracing)
     finally:
