@@ -181,11 +181,15 @@ def run_provenance(run: RunInfo, documents: Sequence[Mapping[str, Any]]) -> dict
     }
 
 
-def run_to_json(run: RunInfo, results: Sequence[ScenarioResult]) -> dict[str, Any]:
-    """The `run --output` document: the run, then one result object per scenario. The run's `metrics`
-    hold the figures of results/figures.py, then CRAG's run-level figures (`correctness`) and the
-    quality means (`quality`)."""
-    documents = [r.to_json() for r in results]
+def run_to_json(
+    run: RunInfo,
+    results: Sequence[ScenarioResult],
+    documents: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The `run --output` document: the run, then one result object per scenario (`documents`, when
+    the caller has them already). The run's `metrics` hold the figures of results/figures.py, then
+    CRAG's run-level figures (`correctness`) and the quality means (`quality`)."""
+    documents = [r.to_json() for r in results] if documents is None else documents
     provenance = run_provenance(run, documents)
     provenance["metrics"] = {**provenance["metrics"], **run_metrics(results)}
     versions: dict[str, list[int]] = {}
@@ -208,5 +212,5 @@ def run_to_json(run: RunInfo, results: Sequence[ScenarioResult]) -> dict[str, An
             **provenance,
             "judge": judge_usage(results),
         },
-        "results": documents,
+        "results": list(documents),
     }

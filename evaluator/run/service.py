@@ -209,9 +209,11 @@ def run_suite(
             git=git,
             models=model_names(cfg, llm_used=pipeline_llm is not None),
         )
-        store.finish_run(run, results)
+        documents = [r.to_json() for r in results]
+        store.finish_run(run, results, documents)
         if output is not None:  # written before the steps after the run
-            output.write_text(json.dumps(run_to_json(run, results), indent=2, default=str) + "\n")
+            document = run_to_json(run, results, documents)
+            output.write_text(json.dumps(document, indent=2, default=str) + "\n")
         suite = SuiteRun(
             run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=output
         )

@@ -193,8 +193,15 @@ class Store:
                 (run.id, run.name, run.started_at, json.dumps(asdict(run))),
             )
 
-    def finish_run(self, run: RunInfo, results: Sequence[ScenarioResult]) -> None:
-        documents = [r.to_json() for r in results]
+    def finish_run(
+        self,
+        run: RunInfo,
+        results: Sequence[ScenarioResult],
+        documents: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
+        """The run's end, totals and provenance; `documents` are the results' JSON objects when the
+        caller has them already (`run_to_json` needs them too)."""
+        documents = [r.to_json() for r in results] if documents is None else documents
         info = {**asdict(run), "totals": totals(results), **run_provenance(run, documents)}
         with self._transaction() as db:
             db.execute(
