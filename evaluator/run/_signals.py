@@ -14,18 +14,23 @@ from types import FrameType
 from typing import Any
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_TELL_WAIT_SECONDS = 2.0  # leaving the block: the note comes before what follows, unless it hangs
 
 
 class StopSignals:
     """Within the block, the first SIGINT or SIGTERM sets `requested`, names itself in `received` and
-    is told to `on_first` (which must not raise; what it raises is dropped). Outside the main thread
-    (where Python allows no handlers) nothing is installed."""
+    is told to `on_first` (what it raises is dropped). `on_first` runs in a thread of its own, not in
+    the handler: the handler interrupts the main thread wherever it is, perhaps halfway through
+    printing a line under a console's reentrant lock, which a note printed from the handler would
+    split; from its own thread the note waits for that line. Leaving the block waits briefly for it.
+    Outside the main thread (where Python allows no handlers) nothing is installed."""
 
     def __init__(self, on_first: Callable[[signal.Signals], None] = lambda _: None) -> None:
         self.requested = threading.Event()
         self.received: signal.Signals | None = None
         self._on_first = on_first
         self._previous: dict[signal.Signals, Any] = {}
+        self._telling: threading.Thread | None = None
 
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
@@ -35,14 +40,26 @@ class StopSignals:
     def __exit__(self, *exc_info: object) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
+        self.told(_TELL_WAIT_SECONDS)
+
+    def told(self, timeout: float) -> None:
+        """Wait up to `timeout` seconds for `on_first` to have returned (at once when no signal came)."""
+        if self._telling is not None:
+            self._telling.join(timeout)
 
     def _first(self, signum: int, frame: FrameType | None) -> None:
         self.received = signal.Signals(signum)
         for sig in _SIGNALS:
             signal.signal(sig, _exit_at_once)
         self.requested.set()
-        with contextlib.suppress(Exception):  # a handler must not raise into the code it interrupted
-            self._on_first(self.received)
+        self._telling = threading.Thread(
+            target=self._tell, args=(self.received,), daemon=True, name="evaluator-stop-notice"
+        )
+        self._telling.start()
+
+    def _tell(self, received: signal.Signals) -> None:
+        with contextlib.suppress(Exception):  # a note that cannot be printed must not stop the run
+            self._on_first(received)
 
 
 def _exit_at_once(signum: int, frame: FrameType | None) -> None:

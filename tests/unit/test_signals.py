@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import threading
 
 from evaluator.run._signals import StopSignals
 
@@ -24,3 +25,19 @@ def test_what_telling_the_first_signal_raises_is_dropped() -> None:
     with StopSignals(on_first=fails) as stop:
         signal.raise_signal(signal.SIGINT)
     assert stop.requested.is_set() and stop.received is signal.SIGINT
+
+
+def test_the_note_waits_for_the_line_the_signal_interrupted() -> None:
+    console = threading.RLock()  # a console's lock is reentrant: the handler's thread could print inside
+    printed: list[str] = []
+
+    def note(_: signal.Signals) -> None:
+        with console:
+            printed.append("note")
+
+    with StopSignals(on_first=note) as stop:
+        with console:  # the main thread is printing a line when the signal comes
+            signal.raise_signal(signal.SIGINT)
+            printed.append("the line being printed")
+        stop.told(timeout=5)
+    assert printed == ["the line being printed", "note"]
