@@ -1,6 +1,6 @@
 """Result values, the JSON contract, and the scores a result yields."""
 
-from evaluator.results.evaluate import error_result, evaluate, evaluator_error_result
+from evaluator.results.evaluate import as_evaluator_error, error_result, evaluate, evaluator_error_result
 from evaluator.results.figures import FIGURES, QUALITY_DIMENSIONS, RATE_FIGURES, scenario_values, summarize
 from evaluator.results.model import (
     JUDGE_KEYS,
@@ -45,6 +45,7 @@ __all__ = [
     "ScenarioResult",
     "Score",
     "Status",
+    "as_evaluator_error",
     "correctness_metrics",
     "crag_metrics",
     "error_result",

@@ -84,15 +84,30 @@ def evaluator_error_result(
     finished_at: str = "",
 ) -> ScenarioResult:
     """The evaluator failed around this scenario: kept with its traceback, scored against nobody."""
-    failure = EvaluatorFailure.of(exc)
-    return ScenarioResult(
+    run = ScenarioResult(
         scenario_id=scenario.id,
         trace_id=trace_id,
         status="error",
         judge_status=judge_status,
         latency_ms=latency_ms,
-        error=f"evaluator error: {failure.type}: {failure.message}",
         prompts=dict(prompts or {}),
         finished_at=finished_at,
+    )
+    return as_evaluator_error(run, exc)
+
+
+def as_evaluator_error(result: ScenarioResult, exc: BaseException) -> ScenarioResult:
+    """`result` as an evaluator error: the evaluator failed around it (after drawing it, scoring it
+    say), so its verdicts are dropped and only the run's facts (trace, latency, prompts) are kept."""
+    failure = EvaluatorFailure.of(exc)
+    return ScenarioResult(
+        scenario_id=result.scenario_id,
+        trace_id=result.trace_id,
+        status="error",
+        judge_status=result.judge_status,
+        latency_ms=result.latency_ms,
+        error=f"evaluator error: {failure.type}: {failure.message}",
+        prompts=dict(result.prompts),
+        finished_at=result.finished_at,
         evaluator_error=failure,
     )

@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Protocol
 
 from evaluator._time import utc_now
@@ -49,6 +50,7 @@ from evaluator.results import (
     PromptUse,
     RunInfo,
     ScenarioResult,
+    as_evaluator_error,
     error_result,
     evaluate,
     evaluator_error_result,
@@ -407,23 +409,58 @@ class _Run:
                 return
             with self._lock:
                 self.started += 1
-            self._attempt(item)
+            try:
+                attempt = _Attempt(
+                    item=item,
+                    trace_id=self._p._tracer.trace_id_for(self._options.run_id, item.scenario.id),
+                    resolver=PromptResolver(self._p._prompts, self._options.prompt_pins),
+                )
+            except Exception as exc:  # noqa: BLE001 - the evaluator failed before calling the target
+                self._unattempted(item, exc)
+                continue
+            self._attempt(attempt)
 
-    def _attempt(self, item: LoadedScenario) -> None:
+    def _unattempted(self, item: LoadedScenario, exc: Exception) -> None:
+        """An evaluator error from before the target call: nothing ran, nothing was traced."""
+        _log.error("evaluator error before running scenario %s", item.scenario.id, exc_info=exc)
+        try:
+            result = evaluator_error_result(
+                item.scenario, "", exc, judge_status=self._options.judge_status, finished_at=utc_now()
+            )
+            self._to_record.put(_Done(result))
+        except BaseException as failure:  # noqa: BLE001 - handed to the waiting thread, which raises it
+            self._fail(failure)
+
+    def _attempt(self, attempt: _Attempt) -> None:
         """Run one scenario's target; never raises."""
-        run_id = self._options.run_id
-        attempt = _Attempt(
-            item=item,
-            trace_id=self._p._tracer.trace_id_for(run_id, item.scenario.id),
-            resolver=PromptResolver(self._p._prompts, self._options.prompt_pins),
-        )
         try:
             self._call_target(attempt)
         except Exception as exc:  # noqa: BLE001 - the evaluator failed around this target call
             if attempt.report():
                 if attempt.root is not None:
                     _close_root(attempt.root, output=None, error=None)
-                self._to_record.put(self._done(self._evaluator_error(attempt, exc), attempt))
+                self._report(attempt, partial(self._evaluator_error, attempt, exc))
+
+    def _report(
+        self, attempt: _Attempt, result: Callable[[], ScenarioResult], latency_ms: float | None = None
+    ) -> None:
+        """Hand the attempt's result to the record stage (only its one reporter calls this): `result()`,
+        or an evaluator error when making it fails. The run waits for every started scenario, so
+        should even that fail, the run stops with the failure instead of waiting for ever."""
+        try:
+            try:
+                made = result()
+            except Exception as exc:  # noqa: BLE001 - the evaluator failed making this result
+                made = self._evaluator_error(attempt, exc, latency_ms)
+            self._to_record.put(self._done(made, attempt))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
+            self._fail(exc)
+
+    def _fail(self, exc: BaseException) -> None:
+        """The run cannot go on (a result it cannot make or store): the waiting thread raises `exc`."""
+        with self._lock:
+            if self._failure is None:
+                self._failure = exc
 
     def _call_target(self, attempt: _Attempt) -> None:
         scenario = attempt.item.scenario
@@ -456,7 +493,7 @@ class _Run:
             if error is None:
                 self._after_target(_Ran(attempt=attempt, output=output, latency_ms=latency))
             else:
-                self._to_record.put(self._done(self._target_error(attempt, error, latency), attempt))
+                self._report(attempt, lambda: self._target_error(attempt, error, latency), latency)
 
     def _call(self, target: Target, request: TargetRequest, attempt: _Attempt) -> tuple[Any, str | None]:
         """(output, None), or (None, the target's error message). A sync target is called here, in
@@ -505,8 +542,9 @@ class _Run:
             return
         if attempt.root is not None:
             _close_root(attempt.root, output=None, error=self._timeout_message)
-        result = self._target_error(attempt, self._timeout_message, attempt.latency_ms())
-        self._to_record.put(self._done(result, attempt))  # closes its capture: later spans are not kept
+        latency = attempt.latency_ms()
+        # closes its capture: later spans are not kept
+        self._report(attempt, lambda: self._target_error(attempt, self._timeout_message, latency), latency)
 
     # --- stage 2: trace and metrics, in the target's worker ------------------------------------------
 
@@ -592,7 +630,14 @@ class _Run:
     # --- stage 4: record ---------------------------------------------------------------------------
 
     def _record_stage(self) -> None:
-        """Results, their scores and spans, committed together; only then do they count as finished."""
+        """Results, their scores and spans, committed together; only then do they count as finished.
+        Should this stage fail, the waiting thread raises the failure (the run cannot end otherwise)."""
+        try:
+            self._record_all()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
+            self._fail(exc)
+
+    def _record_all(self) -> None:
         run_id = self._options.run_id
         closing = False
         while not closing:
@@ -602,22 +647,28 @@ class _Run:
                     closing = True
                     break
                 batch.append(done)
-            finished = [
-                Finished(d.result, scores_for(d.result, run_id=run_id), d.spans, d.span_count) for d in batch
-            ]
+            finished = [self._scored(done, run_id) for done in batch]
             with self._finished_lock:  # committed and counted together, or neither
                 if self._closed:
                     return
-                try:
-                    self._p._recorder.record_many(run_id, finished, destination=self._p._destination)
-                except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
-                    self._failure = exc
-                    return
-                self._finished.update((d.result.scenario_id, d.result) for d in batch)
+                self._p._recorder.record_many(run_id, finished, destination=self._p._destination)
+                self._finished.update((f.result.scenario_id, f.result) for f in finished)
                 if len(self._finished) >= self._total:
                     self._all_stored.set()
-            for done in batch:
-                self._on_result(done.result)
+            for f in finished:
+                try:
+                    self._on_result(f.result)
+                except Exception as exc:  # noqa: BLE001 - the caller's callback: the run goes on
+                    _log.warning("on_result failed for scenario %s: %s", f.result.scenario_id, exc)
+
+    @staticmethod
+    def _scored(done: _Done, run_id: str) -> Finished:
+        """The result with its scores; an exception scoring it makes it an evaluator error (no score)."""
+        try:
+            return Finished(done.result, scores_for(done.result, run_id=run_id), done.spans, done.span_count)
+        except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's
+            _log.error("evaluator error scoring scenario %s", done.result.scenario_id, exc_info=exc)
+            return Finished(as_evaluator_error(done.result, exc), (), done.spans, done.span_count)
 
     @staticmethod
     def _batch(source: queue.SimpleQueue[_Done | None]) -> list[_Done | None]:

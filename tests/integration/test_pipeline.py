@@ -9,16 +9,20 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from evaluator.langfuse import Tracing
 from evaluator.prompts import PromptLibrary
+from evaluator.results import ScenarioResult, scores_for
 from evaluator.run import Pipeline, RunOptions, TargetRequest
 from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Store
 from tests.builders import scenario
 from tests.integration.toy_targets import Gauge
+
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -161,3 +165,84 @@ def test_an_evaluator_error_is_kept_and_scored_against_nobody(
     assert stored["evaluator_error"]["type"] == "KeyError"
     [record] = [r for r in caplog.records if r.levelname == "ERROR"]
     assert "evaluator error in scenario s0" in record.getMessage() and record.exc_info is not None
+
+
+def _run_within(seconds: float, run: Callable[[], T]) -> T:
+    """`run()`'s return, failing the test (not hanging it) when it has not ended within `seconds`."""
+    outcome: list[T] = []
+    thread = threading.Thread(target=lambda: outcome.append(run()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"the run did not end within {seconds} s"
+    return outcome[0]
+
+
+def _failing_for(name: str, real: Callable[..., object]) -> Callable[..., object]:
+    """`real`, except for the scenario or trace named `name`, where it raises (an evaluator bug)."""
+
+    def maybe(*args: object, **kwargs: object) -> object:
+        if any(name in (getattr(a, "scenario_id", None), getattr(a, "id", None), a) for a in args):
+            raise RuntimeError(f"an evaluator bug at {name}")
+        return real(*args, **kwargs)
+
+    return maybe
+
+
+@pytest.mark.parametrize(
+    ("where", "inputs"),
+    [
+        ("scores_for", ("fine", "fine")),  # scoring, in the record stage
+        ("error_result", ("raise", "fine")),  # the target's error, in its worker
+        ("error_result", ("hang", "fine")),  # the timeout, in the watchdog
+    ],
+)
+def test_an_evaluator_error_anywhere_ends_as_that_scenarios_error_and_the_run_goes_on(
+    tracing: Tracing,
+    monkeypatch: pytest.MonkeyPatch,
+    release: threading.Event,
+    where: str,
+    inputs: tuple[str, ...],
+) -> None:
+    from evaluator.run import pipeline
+
+    monkeypatch.setattr(pipeline, where, _failing_for("s0", getattr(pipeline, where)))
+
+    def target(request: TargetRequest) -> str:
+        if request.input == "raise":
+            raise ValueError("the agent failed")
+        if request.input == "hang":
+            release.wait(30)
+        return "fine"
+
+    store = Store(None)
+    options = RunOptions(concurrency=2, timeout_seconds=0.5)
+    run, results = _run_within(20, lambda: _pipeline(tracing, target, store).run(_items(*inputs), options))
+    first, second = results
+    assert first.status == "error" and first.evaluator_error is not None
+    assert first.evaluator_error.message == "an evaluator bug at s0"
+    assert second.status == "passed"
+    expected = scores_for(second, run_id=run.id)
+    assert expected and store.count_scores() == len(expected)  # none for the evaluator's error
+
+
+def test_a_scenario_the_evaluator_cannot_start_is_its_error_and_the_run_goes_on(
+    tracing: Tracing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tracing, "trace_id_for", _failing_for("s0", tracing.trace_id_for))
+    run = _pipeline(tracing, lambda request: "fine", Store(None)).run
+    _, (first, second) = _run_within(20, lambda: run(_items("a", "b"), RunOptions()))
+    assert first.status == "error" and first.evaluator_error is not None and first.trace_id == ""
+    assert second.status == "passed"
+
+
+def test_a_failing_on_result_callback_does_not_stop_the_run(tracing: Tracing) -> None:
+    told: list[str] = []
+
+    def on_result(result: ScenarioResult) -> None:
+        told.append(result.scenario_id)
+        raise RuntimeError("a progress bar that broke")
+
+    run = _pipeline(tracing, lambda request: "fine", Store(None)).run
+    _, results = _run_within(20, lambda: run(_items("a", "b", "c"), RunOptions(), on_result=on_result))
+    assert [r.status for r in results] == ["passed"] * 3
+    assert sorted(told) == ["s0", "s1", "s2"]
