@@ -163,6 +163,10 @@ class _Attempt:
             self._state = "returned"
             return True
 
+    @property
+    def timed_out(self) -> bool:
+        return self._state == "timed_out"
+
     def report(self) -> bool:
         """True for the first caller only: that one reports the result."""
         with self._lock:
@@ -178,11 +182,13 @@ class _Attempt:
 
 @dataclass(frozen=True)
 class _Done:
-    """A scenario's result on its way to the store, with its captured spans when they are kept."""
+    """A scenario's result on its way to the store, with its captured spans when they are kept (and
+    whether more of its trace's spans may end after them: store.Finished)."""
 
     result: ScenarioResult
     spans: bytes | None = None
     span_count: int = 0
+    late_spans: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -590,15 +596,15 @@ class _Run:
     def _done(self, result: ScenarioResult, attempt: _Attempt) -> _Done:
         """A result that is not a verdict, with whatever spans were captured so far (closing the capture)."""
         try:
-            return self._kept(result, self._take(attempt))
+            return self._kept(result, self._take(attempt), late_spans=attempt.timed_out)
         except Exception as exc:  # noqa: BLE001 - the result stands; the spans could not be taken
             _log.error("could not keep the spans of scenario %s", result.scenario_id, exc_info=exc)
             return _Done(result)
 
-    def _kept(self, result: ScenarioResult, captured: CapturedTrace) -> _Done:
+    def _kept(self, result: ScenarioResult, captured: CapturedTrace, *, late_spans: bool = False) -> _Done:
         if self._p._destination is None:  # embedded: the spans never leave this process
             return _Done(result)
-        return _Done(result, captured.payload(), captured.span_count)
+        return _Done(result, captured.payload(), captured.span_count, late_spans)
 
     # --- stage 3: judges ---------------------------------------------------------------------------
 
@@ -665,10 +671,13 @@ class _Run:
     def _scored(done: _Done, run_id: str) -> Finished:
         """The result with its scores; an exception scoring it makes it an evaluator error (no score)."""
         try:
-            return Finished(done.result, scores_for(done.result, run_id=run_id), done.spans, done.span_count)
+            scores = scores_for(done.result, run_id=run_id)
         except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's
             _log.error("evaluator error scoring scenario %s", done.result.scenario_id, exc_info=exc)
-            return Finished(as_evaluator_error(done.result, exc), (), done.spans, done.span_count)
+            return Finished(
+                as_evaluator_error(done.result, exc), (), done.spans, done.span_count, done.late_spans
+            )
+        return Finished(done.result, scores, done.spans, done.span_count, done.late_spans)
 
     @staticmethod
     def _batch(source: queue.SimpleQueue[_Done | None]) -> list[_Done | None]:

@@ -54,12 +54,14 @@ class DeliveryStatus:
 
 class Finished(NamedTuple):
     """A finished scenario as it is recorded: the result, its scores and (connected runs) the OTLP
-    request body of the spans captured for it."""
+    request body of the spans captured for it. `late_spans`: its capture closed while the target still
+    ran (a timeout), so spans of its trace may end, and be exported, after the ones kept."""
 
     result: ScenarioResult
     scores: Sequence[Score]
     spans: bytes | None = None
     span_count: int = 0
+    late_spans: bool = False
 
 
 _SCHEMA = """
@@ -83,6 +85,7 @@ CREATE TABLE IF NOT EXISTS traces (  -- every span a connected run captured, dur
     destination TEXT NOT NULL, trace_id TEXT NOT NULL, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL,
     payload BLOB NOT NULL,  -- the OTLP request body of the captured spans, for `sync` to send again
     spans INTEGER NOT NULL, sent_at TEXT,  -- sent_at: `sync` sent the payload and Langfuse took it
+    late_spans INTEGER NOT NULL DEFAULT 0,  -- 1: spans may have ended after the capture (a timeout)
     PRIMARY KEY (destination, trace_id)
 );
 CREATE TABLE IF NOT EXISTS span_acks (  -- spans of a trace the SDK's exporter delivered
@@ -99,9 +102,11 @@ CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id)
 """
 # A score waits when it is bound for a Langfuse, not yet acknowledged and not rejected. It may go once
 # its trace is in Langfuse (or when forced), so no score lands on a trace Langfuse does not have: a
-# trace is in Langfuse when `sync` re-sent it, or the exporter delivered as many of its spans as were
-# captured (late spans of a timed-out target can only add to that count); a score with no trace row
-# (from before spans were kept) counts as on a trace Langfuse has.
+# trace is in Langfuse when it was re-sent from the store, or the exporter delivered as many of its
+# spans as were captured. The exporter counts spans per trace, so that count proves nothing for a
+# trace with late spans (a timed-out target's, ending after its capture closed: they would count in
+# place of kept ones the exporter dropped); such a trace is in Langfuse only once re-sent. A score
+# with no trace row (from before spans were kept) counts as on a trace Langfuse has.
 _UNSENT_QUERY = """SELECT scores.id, scores.trace_id, name, value, data_type, comment, timestamp, metadata
     FROM scores
     LEFT JOIN traces ON traces.destination = scores.destination AND traces.trace_id = scores.trace_id
@@ -110,12 +115,12 @@ _UNSENT_QUERY = """SELECT scores.id, scores.trace_id, name, value, data_type, co
     WHERE scores.destination = ? AND scores.sent_at IS NULL AND rejected IS NULL
     AND (? IS NULL OR scores.run_id = ?)
     AND (? OR traces.trace_id IS NULL OR traces.sent_at IS NOT NULL
-         OR COALESCE(span_acks.spans, 0) >= traces.spans)
+         OR (NOT traces.late_spans AND COALESCE(span_acks.spans, 0) >= traces.spans))
     ORDER BY timestamp, scores.id"""
 _SPAN_STATUS_QUERY = """SELECT COUNT(*), COALESCE(SUM(traces.spans), 0),
-    COALESCE(SUM(CASE WHEN sent_at IS NOT NULL THEN traces.spans
+    COALESCE(SUM(CASE WHEN sent_at IS NOT NULL THEN traces.spans WHEN late_spans THEN 0
                       ELSE MIN(COALESCE(span_acks.spans, 0), traces.spans) END), 0),
-    COALESCE(SUM(sent_at IS NULL AND COALESCE(span_acks.spans, 0) < traces.spans), 0)
+    COALESCE(SUM(sent_at IS NULL AND (late_spans OR COALESCE(span_acks.spans, 0) < traces.spans)), 0)
     FROM traces LEFT JOIN span_acks
         ON span_acks.destination = traces.destination AND span_acks.trace_id = traces.trace_id
     WHERE traces.destination = ? AND (? IS NULL OR run_id = ?)"""
@@ -126,7 +131,7 @@ _UNSENT_TRACES_QUERY = """SELECT traces.trace_id, payload, traces.spans FROM tra
     LEFT JOIN span_acks
         ON span_acks.destination = traces.destination AND span_acks.trace_id = traces.trace_id
     WHERE traces.destination = ? AND (? IS NULL OR run_id = ?) AND sent_at IS NULL
-    AND COALESCE(span_acks.spans, 0) < traces.spans ORDER BY traces.rowid"""
+    AND (late_spans OR COALESCE(span_acks.spans, 0) < traces.spans) ORDER BY traces.rowid"""
 _WAITING_QUERY = """SELECT destination, COUNT(*) FROM scores
     WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL GROUP BY destination"""
 _HISTORY_QUERY = """SELECT results.run_id, runs.name, results.finished_at, results.result FROM results
@@ -163,6 +168,7 @@ class Store:
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.execute("PRAGMA busy_timeout=5000")
             self._db.executescript(_SCHEMA)
+            _add_late_spans(self._db)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(
                 f"cannot use the store {path} ({exc}). Fix: set [store] path in evaluator.toml "
@@ -230,9 +236,17 @@ class Store:
                 _insert(
                     db,
                     "INSERT OR REPLACE INTO traces "
-                    "(destination, trace_id, run_id, scenario_id, payload, spans)",
+                    "(destination, trace_id, run_id, scenario_id, payload, spans, late_spans)",
                     [
-                        (destination, f.result.trace_id, run_id, f.result.scenario_id, f.spans, f.span_count)
+                        (
+                            destination,
+                            f.result.trace_id,
+                            run_id,
+                            f.result.scenario_id,
+                            f.spans,
+                            f.span_count,
+                            int(f.late_spans),
+                        )
                         for f in finished
                         if f.spans is not None
                     ],
@@ -249,7 +263,7 @@ class Store:
                         json.dumps(result.to_json(), default=str),
                         result.finished_at,
                     )
-                    for result, _, _, _ in finished
+                    for result in (f.result for f in finished)
                 ],
             )
             _insert(
@@ -260,7 +274,7 @@ class Store:
                     (
                         s.id,
                         run_id,
-                        result.scenario_id,
+                        f.result.scenario_id,
                         s.trace_id,
                         s.name,
                         s.value,
@@ -270,8 +284,8 @@ class Store:
                         s.timestamp,
                         destination,
                     )
-                    for result, scores, _, _ in finished
-                    for s in scores
+                    for f in finished
+                    for s in f.scores
                 ],
                 """ON CONFLICT(id) DO UPDATE SET
                        sent_at = CASE WHEN value = excluded.value AND comment IS excluded.comment
@@ -440,6 +454,12 @@ def _key_values(key: CacheKey) -> tuple[str, int, str, str]:
 
 
 _ROWS_PER_INSERT = 256  # at most; a power of two (see _insert)
+
+
+def _add_late_spans(db: sqlite3.Connection) -> None:
+    """A store made before traces had `late_spans` gets the column (0: as those traces were counted)."""
+    if "late_spans" not in {row[1] for row in db.execute("PRAGMA table_info(traces)")}:
+        db.execute("ALTER TABLE traces ADD COLUMN late_spans INTEGER NOT NULL DEFAULT 0")
 
 
 def _insert(db: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]], tail: str = "") -> None:

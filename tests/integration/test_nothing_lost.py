@@ -238,3 +238,24 @@ def test_spans_the_sdk_queue_drops_are_sent_by_sync(
     assert code == 0, text
     received = len({s.span_id for s in langfuse_standin.spans if s.trace_id in spans})
     assert received == captured and set(langfuse_standin.scores) == set(scores)
+
+
+def test_a_timed_out_trace_is_sent_again_from_the_store_after_the_run(
+    tmp_path: Path, langfuse_standin: LangfuseStandIn
+) -> None:
+    """The exporter's per-trace count cannot show Langfuse has a timed-out trace's kept spans (late
+    ones could stand in for dropped ones), so the run sends that trace again from the store."""
+    folder = _project(tmp_path, ["sleep:3", "q1"], concurrency=2)
+    code, output = _finish(_start(folder, langfuse_standin, langfuse_standin.new_keys(), "--timeout", "1"))
+    assert code == 1, output  # s00 timed out
+    with sqlite3.connect(folder / "evaluator.db") as db:
+        rows = db.execute(
+            "SELECT results.scenario_id, traces.trace_id, late_spans, traces.sent_at IS NOT NULL "
+            "FROM traces JOIN results USING (trace_id) ORDER BY results.scenario_id"
+        ).fetchall()
+        unsent = db.execute("SELECT COUNT(*) FROM scores WHERE sent_at IS NULL").fetchone()[0]
+    assert [(scenario, late) for scenario, _, late, _ in rows] == [("s00", 1), ("s01", 0)]
+    _, late_trace, _, sent_again = rows[0]
+    assert sent_again
+    assert "s00" in {s.name for s in langfuse_standin.spans_for(late_trace)}  # its root span
+    assert unsent == 0

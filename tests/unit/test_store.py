@@ -135,3 +135,40 @@ def test_a_large_batch_is_recorded_whole_and_in_order(parameters: int | None) ->
     assert [r["scenario_id"] for r in stored] == [f"s{i:03d}" for i in range(300)]
     assert stored[7]["status"] == "failed"
     assert store.count_scores() == 300 * 3
+
+
+@pytest.mark.parametrize("late", [False, True])
+def test_a_trace_with_late_spans_is_whole_only_once_sent_again(late: bool) -> None:
+    # The exporter counts spans per trace: a timed-out target's late spans could make up the count of
+    # kept spans it dropped, so for such a trace only the re-send from the store proves it whole.
+    store, result = Store(None), _result(["a"])
+    scores = scores_for(result, run_id="r")
+    store.record_many("r", [Finished(result, scores, b"spans", 2, late_spans=late)], destination=DEST)
+    store.ack_spans(DEST, {result.trace_id: 2})  # two spans delivered: two late ones, say
+    status = store.delivery_status(DEST)
+    if late:
+        assert [t for t, _, _ in store.unsent_traces(DEST)] == [result.trace_id]
+        assert store.unsent_scores(DEST) == [] and status.scores_held == len(scores)
+        assert status.traces_waiting == 1 and status.spans_confirmed == 0
+        store.mark_trace_sent(DEST, result.trace_id, "2026-11-22T10:00:02Z")
+    assert store.unsent_traces(DEST) == []
+    assert len(store.unsent_scores(DEST)) == len(scores)
+    assert store.delivery_status(DEST).spans_confirmed == 2
+
+
+def test_a_store_from_before_late_spans_gets_the_column(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:  # the traces table as earlier versions made it
+        db.execute(
+            "CREATE TABLE traces (destination TEXT NOT NULL, trace_id TEXT NOT NULL, run_id TEXT NOT NULL, "
+            "scenario_id TEXT NOT NULL, payload BLOB NOT NULL, spans INTEGER NOT NULL, sent_at TEXT, "
+            "PRIMARY KEY (destination, trace_id))"
+        )
+        db.execute("INSERT INTO traces VALUES (?, 't1', 'r', 's1', x'00', 1, NULL)", (DEST,))
+    db.close()
+    store = Store(path)
+    store.ack_spans(DEST, {"t1": 1})
+    assert store.unsent_traces(DEST) == []  # counted by the exporter, as before
+    result = _result(["a"])
+    store.record_many("r", [Finished(result, [], b"spans", 1, late_spans=True)], destination=DEST)
+    assert [t for t, _, _ in store.unsent_traces(DEST)] == [result.trace_id]
