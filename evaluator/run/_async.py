@@ -16,8 +16,12 @@ class EventLoopThread:
 
     def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="evaluator-async")
+        self._thread = threading.Thread(target=self._run, daemon=True, name="evaluator-async")
         self._thread.start()
+
+    def _run(self) -> None:
+        self._loop.run_forever()
+        self._loop.close()
 
     def submit(self, coroutine: Coroutine[Any, Any, object], context: contextvars.Context) -> AsyncCall:
         """Start `coroutine` as a task running in `context` (the caller's: its current span)."""
@@ -31,11 +35,16 @@ class EventLoopThread:
         return call
 
     def close(self, timeout: float = 1.0) -> None:
-        """Stop the loop (tasks still pending are abandoned) and close it once its thread has ended."""
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        """Stop the loop once every task on it has ended, waiting up to `timeout` seconds for that. A
+        task still running (a target that goes on after its cancellation) keeps the loop, as a hung
+        sync target keeps its worker: abandoned, it would leave its worker waiting for it for ever."""
+        asyncio.run_coroutine_threadsafe(self._stop_when_idle(), self._loop)
         self._thread.join(timeout)
-        if not self._thread.is_alive():
-            self._loop.close()
+
+    async def _stop_when_idle(self) -> None:
+        others = asyncio.all_tasks() - {asyncio.current_task()}
+        await asyncio.gather(*others, return_exceptions=True)
+        self._loop.stop()
 
 
 class AsyncCall:

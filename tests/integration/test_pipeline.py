@@ -167,6 +167,26 @@ def test_an_evaluator_error_is_kept_and_scored_against_nobody(
     assert "evaluator error in scenario s0" in record.getMessage() and record.exc_info is not None
 
 
+def test_an_async_target_that_outlives_its_cancellation_keeps_its_slot_until_it_ends(
+    tracing: Tracing,
+) -> None:
+    async def target(request: TargetRequest) -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(1.5)  # cleans up for a while before it gives in
+            raise
+        return "late"
+
+    before = _evaluator_threads()
+    _, [result] = _pipeline(tracing, target, Store(None)).run(_items("a"), RunOptions(timeout_seconds=1.0))
+    assert result.status == "error" and result.error == "timed out after 1 s"
+    deadline = time.monotonic() + 10
+    while _evaluator_threads() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _evaluator_threads() - before == set()  # its worker and the loop ended with the task
+
+
 def _run_within(seconds: float, run: Callable[[], T]) -> T:
     """`run()`'s return, failing the test (not hanging it) when it has not ended within `seconds`."""
     outcome: list[T] = []
