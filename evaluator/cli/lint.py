@@ -21,5 +21,10 @@ def lint(
     """Check scenario files: format, unknown keys, targets, agent and tool names, unique ids."""
     config = load_config(config_path)
     prompts = PromptLibrary(config.prompts_dir)
-    loaded = load_scenarios(paths, targets=catalogs(config), prompt_names=prompts.names())
+    loaded = load_scenarios(
+        paths,
+        targets=catalogs(config),
+        prompts=prompts.catalog(),
+        judge_prompt=config.settings.judge.quality_prompt,
+    )
     out.print(f"{len(loaded)} scenario files OK")

@@ -15,6 +15,7 @@ from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, ConfigOption, app, e
 from evaluator.config import Config, load_config
 from evaluator.errors import ConfigError, did_you_mean
 from evaluator.langfuse import LangfuseConnection, LangfuseSettings
+from evaluator.prompts import PromptLibrary
 from evaluator.reports import notice, print_judges, summary_table
 from evaluator.results import evaluate
 from evaluator.run.judging import NOT_FINISHED, judge_result
@@ -41,13 +42,17 @@ def validate(
     """Validate (and judge) one trace, a saved file or read from Langfuse, against one scenario."""
     if (trace is None) == (trace_id is None):
         raise ConfigError("give exactly one of --trace FILE or --trace-id ID.")
-    matches = load_scenarios([str(scenario)])
+    config = load_config(config_path)
+    matches = load_scenarios(  # its judge: names prompt files that exist (when the judges may run)
+        [str(scenario)],
+        prompts=None if no_judge else PromptLibrary(config.prompts_dir).catalog(),
+        judge_prompt=config.settings.judge.quality_prompt,
+    )
     if len(matches) != 1:
         raise ConfigError(
             f"--scenario {scenario} holds {len(matches)} scenarios. Fix: name one scenario file."
         )
     loaded = matches[0].scenario
-    config = load_config(config_path)
     with ExitStack() as stack:
         connection = None
         if trace_id is not None:

@@ -55,6 +55,13 @@ class PromptLibrary:
     def names(self) -> list[str]:
         return sorted(self._prompts)
 
+    def catalog(self) -> dict[str, dict[int, tuple[str, ...]]]:
+        """Every prompt's versions and their labels (what scenario files are checked against)."""
+        return {
+            name: {version: tuple(p.labels) for version, p in versions.items()}
+            for name, versions in self._prompts.items()
+        }
+
     def versions(self, name: str) -> list[Prompt]:
         return [self._prompts[name][v] for v in sorted(self._prompts.get(name, {}))]
 

@@ -480,7 +480,8 @@ def select_scenarios(
         paths,
         targets=None if target else catalogs(config),
         tags=tags,
-        prompt_names=prompts.names(),
+        prompts=prompts.catalog(),
+        judge_prompt=config.settings.judge.quality_prompt,
     )
     if not loaded:
         raise ConfigError(

@@ -18,6 +18,7 @@ from evaluator.errors import Problem, ScenarioError, did_you_mean
 from evaluator.scenarios.model import LoadedScenario, Scenario, TargetCatalog
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
+PromptCatalog = Mapping[str, Mapping[int, Collection[str]]]  # prompt name -> version -> its labels
 _ID_FIX = "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit"
 
 
@@ -37,7 +38,11 @@ def expand_paths(paths: Iterable[str]) -> tuple[list[Path], list[Problem]]:
                 for m in glob.glob(raw, recursive=True)
                 if Path(m).is_file() and Path(m).suffix in SCENARIO_SUFFIXES
             )
-        if not matches:
+        if not matches and not path.exists() and not glob.has_magic(raw):
+            problems.append(
+                Problem(source=raw, field="", found="no such file or folder", fix="check the path")
+            )
+        elif not matches:
             problems.append(
                 Problem(
                     source=raw,
@@ -55,19 +60,23 @@ def load_scenarios(
     *,
     targets: Mapping[str, TargetCatalog] | None = None,
     tags: Collection[str] = (),
-    prompt_names: Collection[str] | None = None,
+    prompts: PromptCatalog | None = None,
+    judge_prompt: str | None = None,
 ) -> list[LoadedScenario]:
     """Load and check scenario files; raise ScenarioError with every problem found.
 
     `targets`: the configured targets (None: do not check target names). `tags`: keep only scenarios
-    having at least one of these tags. `prompt_names`: known prompts for `judge.prompt` (None: skip).
-    """
+    having at least one of these tags. `prompts`: the prompt files, to check `judge:` against (None:
+    skip), where `judge_prompt` is the one a `judge:` without `prompt` means (the configured quality
+    prompt)."""
     files, problems = expand_paths(paths)
     loaded: list[LoadedScenario] = []
     for path in files:
         scenario, file_problems = _load_one(path)
         if scenario is not None:
-            file_problems += _check_names(scenario, path, targets, prompt_names)
+            file_problems += _check_names(scenario, path, targets)
+            if prompts is not None:
+                file_problems += _check_judge(scenario, path, prompts, judge_prompt)
         problems += file_problems
         if scenario is not None and not file_problems:
             loaded.append(LoadedScenario(scenario=scenario, path=path))
@@ -108,7 +117,6 @@ def _check_names(
     scenario: Scenario,
     path: Path,
     targets: Mapping[str, TargetCatalog] | None,
-    prompt_names: Collection[str] | None,
 ) -> list[Problem]:
     problems: list[Problem] = []
     if targets is not None and scenario.target not in targets:
@@ -123,17 +131,49 @@ def _check_names(
     catalog = (targets or {}).get(scenario.target)
     if catalog is not None:
         problems += _check_catalog(scenario, path, catalog)
-    judge_prompt = scenario.judge.prompt if scenario.judge else None
-    if judge_prompt and prompt_names is not None and judge_prompt not in prompt_names:
-        problems.append(
+    return problems
+
+
+def _check_judge(
+    scenario: Scenario, path: Path, prompts: PromptCatalog, default: str | None
+) -> list[Problem]:
+    """`judge:` names a prompt file, and a version or label of it, that exists."""
+    spec = scenario.judge
+    name = spec and (spec.prompt or default)
+    if spec is None or not name:
+        return []
+    versions = prompts.get(name)
+    if versions is None:
+        if not spec.prompt:  # the configured prompt is missing: the configuration's problem, said there
+            return []
+        return [
             Problem(
                 source=str(path),
                 field="judge.prompt",
-                found=f'unknown prompt "{judge_prompt}"' + did_you_mean(judge_prompt, prompt_names),
+                found=f'unknown prompt "{name}"' + did_you_mean(name, prompts),
                 fix="name a prompt folder below prompts/, e.g. evaluation/quality",
             )
-        )
-    return problems
+        ]
+    if spec.version is not None and spec.version not in versions:
+        return [
+            Problem(
+                source=str(path),
+                field="judge.version",
+                found=f"no version {spec.version} of {name}",
+                fix=f"use one of {', '.join(map(str, sorted(versions)))}, or add that version's file",
+            )
+        ]
+    labels = {label for held in versions.values() for label in held}
+    if spec.label is not None and spec.label not in labels:
+        return [
+            Problem(
+                source=str(path),
+                field="judge.label",
+                found=f'no version of {name} has label "{spec.label}"' + did_you_mean(spec.label, labels),
+                fix="add the label to a version's header (labels: [...]), or ask for a version number",
+            )
+        ]
+    return []
 
 
 def _check_catalog(scenario: Scenario, path: Path, catalog: TargetCatalog) -> list[Problem]:

@@ -149,6 +149,18 @@ def test_lint_ok(project: Path) -> None:
     assert code == 0 and "1 scenario files OK" in out
 
 
+@pytest.mark.parametrize("command", ["lint", "run"])
+def test_a_judge_version_that_does_not_exist_is_bad_input_naming_the_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    with (project / "evaluator.toml").open("a") as config:
+        config.write(f'[prompts]\ndir = "{ROOT / "prompts"}"\n')
+    (project / "scenarios/pass.yaml").write_text(PASSING + "judge: {version: 9}\n")
+    code, text = _main(monkeypatch, capsys, command, "scenarios")
+    assert code == 2, text
+    assert "scenarios/pass.yaml: judge.version: no version 9 of evaluation/quality" in text
+
+
 def test_validate_json_from_a_saved_trace(project: Path) -> None:
     trace = {
         "id": "t-1",

@@ -45,7 +45,9 @@ def _problems(paths: list[str], **kwargs: object) -> list[str]:
 
 def test_design_example_loads(tmp_path: Path) -> None:
     path = _write(tmp_path, "a.yaml", GOOD)
-    [loaded] = load_scenarios([str(path)], targets=CATALOG, prompt_names=["evaluation/quality"])
+    [loaded] = load_scenarios(
+        [str(path)], targets=CATALOG, prompts={"evaluation/quality": {1: ("production",)}}
+    )
     scenario = loaded.scenario
     assert loaded.path == path
     assert scenario.expected.tools.exclude == ("web_search",)
@@ -123,7 +125,7 @@ def test_bad_id_and_not_a_mapping_and_missing_path(tmp_path: Path) -> None:
     problems = _problems([str(bad_id), str(listing), str(tmp_path / "nope")])
     assert any("id: 'Research PDF' is not a valid id" in p for p in problems)
     assert any("the file is not a YAML mapping" in p for p in problems)
-    assert any("nope: no scenario files here" in p for p in problems)
+    assert any("nope: no such file or folder" in p for p in problems)
 
 
 def test_unsafe_yaml_tag_is_refused(tmp_path: Path) -> None:
@@ -140,7 +142,7 @@ def test_size_cap(tmp_path: Path) -> None:
 
 def test_unknown_judge_prompt(tmp_path: Path) -> None:
     path = _write(tmp_path, "a.yaml", GOOD.replace("evaluation/quality", "evaluation/qualty"))
-    [problem] = _problems([str(path)], prompt_names=["evaluation/quality"])
+    [problem] = _problems([str(path)], prompts={"evaluation/quality": {1: ("production",)}})
     assert 'judge.prompt: unknown prompt "evaluation/qualty" (did you mean "evaluation/quality"?)' in problem
 
 
@@ -164,3 +166,34 @@ def test_a_key_that_is_not_a_plain_value(tmp_path: Path) -> None:
     path = _write(tmp_path, "a.yaml", "? [a, b]\n: 1\n")
     [problem] = _problems([str(path)])
     assert "invalid YAML" in problem and "a key must be a plain value" in problem
+
+
+PROMPTS = {"evaluation/quality": {1: ("production",), 2: ("candidate",)}}
+
+
+@pytest.mark.parametrize(
+    ("judge", "problem"),
+    [
+        ("{prompt: evaluation/quality, version: 7}", "judge.version: no version 7 of evaluation/quality"),
+        ("{version: 7}", "judge.version: no version 7 of evaluation/quality"),  # the configured prompt's
+        (
+            "{prompt: evaluation/quality, label: candidat}",
+            'judge.label: no version of evaluation/quality has label "candidat" (did you mean "candidate"?)',
+        ),
+    ],
+)
+def test_a_judge_version_or_label_that_does_not_exist(tmp_path: Path, judge: str, problem: str) -> None:
+    path = _write(tmp_path, "a.yaml", GOOD.replace("{prompt: evaluation/quality, version: 1}", judge))
+    [found] = _problems([str(path)], prompts=PROMPTS, judge_prompt="evaluation/quality")
+    assert found.startswith(f"{path}: {problem}") and "Fix:" in found
+
+
+@pytest.mark.parametrize("judge", ["{version: 2}", "{label: candidate}", "{prompt: evaluation/quality}"])
+def test_a_judge_version_or_label_that_exists(tmp_path: Path, judge: str) -> None:
+    path = _write(tmp_path, "a.yaml", GOOD.replace("{prompt: evaluation/quality, version: 1}", judge))
+    assert load_scenarios([str(path)], prompts=PROMPTS, judge_prompt="evaluation/quality")
+
+
+def test_a_folder_without_scenarios_says_so(tmp_path: Path) -> None:
+    [problem] = _problems([str(tmp_path)])
+    assert problem.startswith(f"{tmp_path}: no scenario files here")
