@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import threading
 from collections import Counter
@@ -213,6 +214,7 @@ def run_suite(
         store.finish_run(run, results, documents)
         if output is not None:  # written before the steps after the run
             document = run_to_json(run, results, documents)
+            output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(json.dumps(document, indent=2, default=str) + "\n")
         suite = SuiteRun(
             run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=output
@@ -542,21 +544,22 @@ def load_targets(config: Config, names: set[str]) -> dict[str, Target]:
 
 
 def _check_output(output: Path | None) -> None:
-    """Refuse an --output that cannot be written before running, not after."""
+    """Refuse an --output that cannot be written before running, not after; without writing anything
+    (a run that stops on bad input leaves no file or folder behind)."""
     if output is None:
         return
     if output.is_dir():
         raise ConfigError(
             f"--output {output} is a folder. Fix: give a file name, e.g. {output / 'results.json'}"
         )
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        with output.open("a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise ConfigError(
-            f"--output {output} cannot be written ({exc}). Fix: choose a writable path."
-        ) from None
+    existing = next(p for p in (output, *output.parents) if p.exists())  # what a write would change
+    if existing != output and not existing.is_dir():
+        problem = f"{existing} is a file, not a folder"
+    elif not os.access(existing, os.W_OK):
+        problem = f"{existing} is not writable"
+    else:
+        return
+    raise ConfigError(f"--output {output} cannot be written ({problem}). Fix: choose a writable path.")
 
 
 def _check_langfuse(connection: LangfuseConnection | None, on_notice: Notice) -> bool:

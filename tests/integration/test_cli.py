@@ -149,6 +149,25 @@ def test_lint_ok(project: Path) -> None:
     assert code == 0 and "1 scenario files OK" in out
 
 
+def test_a_run_stopped_by_bad_input_leaves_no_output_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = project / "evaluator.toml"
+    config.write_text(config.read_text().replace("toy_targets:by_input", "toy_targets:no_such_target"))
+    code, text = _main(monkeypatch, capsys, "run", "--output", "out/results.json")
+    assert code == 2 and "no_such_target" in text, text
+    assert not (project / "out").exists()
+
+
+def test_an_output_below_a_file_is_refused_before_the_run(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "out").write_text("a file")
+    code, text = _main(monkeypatch, capsys, "run", "--output", "out/results.json")
+    assert code == 2 and "--output out/results.json cannot be written (out is a file, not a folder)" in text
+    assert not (project / "state/evaluator.db").exists()  # refused before the store was made
+
+
 @pytest.mark.parametrize("command", ["lint", "run"])
 def test_a_judge_version_that_does_not_exist_is_bad_input_naming_the_file(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str
