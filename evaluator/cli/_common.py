@@ -22,12 +22,13 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help texts are plain: "[compare]" names a table of evaluator.toml
 )
 # Rich assumes 80 columns when output is not a terminal (CI logs, pipes): give tables room there.
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
-ConfigOption = Annotated[Path | None, typer.Option("--config", help="evaluator.toml to use.")]
+ConfigOption = Annotated[Path | None, typer.Option("--config", metavar="FILE", help="evaluator.toml to use.")]
 
 
 @contextmanager

@@ -34,24 +34,39 @@ from evaluator.storage import Store
 def run(
     paths: Annotated[
         list[str] | None,
-        typer.Argument(help="Scenario files, folders or globs (default: scenarios/)."),
+        typer.Argument(metavar="PATH", help="Scenario files, folders or globs (default: scenarios/)."),
     ] = None,
-    tag: Annotated[list[str] | None, typer.Option(help="Only scenarios with this tag (repeatable).")] = None,
-    target: Annotated[str | None, typer.Option(help="Run every scenario against this target.")] = None,
-    concurrency: Annotated[int | None, typer.Option(min=1, max=256)] = None,
-    timeout: Annotated[float | None, typer.Option(min=0.001, help="Per-scenario timeout, seconds.")] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option(metavar="TAG", help="Only scenarios with this tag (repeatable).")
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option(metavar="NAME", help="Run every scenario against this target.")
+    ] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(min=1, max=256, metavar="N", help="Target calls at once (default: [run] concurrency)."),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001, metavar="SECONDS", help="Per-scenario timeout (default: [run] timeout_seconds)."
+        ),
+    ] = None,
     judge_concurrency: Annotated[
-        int | None, typer.Option(min=1, max=256, help="Judge calls at once (default: [judge] concurrency).")
+        int | None,
+        typer.Option(min=1, max=256, metavar="N", help="Judge calls at once (default: [judge] concurrency)."),
     ] = None,
     no_judge: Annotated[bool, typer.Option("--no-judge", help="Do not run the LLM judges.")] = False,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Judge again even what the verdict cache already holds.")
     ] = False,
     prompt: Annotated[
-        list[str] | None, typer.Option(help="Pin a prompt version: NAME=VERSION (repeatable).")
+        list[str] | None, typer.Option(metavar="NAME=VERSION", help="Pin a prompt version (repeatable).")
     ] = None,
-    output: Annotated[Path | None, typer.Option(help="Write the run's results JSON here.")] = None,
-    run_name: Annotated[str | None, typer.Option(help="A name for this run.")] = None,
+    output: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write the run's results JSON here.")
+    ] = None,
+    run_name: Annotated[str | None, typer.Option(metavar="NAME", help="A name for this run.")] = None,
     require_delivery: Annotated[
         bool,
         typer.Option(
@@ -72,11 +87,12 @@ def run(
     baseline: Annotated[
         str | None,
         typer.Option(
-            help="Then compare with this stored run (id, name, latest, previous); exit 1 on a regression."
+            metavar="RUN",
+            help="Then compare with this stored run (id, name, latest, previous); exit 1 on a regression.",
         ),
     ] = None,
     junit: Annotated[
-        Path | None, typer.Option(help="Write JUnit XML here (one test case per scenario).")
+        Path | None, typer.Option(metavar="FILE", help="Write JUnit XML here (one test case per scenario).")
     ] = None,
     config_path: ConfigOption = None,
 ) -> None:

@@ -294,3 +294,12 @@ def test_report_by_run_scenario_and_prompt(project: Path) -> None:
     code, out, _ = _run("report", "--last", "1", "--by", "run", "--json")
     assert len(json.loads(out)["rows"]) == 1
     assert _run("report", "--by", "nonsense")[0] == 2
+
+
+@pytest.mark.parametrize(
+    ("command", "text"),
+    [(["compare"], "thresholds of [compare] in evaluator.toml"), (["run"], "(default: [judge] concurrency)")],
+)
+def test_help_keeps_the_configuration_tables_it_names(command: list[str], text: str) -> None:
+    result = CliRunner().invoke(app, [*command, "--help"], terminal_width=200)
+    assert result.exit_code == 0 and text in " ".join(result.stdout.split())
