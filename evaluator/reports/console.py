@@ -134,6 +134,11 @@ def print_summary(
             f"scenarios finished and are stored; {running} were cut off while running (no result) and "
             f"{expected_count - len(results) - running} never started.[/yellow]"
         )
+    elif run.signal:
+        console.print(
+            f"[yellow]{escape(run.signal)} came once every scenario had finished: the run is whole, "
+            "and stored as such.[/yellow]"
+        )
     if run.cut_off:
         console.print(f"[yellow]Stopped early: {escape(run.cut_off)}.[/yellow]")
     print_judges(console, results)

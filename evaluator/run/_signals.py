@@ -23,12 +23,16 @@ class StopSignals:
     the handler: the handler interrupts the main thread wherever it is, perhaps halfway through
     printing a line under a console's reentrant lock, which a note printed from the handler would
     split; from its own thread the note waits for that line. Leaving the block waits briefly for it.
-    Outside the main thread (where Python allows no handlers) nothing is installed."""
+    A second signal writes `last_words` to stderr and exits. Outside the main thread (where Python
+    allows no handlers) nothing is installed."""
 
-    def __init__(self, on_first: Callable[[signal.Signals], None] = lambda _: None) -> None:
+    def __init__(
+        self, on_first: Callable[[signal.Signals], None] = lambda _: None, last_words: str = ""
+    ) -> None:
         self.requested = threading.Event()
         self.received: signal.Signals | None = None
         self._on_first = on_first
+        self._last_words = last_words.encode()
         self._previous: dict[signal.Signals, Any] = {}
         self._telling: threading.Thread | None = None
 
@@ -50,7 +54,7 @@ class StopSignals:
     def _first(self, signum: int, frame: FrameType | None) -> None:
         self.received = signal.Signals(signum)
         for sig in _SIGNALS:
-            signal.signal(sig, _exit_at_once)
+            signal.signal(sig, self._second)
         self.requested.set()
         self._telling = threading.Thread(
             target=self._tell, args=(self.received,), daemon=True, name="evaluator-stop-notice"
@@ -61,6 +65,7 @@ class StopSignals:
         with contextlib.suppress(Exception):  # a note that cannot be printed must not stop the run
             self._on_first(received)
 
-
-def _exit_at_once(signum: int, frame: FrameType | None) -> None:
-    os._exit(128 + signum)
+    def _second(self, signum: int, frame: FrameType | None) -> None:
+        with contextlib.suppress(OSError):  # one write, no lock: whatever the main thread was doing
+            os.write(2, b"\n" + self._last_words)
+        os._exit(128 + signum)

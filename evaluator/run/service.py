@@ -189,21 +189,24 @@ def run_suite(
         judges=judges,
     )
     on_start(len(selected))
-    said = _stopping(cfg, connected=connection is not None, on_notice=on_notice)
-    with StopSignals(on_first=said) as stop:  # a first signal stops the run; a second exits at once
+    over = threading.Event()  # every scenario that will finish has: a signal now stops nothing more
+    said = _stopping(cfg, connected=connection is not None, over=over, on_notice=on_notice)
+    last_words = _exiting_at_once(cfg, connected=connection is not None)
+    with StopSignals(on_first=said, last_words=last_words) as stop:  # a second signal exits at once
         session.start()
         try:
             with tracing.process_default():
                 run, results = pipeline.run(
                     selected, options, on_result=on_result, on_start=store.start_run, stop=stop.requested
                 )
+            over.set()
         except BaseException:
             session.stop()
             raise
         finally:
             plan.close()
-        if stop.received is not None:
-            run = replace(run, interrupted=True, signal=stop.received.name)
+        if run.interrupted and stop.received is not None:
+            run = replace(run, signal=stop.received.name)
         run = replace(
             run,
             targets=targets_of(selected),
@@ -220,8 +223,8 @@ def run_suite(
             run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=output
         )
         suite = session.finish(suite, selected, verify=verify_langfuse and not run.interrupted)
-        if stop.received is not None and suite.run.signal is None:  # it came while delivering
-            suite = replace(suite, run=replace(suite.run, interrupted=True, signal=stop.received.name))
+        if stop.received is not None and suite.run.signal is None:  # it came once the run was over:
+            suite = replace(suite, run=replace(suite.run, signal=stop.received.name))  # whole, as stored
         return suite
 
 
@@ -578,22 +581,34 @@ def _check_langfuse(connection: LangfuseConnection | None, on_notice: Notice) ->
     return True
 
 
-def _stopping(cfg: Config, *, connected: bool, on_notice: Notice) -> Callable[[signal.Signals], None]:
-    """What a first signal says at once: what the run does now, and that a second one exits."""
-    sending = (
-        f", then sent to Langfuse within {cfg.settings.langfuse.delivery_deadline_seconds:g} s"
-        if connected
-        else ""
-    )
+def _stopping(
+    cfg: Config, *, connected: bool, over: threading.Event, on_notice: Notice
+) -> Callable[[signal.Signals], None]:
+    """What a first signal says at once: what the run does now (`over`: its scenarios are all done),
+    and that a second one exits."""
+    deadline = f"{cfg.settings.langfuse.delivery_deadline_seconds:g} s"
 
     def said(received: signal.Signals) -> None:
+        if not over.is_set():
+            now = "no new scenario starts and the running ones are cut off; what finished is stored"
+            now += f", then sent to Langfuse within {deadline}" if connected else ""
+        else:
+            now = "the run was over: every result is stored"
+            now += (
+                f"; sending it to Langfuse goes on, within {deadline} of the run's end" if connected else ""
+            )
         on_notice(
             "note",
-            f"stopping on {received.name}: no new scenario starts and the running ones are cut off; "
-            f"what finished is stored{sending}. A second Ctrl-C exits at once; what is stored stays.",
+            f"stopping on {received.name}: {now}. A second Ctrl-C exits at once; what is stored stays.",
         )
 
     return said
+
+
+def _exiting_at_once(cfg: Config, *, connected: bool) -> str:
+    """What a second signal says as it exits (it cannot wait for anything, printing included)."""
+    waiting = "; `evaluator sync` sends Langfuse what it has not got" if connected else ""
+    return f"stopped at once: what was stored stays in {cfg.store_path}{waiting}.\n"
 
 
 @contextmanager

@@ -189,6 +189,7 @@ def test_a_second_signal_exits_at_once_and_keeps_what_is_stored(
     assert code == 143, output  # 128 + SIGTERM, from the evaluator's own handler
     assert time.monotonic() - second < 10
     assert "Stopped by SIGTERM" not in output  # it exited at once: no summary after the sending
+    assert "stopped at once: what was stored stays in" in output and "`evaluator sync`" in output
     scores, spans = _local(folder)
     stored = _stored(folder)
     assert 2 <= stored < 10 and len(spans) == stored and set(spans) == set(scores.values())
@@ -199,6 +200,24 @@ def test_a_second_signal_exits_at_once_and_keeps_what_is_stored(
     code, text = _sync(folder, langfuse_standin, keys, cli, monkeypatch)
     assert code == 0, text
     assert set(langfuse_standin.scores) == set(scores)  # what was stored before the exit is delivered
+
+
+def test_a_signal_once_the_run_is_over_says_so_and_the_run_stays_whole(
+    tmp_path: Path, langfuse_standin: LangfuseStandIn
+) -> None:
+    # Langfuse is down: the run sends for its whole 4 s delivery deadline after its last scenario.
+    folder = _project(tmp_path, ["q0", "q1"], concurrency=2, flush=2, delivery=4)
+    keys = langfuse_standin.new_keys()
+    langfuse_standin.go_down()
+    process = _start(folder, langfuse_standin, keys)
+    _wait_for(lambda: _run_row(folder) is not None)  # the run is over and recorded; it sends to Langfuse
+    process.send_signal(signal.SIGTERM)
+    code, output = _finish(process)
+    assert code == 143, output
+    assert "stopping on SIGTERM: the run was over: every result is stored; sending it to Langfuse" in output
+    assert "SIGTERM came once every scenario had finished: the run is whole" in output
+    assert "Stopped by" not in output and "cut off" not in output
+    assert _run_row(folder) == (0,)  # stored as it is: not interrupted
 
 
 def test_a_sticky_207_reject_costs_no_reposts(
