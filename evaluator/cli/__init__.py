@@ -5,6 +5,7 @@ Exit codes: 0 every scenario passed, 1 any scenario failed or errored, 2 bad inp
 (a clear message on stderr, no traceback).
 """
 
+import logging
 import sys
 from collections.abc import Sequence
 
@@ -16,8 +17,24 @@ from evaluator.reports import notice
 __all__ = ["app", "compare", "datasets", "lint", "main", "prompts", "report", "run", "sync", "validate"]
 
 
+_EXPORTER_LOGGER = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
+_EXPORT_OUTCOMES = ("Transient error ", "Failed to export ")
+
+
+class _AccountedExports(logging.Filter):
+    """Drops the span exporter's lines on batches it retries or gives up: a run accounts for every
+    span itself (what Langfuse acknowledged, what waits in the outbox for `sync`), so on a Langfuse
+    that is down they would only repeat that, a line per batch, amid the run's own notes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (isinstance(record.msg, str) and record.msg.startswith(_EXPORT_OUTCOMES))
+
+
 def main(args: Sequence[str] | None = None) -> None:
     """The console script: `evaluator ARGS...` (`args` instead of sys.argv, for scripts)."""
+    exporter_log = logging.getLogger(_EXPORTER_LOGGER)
+    if not any(isinstance(f, _AccountedExports) for f in exporter_log.filters):
+        exporter_log.addFilter(_AccountedExports())
     try:
         app(args=list(args) if args is not None else None)
     except InputError as exc:

@@ -303,3 +303,28 @@ def test_report_by_run_scenario_and_prompt(project: Path) -> None:
 def test_help_keeps_the_configuration_tables_it_names(command: list[str], text: str) -> None:
     result = CliRunner().invoke(app, [*command, "--help"], terminal_width=200)
     assert result.exit_code == 0 and text in " ".join(result.stdout.split())
+
+
+def test_an_unreachable_langfuse_gets_the_runs_own_account_not_the_exporters_retry_lines(
+    project: Path,
+) -> None:
+    with (project / "evaluator.toml").open("a") as config:
+        config.write("[langfuse]\nflush_timeout_seconds = 2\ndelivery_deadline_seconds = 3\n")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("LANGFUSE_", "OPENAI_"))},
+        "PYTHONPATH": str(ROOT),
+        "LANGFUSE_PUBLIC_KEY": "pk-lf-test",
+        "LANGFUSE_SECRET_KEY": "sk-lf-test",
+        "LANGFUSE_BASE_URL": "http://127.0.0.1:9",  # nothing listens
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "evaluator", "run"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr  # the scenario passed; delivery only waits
+    assert "In Langfuse (acknowledged): 0 of " in run.stdout and "evaluator sync" in run.stdout
+    assert "Transient error" not in run.stderr and "Failed to export" not in run.stderr, run.stderr
