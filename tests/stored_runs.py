@@ -84,15 +84,23 @@ def _judgement(judge: str, prompt: str, version: int) -> Judgement:
 
 
 def store_run(
-    store: Store, run_id: str, results: Sequence[Any], *, name: str = "", minute: int = 0
+    store: Store,
+    run_id: str,
+    results: Sequence[Any],
+    *,
+    name: str = "",
+    minute: int = 0,
+    signal: str | None = None,
 ) -> RunInfo:
-    """Start, record (with scores) and finish a run, as the pipeline does."""
+    """Start, record (with scores) and finish a run, as the pipeline does (stopped by `signal`)."""
     started = f"2026-11-22T10:{minute:02d}:00.000Z"
     run = RunInfo(id=run_id, name=name or run_id, started_at=started)
     store.start_run(run)
     for item in results:
         store.record(run.id, item, scores_for(item, run_id=run.id), destination=None)
-    done = replace(run, finished_at=f"2026-11-22T10:{minute:02d}:30.000Z")
+    done = replace(
+        run, finished_at=f"2026-11-22T10:{minute:02d}:30.000Z", interrupted=signal is not None, signal=signal
+    )
     store.finish_run(done, list(results))
     return done
 

@@ -64,6 +64,12 @@ def _caveats(doc: Mapping[str, Any]) -> list[str]:
             f"Too few scenarios: this verdict rests on {doc['paired_scenarios']} paired scenarios (fewer "
             f"than {doc['min_scenarios']}); treat it as a hint, not evidence."
         )
+    for role in ("baseline", "candidate"):
+        if stopped := doc[role].get("stopped"):
+            notes.append(
+                f"The {role} run did not run to its end ({stopped}): only the scenarios it "
+                "finished are compared."
+            )
     for key, label in (
         ("only_in_baseline", "only in the baseline"),
         ("only_in_candidate", "only in the candidate"),
@@ -144,6 +150,11 @@ def print_compare(console: Console, doc: Mapping[str, Any]) -> None:
         for row in doc["scenarios"]
         if row["flip"] or row["changes"] or row["baseline"] != row["candidate"]
     ]
-    console.print(f"Scenarios that changed ({len(changed)} of {doc['paired_scenarios']}):", highlight=False)
+    if not changed:
+        console.print(f"No scenario changed (of {doc['paired_scenarios']}).", highlight=False)
+    else:
+        console.print(
+            f"Scenarios that changed ({len(changed)} of {doc['paired_scenarios']}):", highlight=False
+        )
     for row in changed:
         console.print("  " + escape(_scenario_line(row)), highlight=False, soft_wrap=True)

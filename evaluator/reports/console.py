@@ -131,7 +131,7 @@ def print_summary(
         running = max(0, run.started - len(results))
         console.print(
             f"[yellow]Stopped by {escape(run.signal or 'an interrupt')}: {len(results)} of {expected_count} "
-            f"scenarios finished and are stored; {running} were cut off while running (no result) and "
+            f"scenarios finished and are stored; {running} cut off while running (no result), "
             f"{expected_count - len(results) - running} never started.[/yellow]"
         )
     elif run.signal:
@@ -271,8 +271,10 @@ def history_tables(rows: Sequence[Mapping[str, Any]]) -> list[Table]:
             span = row["first_run"]["name"]
             if row["last_run"]["id"] != row["first_run"]["id"]:
                 span += f" .. {row['last_run']['name']}"
+            stopped = row["first_run"].get("stopped") if kind == "run" else None
+            key = row["key"] + (f" ({stopped})" if stopped else "")
             table.add_row(
-                Text(row["key"]), str(row["runs"]), str(row["scenarios"]),
+                Text(key), str(row["runs"]), str(row["scenarios"]),
                 *(figure_value(name, row[name]) for _, name in columns),
                 str(row["judge_unscored"]), Text(span), Text(_delta(row)),
             )  # fmt: skip

@@ -28,8 +28,20 @@ class RunRecord:
         """The name, and the id when the name is not the id."""
         return self.id if self.name in ("", self.id) else f"{self.name} ({self.id})"
 
+    @property
+    def stopped(self) -> str | None:
+        """Why the run has fewer results than it set out to (a signal, or every target slot held by a
+        hung target); None when it ran to its end."""
+        if self.info.get("interrupted"):
+            return f"stopped by {self.info.get('signal') or 'an interrupt'}"
+        if self.info.get("cut_off"):
+            return "cut off: every target slot was held by a hung target"
+        return None
+
     def ref(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "started_at": self.started_at}
+        """The run's id, name and start (and, when it did not run to its end, why: `stopped`)."""
+        stopped = {"stopped": self.stopped} if self.stopped else {}
+        return {"id": self.id, "name": self.name, "started_at": self.started_at, **stopped}
 
 
 def local_runs(store: Store, *, last_runs: int | None = None) -> list[RunRecord]:

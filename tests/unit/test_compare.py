@@ -160,3 +160,23 @@ def test_unknown_compare_settings_are_errors(
     with pytest.raises(SystemExit) as info:
         main()
     assert info.value.code == 2 and "quality_dorp" in capsys.readouterr().err
+
+
+def test_a_run_that_did_not_run_to_its_end_is_named_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "a", [result("s1"), result("s2"), result("s3")], name="main", minute=0)
+    store_run(store, "b", [result("s1")], name="pr-7", minute=1, signal="SIGINT")
+    store.close()
+    for args in (["compare", "main", "pr-7"], ["report", "--by", "run"]):
+        monkeypatch.setattr(sys, "argv", ["evaluator", *args, "--config", str(config)])
+        with pytest.raises(SystemExit):
+            main()
+        text = " ".join(capsys.readouterr().out.split())
+        if args[0] == "compare":
+            assert "The candidate run did not run to its end (stopped by SIGINT)" in text
+            assert "The baseline run did not" not in text
+        else:
+            assert "pr-7 (b) (stopped by SIGINT)" in text and "main (a) (stopped" not in text
