@@ -30,7 +30,16 @@ from typing import Any
 
 from evaluator._time import Deadline, utc_now
 from evaluator.config import Config, TargetConfig, load_config
-from evaluator.errors import ConfigError, EvaluatorError, LangfuseUnavailableError, did_you_mean
+from evaluator.errors import (
+    ConfigError,
+    EvaluatorError,
+    InputError,
+    LangfuseUnavailableError,
+    Problem,
+    PromptError,
+    ScenarioError,
+    did_you_mean,
+)
 from evaluator.judge import JudgeModel
 from evaluator.langfuse import (
     ExperimentLink,
@@ -140,9 +149,8 @@ def run_suite(
     callables by name instead of the configuration's `module:callable` entries."""
     cfg = config if isinstance(config, Config) else load_config(config)
     library = PromptLibrary(cfg.prompts_dir)
-    pins = parse_pins(prompts, library)
-    selected = (
-        _given(scenarios) if scenarios is not None else select_scenarios(cfg, paths, tags, target, library)
+    pins, selected = _pinned_and_selected(
+        cfg, library, prompts=prompts, scenarios=scenarios, paths=paths, tags=tags, target=target
     )
     _check_output(output)
     store = Store(cfg.store_path)
@@ -461,18 +469,55 @@ class _Session:
         return report
 
 
-def parse_pins(values: Sequence[str], library: PromptLibrary) -> dict[str, int]:
-    """`NAME=VERSION` pins, each checked against the prompt files."""
+def _pinned_and_selected(
+    cfg: Config,
+    library: PromptLibrary,
+    *,
+    prompts: Sequence[str],
+    scenarios: Sequence[Scenario] | None,
+    paths: Sequence[str],
+    tags: Sequence[str],
+    target: str | None,
+) -> tuple[dict[str, int], list[LoadedScenario]]:
+    """The prompt pins and the scenarios to run; what is wrong with either, reported together."""
+    pins, problems = parse_pins(prompts, library)
+    try:
+        selected = (
+            _given(scenarios)
+            if scenarios is not None
+            else select_scenarios(cfg, paths, tags, target, library)
+        )
+    except ScenarioError as exc:
+        raise InputError([*problems, *exc.problems]) from None
+    if problems:
+        raise InputError(problems)
+    return pins, selected
+
+
+def parse_pins(values: Sequence[str], library: PromptLibrary) -> tuple[dict[str, int], list[Problem]]:
+    """`NAME=VERSION` pins, each checked against the prompt files; and the problems of those that
+    are not (the pin, what is wrong, and the valid names or versions)."""
     pins: dict[str, int] = {}
+    problems: list[Problem] = []
     for value in values:
         name, sep, version = value.partition("=")
-        if not sep or not version.isdigit():
-            raise ConfigError(
-                f'--prompt "{value}": expected NAME=VERSION. Fix: e.g. --prompt agents/research=2'
+        if not sep or not name or not version.isdigit():
+            problems.append(
+                Problem(
+                    source=f"--prompt {value}",
+                    field="",
+                    found="expected NAME=VERSION",
+                    fix="e.g. --prompt agents/research=2",
+                )
             )
-        library.get(name, version=int(version))  # raises naming valid names and versions
+            continue
+        try:
+            library.get(name, version=int(version))
+        except PromptError as exc:  # about the prompt files: said here about the pin
+            problems += [replace(p, source=f"--prompt {value}", field="") for p in exc.problems]
+            continue
         pins[name] = int(version)
-    return pins
+    return pins, problems
 
 
 def select_scenarios(

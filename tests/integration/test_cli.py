@@ -125,6 +125,20 @@ def test_bad_input_is_reported_without_traceback(
     assert code == 2 and "2 problem(s)" in text
 
 
+def test_bad_pins_and_bad_scenarios_are_reported_together_each_naming_its_pin(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with (project / "evaluator.toml").open("a") as config:
+        config.write(f'[prompts]\ndir = "{ROOT / "prompts"}"\n')
+    (project / "scenarios/bad.yaml").write_text(PASSING.replace("id: toy-pass", "id: toy-bad\nnope: 1"))
+    code, text = _main(monkeypatch, capsys, "run", "--prompt", "agents/research=99", "--prompt", "nope=1")
+    assert code == 2, text
+    assert "--prompt agents/research=99: no version 99 of agents/research. Fix: use one of 1, 2" in text
+    assert '--prompt nope=1: unknown prompt "nope"' in text
+    assert 'bad.yaml: nope: unknown key "nope"' in text
+    assert "3 problem(s)" in text
+
+
 def test_bad_prompt_pin_and_unknown_target(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
