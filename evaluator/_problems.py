@@ -7,6 +7,7 @@ add; anything else keeps pydantic's message with the value that was found.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,6 +15,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from evaluator.errors import Problem, did_you_mean
+
+_LIST_TYPES = ("list_type", "tuple_type", "set_type", "frozen_set_type")  # pydantic's "not a list" errors
 
 
 def validation_problems(
@@ -46,6 +49,12 @@ def _problem(
     if kind == "missing":
         return Problem(
             source=source, field=field, found="required field is missing", fix=f"add {loc[-1]}: ..."
+        )
+    if kind in _LIST_TYPES:
+        value = err.get("input")
+        example = f"[{json.dumps(value)}]" if isinstance(value, str | int | float) else "[...]"
+        return Problem(
+            source=source, field=field, found=f"{value!r} is not a list", fix=f"give a list: {example}"
         )
     if kind == "string_pattern_mismatch" and field in patterns:
         what, pattern_fix = patterns[field]

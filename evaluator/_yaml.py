@@ -67,11 +67,11 @@ def read_yaml(path: Path) -> tuple[Any, list[Problem]]:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
-        return None, [
-            Problem(
-                source=source,
-                field=where,
-                found=f"invalid YAML: {problem}",
-                fix="correct the YAML syntax at that position",
-            )
-        ]
+        fix = "correct the YAML syntax there"
+        # Where the parser noticed is often past the mistake (an unclosed quote is noticed at the end
+        # of the file): the context says where what it was reading began.
+        context, began = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+        if context and began is not None and (mark is None or began.line != mark.line):
+            problem += f" ({context} that began at line {began.line + 1}, column {began.column + 1})"
+            fix += ", or where it began"
+        return None, [Problem(source=source, field=where, found=f"invalid YAML: {problem}", fix=fix)]

@@ -197,3 +197,15 @@ def test_a_judge_version_or_label_that_exists(tmp_path: Path, judge: str) -> Non
 def test_a_folder_without_scenarios_says_so(tmp_path: Path) -> None:
     [problem] = _problems([str(tmp_path)])
     assert problem.startswith(f"{tmp_path}: no scenario files here")
+
+
+def test_a_single_value_where_a_list_belongs_says_how_to_write_the_list(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.yaml", GOOD.replace("tags: [research, smoke]", "tags: research"))
+    [problem] = _problems([str(path)])
+    assert problem == f"{path}: tags: 'research' is not a list. Fix: give a list: [\"research\"]"
+
+
+def test_an_unclosed_quote_says_where_it_began(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.yaml", 'id: x\ntarget: t\ninput: "unclosed\nexpected: {}\n')
+    [problem] = _problems([str(path)])
+    assert "while scanning a quoted scalar that began at line 3, column 8" in problem
