@@ -118,7 +118,7 @@ def print_summary(
     line = (
         f"[bold]{counts['scenarios']} scenarios[/bold]: [green]{counts['passed']} passed[/green]"
         f", [red]{counts['failed']} failed[/red], [bold red]{counts['error']} error[/bold red]"
-        f"  (run {escape(run.id)})"
+        f"  (run {escape(run.id if run.name in ('', run.id) else f'{run.name}, {run.id}')})"
     )
     console.print(line)
     if bugs:

@@ -66,7 +66,7 @@ def _main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *
 def test_run_all_passed_exit_0_output_and_store(project: Path) -> None:
     code, out, _ = _run("run", "--output", "out/results.json", "--run-name", "nightly")
     assert code == 0, out
-    assert "1 scenarios: 1 passed" in out
+    assert "1 scenarios: 1 passed" in out and "(run nightly, run-" in out
     document = json.loads((project / "out/results.json").read_text())
     assert document["run"]["name"] == "nightly"
     assert document["run"]["totals"] == {"scenarios": 1, "passed": 1, "failed": 0, "error": 0}
