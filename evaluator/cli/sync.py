@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated
 
 import typer
@@ -10,6 +11,7 @@ from evaluator._time import Deadline, utc_now
 from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, ConfigOption, app, err, langfuse, out
 from evaluator.config import load_config
 from evaluator.errors import LangfuseUnavailableError
+from evaluator.langfuse import LangfuseConnection
 from evaluator.reports import notice, print_delivery
 from evaluator.results import DEFINITIONS
 from evaluator.storage import Store, deliver, deliver_spans
@@ -42,6 +44,7 @@ def sync(
         if retry_rejected:
             out.print(f"{store.retry_rejected(destination)} rejected scores are back in the outbox")
         if store.delivery_status(destination).complete:
+            _check_keys(connection)  # wrong keys are wrong even when nothing waits for them
             out.print("Nothing waits for this Langfuse project.")
         else:
             try:
@@ -64,3 +67,10 @@ def sync(
     print_delivery(out, status, scores=scores, spans=spans, elsewhere=elsewhere)
     unknown = (scores.unknown if scores else 0) + (spans.unknown if spans else 0)
     raise typer.Exit(EXIT_PASSED if status.complete and not unknown else EXIT_FAILED)
+
+
+def _check_keys(connection: LangfuseConnection) -> None:
+    """Raise LangfuseAuthError when Langfuse refuses the keys; one that cannot be reached is left be
+    (there is nothing to send it)."""
+    with contextlib.suppress(LangfuseUnavailableError):
+        connection.project_id()

@@ -147,6 +147,15 @@ def test_wrong_keys_give_one_clear_message(
     assert len(langfuse_standin.requests_to("/api/public/projects")) == 1  # no retries
 
 
+def test_sync_with_wrong_keys_says_so_even_when_nothing_waits(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-wrong")
+    code, text = cli("sync")
+    assert code == 2 and "rejected the API keys (HTTP 401)" in text, text
+    assert "Nothing waits" not in text
+
+
 def test_the_secret_keys_never_leave_the_environment(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
 ) -> None:
