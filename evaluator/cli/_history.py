@@ -16,7 +16,7 @@ Source = Literal["local", "langfuse"]
 def load_runs(config: Config, source: Source, *, last: int | None = None) -> tuple[list[RunRecord], str]:
     """(runs oldest first, where they came from, for messages)."""
     if source == "local":
-        return local_runs(Store(config.store_path), last_runs=last), str(config.store_path)
+        return stored_runs(config, last=last), str(config.store_path)
     with langfuse(
         "--source langfuse", config, alternative=", or read the local store with --source local"
     ) as connection:
@@ -24,3 +24,14 @@ def load_runs(config: Config, source: Source, *, last: int | None = None) -> tup
         deadline = Deadline(config.settings.langfuse.read_deadline_seconds)
         runs = runs_from_scores(connection.score_history.all_scores(deadline))
     return (runs[-last:] if last else runs), f"Langfuse at {connection.settings.base_url}"
+
+
+def stored_runs(config: Config, *, last: int | None = None) -> list[RunRecord]:
+    """The local store's runs, oldest first; none, and no store made, where nothing has run yet."""
+    if not config.store_path.exists():
+        return []
+    store = Store(config.store_path)
+    try:
+        return local_runs(store, last_runs=last)
+    finally:
+        store.close()

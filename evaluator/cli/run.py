@@ -10,13 +10,13 @@ import typer
 from rich.progress import TaskID
 
 from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, EXIT_UNDELIVERED, ConfigOption, app, err, out
+from evaluator.cli._history import stored_runs
 from evaluator.config import load_config
 from evaluator.reports import (
     RunRecord,
     check_junit_path,
     compare_runs,
     junit_xml,
-    local_runs,
     notice,
     print_compare,
     print_delivery,
@@ -27,7 +27,6 @@ from evaluator.reports import (
 )
 from evaluator.results import ScenarioResult
 from evaluator.run import SuiteRun, run_suite
-from evaluator.storage import Store
 
 
 @app.command()
@@ -152,13 +151,13 @@ def _baseline(ref: str | None, config_path: Path | None) -> RunRecord | None:
     if ref is None:
         return None
     config = load_config(config_path)
-    return resolve_run(local_runs(Store(config.store_path)), ref, where=str(config.store_path))
+    return resolve_run(stored_runs(config), ref, where=str(config.store_path))
 
 
 def _compare_with(base: RunRecord, suite: SuiteRun, config_path: Path | None) -> bool:
     """Compare the finished run with the baseline, print it; True on a regression."""
     config = load_config(config_path)
-    runs = local_runs(Store(config.store_path))
+    runs = stored_runs(config)
     candidate = resolve_run(runs, suite.run.id, where=str(config.store_path))
     document = compare_runs(base, candidate, config.settings.compare)
     out.print()

@@ -289,6 +289,7 @@ def test_script_and_module_entry_points(project: Path) -> None:
 def test_report_by_run_scenario_and_prompt(project: Path) -> None:
     code, out, _ = _run("report")
     assert code == 0 and "No results in" in out
+    assert not (project / "state").exists()  # reading made no store
     assert _run("run", "--run-name", "first")[0] == 0
     assert _run("run")[0] == 0
     code, out, _ = _run("report", "--by", "scenario", "--json")
