@@ -556,12 +556,15 @@ class _Run:
 
     def _after_target(self, ran: _Ran) -> None:
         """The trace and metrics of a target call that returned in time, then on to the judges or
-        the store."""
-        done, trace = self._evaluate(ran)
-        if self._judge_workers and trace is not None and done.result.status != "error":
-            self._to_judge.put(_ToJudge(done=done, scenario=ran.attempt.item, trace=trace))
-        else:
-            self._to_record.put(done)
+        the store. Should even its evaluator error fail, the run stops with that failure."""
+        try:
+            done, trace = self._evaluate(ran)
+            if self._judge_workers and trace is not None and done.result.status != "error":
+                self._to_judge.put(_ToJudge(done=done, scenario=ran.attempt.item, trace=trace))
+            else:
+                self._to_record.put(done)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
+            self._fail(exc)
 
     def _evaluate(self, ran: _Ran) -> tuple[_Done, Trace | None]:
         """The trace and the metrics of a finished target call; an exception here is the evaluator's."""
@@ -609,8 +612,11 @@ class _Run:
     # --- stage 3: judges ---------------------------------------------------------------------------
 
     def _judge_stage(self, judges: Judges) -> None:
-        while (item := self._to_judge.get()) is not None:
-            self._to_record.put(replace(item.done, result=self._judged(judges, item)))
+        try:
+            while (item := self._to_judge.get()) is not None:
+                self._to_record.put(replace(item.done, result=self._judged(judges, item)))
+        except BaseException as exc:  # noqa: BLE001 - the item it held is lost: the run cannot end well
+            self._fail(exc)
 
     def _judged(self, judges: Judges, item: _ToJudge) -> ScenarioResult:
         """The result with the judges' verdicts; never raises (a judge that fails is *unscored*)."""

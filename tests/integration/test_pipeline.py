@@ -266,3 +266,25 @@ def test_a_failing_on_result_callback_does_not_stop_the_run(tracing: Tracing) ->
     _, results = _run_within(20, lambda: run(_items("a", "b", "c"), RunOptions(), on_result=on_result))
     assert [r.status for r in results] == ["passed"] * 3
     assert sorted(told) == ["s0", "s1", "s2"]
+
+
+def test_a_run_that_cannot_even_report_a_scenario_raises_instead_of_waiting(
+    tracing: Tracing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluator.run import pipeline
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("an evaluator bug, twice over")
+
+    monkeypatch.setattr(pipeline, "evaluate", broken)
+    monkeypatch.setattr(pipeline, "evaluator_error_result", broken)  # its evaluator error fails too
+
+    def run() -> BaseException | None:
+        try:
+            _pipeline(tracing, lambda request: "fine", Store(None)).run(_items("a"), RunOptions())
+        except RuntimeError as exc:
+            return exc
+        return None
+
+    failure = _run_within(20, run)
+    assert failure is not None and "twice over" in str(failure)
