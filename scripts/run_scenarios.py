@@ -7,6 +7,8 @@ import sys
 try:
     from evaluator.cli import main
 except ModuleNotFoundError as exc:  # a Python without the evaluator and its dependencies
+    if exc.name != "evaluator":
+        raise
     sys.exit(
         f"error: {exc}. Fix: run this with the project's virtualenv, "
         f".venv/bin/python {sys.argv[0]} (`make demo` or `make test` creates it)."

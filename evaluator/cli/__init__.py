@@ -18,7 +18,8 @@ __all__ = ["app", "compare", "datasets", "lint", "main", "prompts", "report", "r
 
 
 _EXPORTER_LOGGER = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
-_EXPORT_OUTCOMES = ("Transient error ", "Failed to export ")
+# Its lines on a batch it will retry, and on one it gave up retrying (a refusal, with its reason, stays).
+_EXPORT_OUTCOMES = ("Transient error %s", "Failed to export %s batch due to timeout")
 
 
 class _AccountedExports(logging.Filter):

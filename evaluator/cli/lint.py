@@ -18,7 +18,8 @@ def lint(
     paths: Annotated[list[str], typer.Argument(help="Scenario files, folders or globs.")],
     config_path: ConfigOption = None,
 ) -> None:
-    """Check scenario files: format, unknown keys, targets, agent and tool names, unique ids."""
+    """Check scenario files: format, unknown keys, targets, agent and tool names, judge prompts (name,
+    version, label), unique ids."""
     config = load_config(config_path)
     prompts = PromptLibrary(config.prompts_dir)
     loaded = load_scenarios(

@@ -98,15 +98,19 @@ def evaluator_error_result(
 
 def as_evaluator_error(result: ScenarioResult, exc: BaseException) -> ScenarioResult:
     """`result` as an evaluator error: the evaluator failed around it (after drawing it, scoring it
-    say), so its verdicts are dropped and only the run's facts (trace, latency, prompts) are kept."""
+    say), so its verdicts are dropped and only the run's facts (trace, output, latency, prompts) are
+    kept. Verdicts the judges gave are dropped too, and `judge_status` says so."""
     failure = EvaluatorFailure.of(exc)
+    error = f"evaluator error: {failure.type}: {failure.message}"
+    judged = result.judge_status.status == "scored"
     return ScenarioResult(
         scenario_id=result.scenario_id,
         trace_id=result.trace_id,
         status="error",
-        judge_status=result.judge_status,
+        judge_status=JudgeStatus(status="unscored", reason=error) if judged else result.judge_status,
+        output=result.output,
         latency_ms=result.latency_ms,
-        error=f"evaluator error: {failure.type}: {failure.message}",
+        error=error,
         prompts=dict(result.prompts),
         finished_at=result.finished_at,
         evaluator_error=failure,

@@ -10,12 +10,15 @@ from collections.abc import Coroutine
 from concurrent.futures import Future
 from typing import Any
 
+_UNWIND_SECONDS = 1.0  # at close, for the tasks targets left behind to end once cancelled
+
 
 class EventLoopThread:
     """Runs coroutines on one event loop; `submit` returns a future the caller waits on."""
 
     def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
+        self._targets: set[asyncio.Task[object]] = set()  # the targets' own tasks not ended yet (loop thread)
         self._thread = threading.Thread(target=self._run, daemon=True, name="evaluator-async")
         self._thread.start()
 
@@ -29,21 +32,28 @@ class EventLoopThread:
 
         def start() -> None:
             task = self._loop.create_task(coroutine, context=context)
+            self._targets.add(task)
+            task.add_done_callback(self._targets.discard)
             call.attach(task)
 
         self._loop.call_soon_threadsafe(start)
         return call
 
     def close(self, timeout: float = 1.0) -> None:
-        """Stop the loop once every task on it has ended, waiting up to `timeout` seconds for that. A
-        task still running (a target that goes on after its cancellation) keeps the loop, as a hung
-        sync target keeps its worker: abandoned, it would leave its worker waiting for it for ever."""
+        """Stop the loop once the targets' tasks have ended, waiting up to `timeout` seconds for that.
+        A target still running (one that goes on after its cancellation) keeps the loop, as a hung sync
+        target keeps its worker: abandoned, it would leave its worker waiting for it for ever. Tasks
+        the targets left behind (a heartbeat, say) are cancelled then: nothing waits for them."""
         asyncio.run_coroutine_threadsafe(self._stop_when_idle(), self._loop)
         self._thread.join(timeout)
 
     async def _stop_when_idle(self) -> None:
-        others = asyncio.all_tasks() - {asyncio.current_task()}
-        await asyncio.gather(*others, return_exceptions=True)
+        await asyncio.gather(*self._targets, return_exceptions=True)
+        left = asyncio.all_tasks() - {asyncio.current_task()}
+        for task in left:
+            task.cancel()
+        if left:  # a moment to unwind; one that will not is dropped with the loop
+            await asyncio.wait(left, timeout=_UNWIND_SECONDS)
         self._loop.stop()
 
 

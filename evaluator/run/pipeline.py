@@ -671,7 +671,7 @@ class _Run:
                 try:
                     self._on_result(f.result)
                 except Exception as exc:  # noqa: BLE001 - the caller's callback: the run goes on
-                    _log.warning("on_result failed for scenario %s: %s", f.result.scenario_id, exc)
+                    _log.warning("on_result failed for scenario %s", f.result.scenario_id, exc_info=exc)
 
     @staticmethod
     def _scored(done: _Done, run_id: str) -> Finished:

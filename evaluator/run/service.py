@@ -16,6 +16,7 @@ callbacks; nothing is printed.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -33,7 +34,6 @@ from evaluator.config import Config, TargetConfig, load_config
 from evaluator.errors import (
     ConfigError,
     EvaluatorError,
-    InputError,
     LangfuseUnavailableError,
     Problem,
     PromptError,
@@ -197,7 +197,8 @@ def run_suite(
         judges=judges,
     )
     on_start(len(selected))
-    over = threading.Event()  # every scenario that will finish has: a signal now stops nothing more
+    over = threading.Event()  # every scenario is stored: a signal now stops nothing more
+
     said = _stopping(cfg, connected=connection is not None, over=over, on_notice=on_notice)
     last_words = _exiting_at_once(cfg, connected=connection is not None)
     with StopSignals(on_first=said, last_words=last_words) as stop:  # a second signal exits at once
@@ -205,7 +206,11 @@ def run_suite(
         try:
             with tracing.process_default():
                 run, results = pipeline.run(
-                    selected, options, on_result=on_result, on_start=store.start_run, stop=stop.requested
+                    selected,
+                    options,
+                    on_result=_setting_when_all_stored(over, len(selected), on_result),
+                    on_start=store.start_run,
+                    stop=stop.requested,
                 )
             over.set()
         except BaseException:
@@ -224,13 +229,12 @@ def run_suite(
         documents = [r.to_json() for r in results]
         store.finish_run(run, results, documents)
         if output is not None:  # written before the steps after the run
-            document = run_to_json(run, results, documents)
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(json.dumps(document, indent=2, default=str) + "\n")
+            _write_output(output, run_to_json(run, results, documents), on_notice)
         suite = SuiteRun(
             run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=output
         )
-        suite = session.finish(suite, selected, verify=verify_langfuse and not run.interrupted)
+        verify = verify_langfuse and not run.interrupted
+        suite = session.finish(suite, selected, verify=verify, stop=stop.requested)
         if stop.received is not None and suite.run.signal is None:  # it came once the run was over:
             suite = replace(suite, run=replace(suite.run, signal=stop.received.name))  # whole, as stored
         return suite
@@ -324,7 +328,9 @@ class _Session:
                 "warning", f"score configs were not checked ({exc}); scores are posted all the same."
             )
 
-    def finish(self, suite: SuiteRun, scenarios: Sequence[LoadedScenario], *, verify: bool) -> SuiteRun:
+    def finish(
+        self, suite: SuiteRun, scenarios: Sequence[LoadedScenario], *, verify: bool, stop: threading.Event
+    ) -> SuiteRun:
         """Every Langfuse step after the run, within one deadline; then the optional verification."""
         limits = self._config.settings.langfuse
         connection = self._connection
@@ -350,7 +356,7 @@ class _Session:
             experiment = self._report_experiment(connection, suite, deadline)
         urls = {r.scenario_id: url for r in suite.results if (url := connection.trace_url(r.trace_id))}
         report = None
-        if verify:
+        if verify and not stop.is_set():  # after a signal, no more work than the sending
             by_id = {s.scenario.id: s.scenario for s in scenarios}
             report = verify_run(
                 connection.traces,
@@ -488,9 +494,11 @@ def _pinned_and_selected(
             else select_scenarios(cfg, paths, tags, target, library)
         )
     except ScenarioError as exc:
-        raise InputError([*problems, *exc.problems]) from None
+        if problems:  # still a ScenarioError, for code that catches one
+            raise ScenarioError([*problems, *exc.problems]) from None
+        raise
     if problems:
-        raise InputError(problems)
+        raise PromptError(problems)
     return pins, selected
 
 
@@ -610,6 +618,16 @@ def _check_output(output: Path | None) -> None:
     raise ConfigError(f"--output {output} cannot be written ({problem}). Fix: choose a writable path.")
 
 
+def _write_output(output: Path, document: Mapping[str, Any], on_notice: Notice) -> None:
+    """The --output file; should it fail now (checked before the run), the run is stored all the same
+    and goes on to Langfuse: said, not raised."""
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(document, indent=2, default=str) + "\n")
+    except OSError as exc:
+        on_notice("error", f"--output {output} could not be written ({exc}); the run is stored all the same.")
+
+
 def _check_langfuse(connection: LangfuseConnection | None, on_notice: Notice) -> bool:
     """Wrong keys stop the run before it starts; an unreachable Langfuse only warns."""
     if connection is None:
@@ -624,6 +642,20 @@ def _check_langfuse(connection: LangfuseConnection | None, on_notice: Notice) ->
         )
         return False
     return True
+
+
+def _setting_when_all_stored(
+    event: threading.Event, total: int, on_result: Callable[[ScenarioResult], None]
+) -> Callable[[ScenarioResult], None]:
+    """`on_result`, setting `event` first once the `total`-th result is stored."""
+    stored = itertools.count(1)
+
+    def stored_one(result: ScenarioResult) -> None:
+        if next(stored) == total:
+            event.set()
+        on_result(result)
+
+    return stored_one
 
 
 def _stopping(

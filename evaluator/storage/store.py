@@ -459,7 +459,11 @@ _ROWS_PER_INSERT = 256  # at most; a power of two (see _insert)
 def _add_late_spans(db: sqlite3.Connection) -> None:
     """A store made before traces had `late_spans` gets the column (0: as those traces were counted)."""
     if "late_spans" not in {row[1] for row in db.execute("PRAGMA table_info(traces)")}:
-        db.execute("ALTER TABLE traces ADD COLUMN late_spans INTEGER NOT NULL DEFAULT 0")
+        try:
+            db.execute("ALTER TABLE traces ADD COLUMN late_spans INTEGER NOT NULL DEFAULT 0")
+        except sqlite3.OperationalError as exc:  # another process added it meanwhile
+            if "duplicate column" not in str(exc):
+                raise
 
 
 def _insert(db: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]], tail: str = "") -> None:

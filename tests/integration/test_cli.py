@@ -343,3 +343,17 @@ def test_an_unreachable_langfuse_gets_the_runs_own_account_not_the_exporters_ret
     assert run.returncode == 0, run.stdout + run.stderr  # the scenario passed; delivery only waits
     assert "In Langfuse (acknowledged): 0 of " in run.stdout and "evaluator sync" in run.stdout
     assert "Transient error" not in run.stderr and "Failed to export" not in run.stderr, run.stderr
+
+
+def test_run_suite_raises_the_error_class_of_what_is_wrong(project: Path) -> None:
+    from evaluator.errors import PromptError, ScenarioError
+    from evaluator.run import run_suite
+
+    with pytest.raises(PromptError):  # a bad pin alone
+        run_suite(prompts=["nope=1"])
+    (project / "scenarios/bad.yaml").write_text(PASSING.replace("id: toy-pass", "id: toy-bad\nnope: 1"))
+    with pytest.raises(ScenarioError):  # a bad scenario file, alone or with a bad pin
+        run_suite()
+    with pytest.raises(ScenarioError) as both:
+        run_suite(prompts=["nope=1"])
+    assert len(both.value.problems) == 2

@@ -288,3 +288,16 @@ def test_a_run_that_cannot_even_report_a_scenario_raises_instead_of_waiting(
 
     failure = _run_within(20, run)
     assert failure is not None and "twice over" in str(failure)
+
+
+def test_a_task_an_async_target_leaves_behind_does_not_keep_the_loop(tracing: Tracing) -> None:
+    left: list[asyncio.Task[None]] = []
+
+    async def target(request: TargetRequest) -> str:
+        left.append(asyncio.get_running_loop().create_task(asyncio.sleep(3600)))  # a heartbeat, say
+        return "fine"
+
+    before = _evaluator_threads()
+    _, [result] = _pipeline(tracing, target, Store(None)).run(_items("a"), RunOptions())
+    assert result.status == "passed"
+    assert _evaluator_threads() - before == set() and left[0].cancelled()

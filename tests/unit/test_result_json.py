@@ -1,6 +1,6 @@
 """The result object of DESIGN.md, pinned whole for one scenario: any change to the contract shows here."""
 
-from evaluator.results import JudgeStatus, PromptUse, evaluate
+from evaluator.results import JudgeStatus, PromptUse, as_evaluator_error, evaluate
 from tests.builders import TraceBuilder, scenario, trace_of
 
 
@@ -99,3 +99,20 @@ def test_handoffs_and_warnings_in_the_result() -> None:
     assert len(document["warnings"]) == 1
     assert '2 agent calls are all named "run"' in document["warnings"][0]
     assert "@observe(name=" in document["warnings"][0]
+
+
+def test_a_result_turned_into_an_evaluator_error_keeps_its_facts_and_says_its_verdicts_are_gone() -> None:
+    judged = evaluate(
+        scenario(expected={"tools": {"include": ["a"]}}),
+        trace_of(["o"], ["a"]),
+        judge_status=JudgeStatus(status="scored", reason=""),
+        output="the answer",
+        latency_ms=12.0,
+        finished_at="2026-11-22T10:00:01Z",
+    )
+    failed = as_evaluator_error(judged, KeyError("name"))
+    document = failed.to_json()
+    assert document["status"] == "error" and document["workflow"] is None
+    assert document["output"] == "the answer" and document["latency_ms"] == 12.0
+    assert document["judge_status"] == {"status": "unscored", "reason": "evaluator error: KeyError: 'name'"}
+    assert document["evaluator_error"]["type"] == "KeyError"
