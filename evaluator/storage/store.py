@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -160,15 +161,7 @@ class Store:
         try:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path or ":memory:", check_same_thread=False, isolation_level=None)
-            if path is not None:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                # Under WAL, NORMAL keeps every commit through a crash of the process (Ctrl-C, kill);
-                # only an OS crash or power loss can take the last commits back.
-                self._db.execute("PRAGMA synchronous=NORMAL")
-                self._db.execute("PRAGMA busy_timeout=5000")
-            self._db.executescript(_SCHEMA)
-            _add_late_spans(self._db)
+            self._db = _open(path)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(
                 f"cannot use the store {path} ({exc}). Fix: set [store] path in evaluator.toml "
@@ -454,6 +447,35 @@ def _key_values(key: CacheKey) -> tuple[str, int, str, str]:
 
 
 _ROWS_PER_INSERT = 256  # at most; a power of two (see _insert)
+_OPEN_SECONDS = 10.0  # how long opening a store another process is setting up may take
+
+
+def _open(path: Path | None) -> sqlite3.Connection:
+    """A connection to the store, its schema in place. Two processes setting up the same new store
+    at once (two runs started together) can find it locked in a way SQLite does not wait out (the
+    switch to WAL): the later one tries again for a while."""
+    ends = time.monotonic() + _OPEN_SECONDS
+    while True:
+        db = sqlite3.connect(path or ":memory:", check_same_thread=False, isolation_level=None)
+        try:
+            if path is not None:
+                db.execute("PRAGMA busy_timeout=5000")
+                db.execute("PRAGMA journal_mode=WAL")
+                # Under WAL, NORMAL keeps every commit through a crash of the process (Ctrl-C, kill);
+                # only an OS crash or power loss can take the last commits back.
+                db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            _add_late_spans(db)
+        except sqlite3.OperationalError as exc:
+            db.close()
+            if "locked" not in str(exc) or time.monotonic() > ends:
+                raise
+            time.sleep(0.05)
+            continue
+        except BaseException:
+            db.close()
+            raise
+        return db
 
 
 def _add_late_spans(db: sqlite3.Connection) -> None:

@@ -1,6 +1,7 @@
 """The SQLite store: results and scores survive, re-recording never duplicates, the outbox works."""
 
 import sqlite3
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -172,3 +173,26 @@ def test_a_store_from_before_late_spans_gets_the_column(tmp_path: Path) -> None:
     result = _result(["a"])
     store.record_many("r", [Finished(result, [], b"spans", 1, late_spans=True)], destination=DEST)
     assert [t for t, _, _ in store.unsent_traces(DEST)] == [result.trace_id]
+
+
+def test_stores_opened_at_once_on_a_new_file_all_open(tmp_path: Path) -> None:
+    # Two runs started together set up the same new store; SQLite does not wait out every lock of
+    # that (switching to WAL), so the later ones try again.
+    failures: list[str] = []
+    for trial in range(20):
+        path = tmp_path / f"{trial}.db"
+        barrier = threading.Barrier(6)
+
+        def open_it(path: Path = path, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            try:
+                Store(path).close()
+            except ConfigError as exc:
+                failures.append(str(exc))
+
+        threads = [threading.Thread(target=open_it) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []
