@@ -18,8 +18,12 @@ Format = Literal["text", "markdown", "json"]
 
 @app.command()
 def compare(
-    baseline: Annotated[str, typer.Argument(help="Run id or name, or latest / previous.")],
-    candidate: Annotated[str, typer.Argument(help="Run id or name, or latest / previous.")],
+    baseline: Annotated[
+        str, typer.Argument(metavar="BASELINE", help="Run id or name, or latest / previous.")
+    ],
+    candidate: Annotated[
+        str, typer.Argument(metavar="CANDIDATE", help="Run id or name, or latest / previous.")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     output_format: Annotated[
         Format, typer.Option("--format", help="text (terminal), markdown (a pull-request comment) or json.")

@@ -19,10 +19,15 @@ app.add_typer(datasets_app, name="datasets")
 @datasets_app.command("push")
 def datasets_push(
     paths: Annotated[
-        list[str] | None, typer.Argument(help="Scenario files, folders or globs (default: scenarios/).")
+        list[str] | None,
+        typer.Argument(metavar="PATH", help="Scenario files, folders or globs (default: scenarios/)."),
     ] = None,
-    tag: Annotated[list[str] | None, typer.Option(help="Only scenarios with this tag (repeatable).")] = None,
-    name: Annotated[str | None, typer.Option(help="Dataset name (default: [datasets] name).")] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option(metavar="TAG", help="Only scenarios with this tag (repeatable).")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option(metavar="NAME", help="Dataset name (default: [datasets] name).")
+    ] = None,
     config_path: ConfigOption = None,
 ) -> None:
     """Create or update the dataset: one item per scenario (input; the expected block as expected output),

@@ -15,7 +15,7 @@ from evaluator.scenarios import load_scenarios
 
 @app.command()
 def lint(
-    paths: Annotated[list[str], typer.Argument(help="Scenario files, folders or globs.")],
+    paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Scenario files, folders or globs.")],
     config_path: ConfigOption = None,
 ) -> None:
     """Check scenario files: format, unknown keys, targets, agent and tool names, judge prompts (name,

@@ -23,10 +23,11 @@ def report(
         Grouping,
         typer.Option(help="Rows per prompt version (agent and judge prompts), per scenario or per run."),
     ] = "prompt",
-    last: Annotated[int | None, typer.Option(min=1, help="Only the last N runs.")] = None,
+    last: Annotated[int | None, typer.Option(min=1, metavar="N", help="Only the last N runs.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     html: Annotated[
-        Path | None, typer.Option("--html", help="Also write a self-contained HTML page here.")
+        Path | None,
+        typer.Option("--html", metavar="FILE", help="Also write a self-contained HTML page here."),
     ] = None,
     source: Annotated[
         Source, typer.Option(help="Read runs from the local store or from the scores in Langfuse.")

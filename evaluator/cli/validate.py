@@ -26,15 +26,19 @@ from evaluator.trace import CONVENTION_NAMES, Trace, TraceRules, load_trace_file
 
 @app.command()
 def validate(
-    scenario: Annotated[Path, typer.Option(help="The scenario file.")],
+    scenario: Annotated[Path, typer.Option(metavar="FILE", help="The scenario file.")],
     trace: Annotated[
-        Path | None, typer.Option(help="A Langfuse trace or observations page (JSON file).")
+        Path | None, typer.Option(metavar="FILE", help="A Langfuse trace or observations page (JSON file).")
     ] = None,
-    trace_id: Annotated[str | None, typer.Option(help="A trace id to read from Langfuse.")] = None,
+    trace_id: Annotated[
+        str | None, typer.Option(metavar="ID", help="A trace id to read from Langfuse.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result object.")] = False,
     convention: Annotated[
         str | None,
-        typer.Option(help=f"How the trace names agents and tools: {', '.join(CONVENTION_NAMES)}."),
+        typer.Option(
+            metavar="NAME", help=f"How the trace names agents and tools: {', '.join(CONVENTION_NAMES)}."
+        ),
     ] = None,
     no_judge: Annotated[bool, typer.Option("--no-judge", help="Do not run the LLM judges.")] = False,
     config_path: ConfigOption = None,
