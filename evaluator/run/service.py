@@ -638,7 +638,8 @@ def _check_langfuse(connection: LangfuseConnection | None, on_notice: Notice) ->
         on_notice(
             "warning",
             f"{exc}. The run goes on; results are stored locally and scores wait in the outbox for "
-            "`evaluator sync`.",
+            "`evaluator sync`; prompts come from the local files (their generations are not linked to "
+            "Langfuse prompt versions).",
         )
         return False
     return True

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -110,6 +110,12 @@ def decode_io(value: Any) -> Any:
     return value
 
 
+_PAGE_REQUEST = (
+    "GET /api/public/v2/observations?traceId=...&fields=core,basic,io,metadata,prompt,time"
+    "&expandMetadata=attributes"
+)
+
+
 def load_trace_file(path: Path, rules: TraceRules = DEFAULT_RULES) -> Trace:
     """A trace from a JSON file holding either Langfuse API shape; TraceError names what is wrong."""
     try:
@@ -121,11 +127,32 @@ def load_trace_file(path: Path, rules: TraceRules = DEFAULT_RULES) -> Trace:
     except ValueError as exc:
         raise TraceError(f"{path}: not JSON ({exc}). Fix: save the Langfuse API response as JSON.") from None
     if isinstance(body, dict) and isinstance(body.get("observations"), list):
-        return trace_from_langfuse_trace(body, rules)
-    if isinstance(body, dict) and isinstance(body.get("data"), list):
-        return trace_from_observations([body], rules=rules)
-    raise TraceError(
-        f"{path}: not a Langfuse trace (no 'observations' list) nor an observations page (no "
-        "'data' list). Fix: save the body of GET /api/public/traces/{id} or "
-        "GET /api/public/v2/observations?traceId=..."
-    )
+        trace = trace_from_langfuse_trace(body, rules)
+    elif isinstance(body, dict) and isinstance(body.get("data"), list):
+        _check_page_fields(path, body["data"])
+        trace = trace_from_observations([body], rules=rules)
+    else:
+        raise TraceError(
+            f"{path}: not a Langfuse trace (no 'observations' list) nor an observations page (no "
+            f"'data' list). Fix: save the body of GET /api/public/traces/{{id}} or {_PAGE_REQUEST}"
+        )
+    if trace.observation_count == 0:  # nothing to draw a verdict from: not a failed scenario
+        raise TraceError(
+            f"{path}: the trace holds no observations. Fix: save it once Langfuse shows its "
+            "observations (ingestion takes a few seconds), or check the trace id."
+        )
+    return trace
+
+
+def _check_page_fields(path: Path, rows: Sequence[Any]) -> None:
+    """An observations page saved without its metadata and input/output field groups (Langfuse's v2
+    endpoint returns only `core` and `basic` unless asked) would read every framework span as a plain
+    one and the answer as empty: wrong verdicts, so refused."""
+    missing = [
+        key for key in ("metadata", "output") if any(isinstance(row, dict) and key not in row for row in rows)
+    ]
+    if missing:
+        raise TraceError(
+            f"{path}: the observations have no {' and no '.join(missing)} field (saved without those "
+            f"field groups, verdicts would be wrong). Fix: save {_PAGE_REQUEST}"
+        )

@@ -141,8 +141,17 @@ def test_load_trace_file_both_shapes_and_errors(tmp_path: Path) -> None:
     trace_file.write_text(json.dumps(LANGFUSE_TRACE))
     assert load_trace_file(trace_file).tool_path == ["pdf_retrieval", "web_search"]
     page_file = tmp_path / "page.json"
-    page_file.write_text(json.dumps({"data": LANGFUSE_TRACE["observations"], "meta": {}}))
+    rows = [{"metadata": None, "output": None, **row} for row in LANGFUSE_TRACE["observations"]]
+    page_file.write_text(json.dumps({"data": rows, "meta": {}}))
     assert load_trace_file(page_file).id == "abc123"
+    # Saved without `fields=` Langfuse leaves out metadata and io: verdicts would be wrong.
+    page_file.write_text(json.dumps({"data": LANGFUSE_TRACE["observations"], "meta": {}}))
+    with pytest.raises(TraceError, match=r"no metadata and no output field.*&fields=core,basic,io,metadata"):
+        load_trace_file(page_file)
+    for empty in ({"data": [], "meta": {}}, {"id": "t1", "observations": []}):
+        page_file.write_text(json.dumps(empty))
+        with pytest.raises(TraceError, match="holds no observations"):
+            load_trace_file(page_file)
     bad = tmp_path / "bad.json"
     bad.write_text('{"hello": 1}')
     with pytest.raises(TraceError, match="not a Langfuse trace"):
