@@ -121,15 +121,23 @@ class ManagedPrompts:
         library: PromptLibrary,
         fetch: Callable[[Prompt, int | None, str | None], Prompt],
         on_fallback: Callable[[str, Exception], None],
+        on_differs: Callable[[Prompt, Prompt], None] = lambda local, served: None,
     ) -> None:
+        """`on_differs(local, served)`: Langfuse served a version whose local file says otherwise
+        (edited without a new version); the run uses what Langfuse served."""
         self._library = library
         self._fetch = fetch
         self._on_fallback = on_fallback
+        self._on_differs = on_differs
 
     def get(self, name: str, *, version: int | None = None, label: str | None = None) -> Prompt:
         local = self._library.get(name, version=version, label=label)
         try:
-            return self._fetch(local, version, label)
+            served = self._fetch(local, version, label)
         except EvaluatorError as exc:
             self._on_fallback(local.ref, exc)
             return local
+        mine = next((p for p in self._library.versions(name) if p.version == served.version), None)
+        if mine is not None and not mine.same_content(served):
+            self._on_differs(mine, served)
+        return served

@@ -56,6 +56,15 @@ class Prompt:
     def ref(self) -> str:
         return f"{self.name}@v{self.version}"
 
+    def same_content(self, other: Prompt) -> bool:
+        """Type, body and config: what a generation actually receives."""
+        return (
+            self.type == other.type
+            and self.text == other.text
+            and [(m.role, m.content) for m in self.messages] == [(m.role, m.content) for m in other.messages]
+            and dict(self.config) == dict(other.config)
+        )
+
     def variables(self) -> list[str]:
         """Variable names in order of first use."""
         texts = [self.text] if self.type == "text" else [m.content for m in self.messages]

@@ -34,16 +34,6 @@ class PushOutcome:
     labels: tuple[str, ...] = ()
 
 
-def same_content(local: Prompt, remote: Prompt) -> bool:
-    """Type, body and config: what a generation actually receives."""
-    return (
-        local.type == remote.type
-        and local.text == remote.text
-        and [(m.role, m.content) for m in local.messages] == [(m.role, m.content) for m in remote.messages]
-        and dict(local.config) == dict(remote.config)
-    )
-
-
 def push_prompts(library: PromptLibrary, registry: PromptRegistry) -> tuple[list[PushOutcome], list[Problem]]:
     outcomes: list[PushOutcome] = []
     problems: list[Problem] = []
@@ -80,7 +70,7 @@ def _push_one(prompt: Prompt, registry: PromptRegistry, *, next_free: int) -> Pu
                 fix="check who else pushes this prompt, then push again",
             )
         return PushOutcome(ref=prompt.ref, action="created", labels=prompt.labels)
-    if not same_content(prompt, remote):
+    if not prompt.same_content(remote):
         return Problem(
             source=source,
             field="body",

@@ -48,7 +48,7 @@ from evaluator.langfuse import (
     Tracing,
     experiments_available,
 )
-from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
+from evaluator.prompts import ManagedPrompts, Prompt, PromptLibrary, PromptSource
 from evaluator.results import DEFINITIONS, RunInfo, ScenarioResult, run_to_json
 from evaluator.run._signals import StopSignals
 from evaluator.run.experiment import (
@@ -317,7 +317,19 @@ class _Session:
                 "a Langfuse prompt version (run `evaluator prompts push`).",
             )
 
-        return ManagedPrompts(library, self._connection.prompts.fetch_prompt, on_fallback)
+        def on_differs(local: Prompt, served: Prompt) -> None:
+            with lock:
+                if f"differs {local.ref}" in warned:
+                    return
+                warned.add(f"differs {local.ref}")
+            self._notice(
+                "warning",
+                f"{local.path or local.ref} differs from version {served.version} of {served.name} in "
+                "Langfuse; the run uses Langfuse's. Fix: give the change a new version file and run "
+                "`evaluator prompts push`.",
+            )
+
+        return ManagedPrompts(library, self._connection.prompts.fetch_prompt, on_fallback, on_differs)
 
     def _ensure_score_configs(self, connection: LangfuseConnection) -> None:
         """Best effort, beside the run: a missing score config only makes the UI plainer."""

@@ -118,6 +118,10 @@ def test_an_edited_pushed_version_is_a_conflict(
         in text
     )
     assert "put the change in a new v3.prompt" in text  # v2 exists already
+    # A run uses Langfuse's version 1, and says the local file differs.
+    code, text = cli("run", str(ROOT / "scenarios/research/research-pdf-only.yaml"))
+    assert f"{research_v1} differs from version 1 of agents/research in Langfuse" in text
+    assert text.count("differs from version 1 of agents/research") == 1  # said once, not per call
 
 
 def test_push_without_keys_is_bad_input(demo_project: Path, cli: Cli) -> None:
