@@ -17,25 +17,35 @@ from evaluator.reports import notice
 __all__ = ["app", "compare", "datasets", "lint", "main", "prompts", "report", "run", "sync", "validate"]
 
 
-_EXPORTER_LOGGER = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
-# Its lines on a batch it will retry, and on one it gave up retrying (a refusal, with its reason, stays).
-_EXPORT_OUTCOMES = ("Transient error %s", "Failed to export %s batch due to timeout")
+# Library log lines the command says better itself, by logger: the span exporter's on a batch it will
+# retry or gave up retrying (a run accounts for every span: what Langfuse acknowledged, what waits in
+# the outbox for `sync`; a refusal, with its reason, stays), and the SDK's on a prompt it could not
+# fetch (the run says which local file it uses instead). On a Langfuse that is down they would repeat
+# that, a line per batch or prompt, amid the run's own notes.
+_SAID_OTHERWISE = {
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter": (
+        "Transient error %s",
+        "Failed to export %s batch due to timeout",
+    ),
+    "langfuse": ("Error while fetching prompt '%s'", "Prompt '%s' not found during refresh"),
+}
 
 
-class _AccountedExports(logging.Filter):
-    """Drops the span exporter's lines on batches it retries or gives up: a run accounts for every
-    span itself (what Langfuse acknowledged, what waits in the outbox for `sync`), so on a Langfuse
-    that is down they would only repeat that, a line per batch, amid the run's own notes."""
+class _SaidOtherwise(logging.Filter):
+    def __init__(self, prefixes: tuple[str, ...]) -> None:
+        super().__init__()
+        self._prefixes = prefixes
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (isinstance(record.msg, str) and record.msg.startswith(_EXPORT_OUTCOMES))
+        return not (isinstance(record.msg, str) and record.msg.startswith(self._prefixes))
 
 
 def main(args: Sequence[str] | None = None) -> None:
     """The console script: `evaluator ARGS...` (`args` instead of sys.argv, for scripts)."""
-    exporter_log = logging.getLogger(_EXPORTER_LOGGER)
-    if not any(isinstance(f, _AccountedExports) for f in exporter_log.filters):
-        exporter_log.addFilter(_AccountedExports())
+    for name, prefixes in _SAID_OTHERWISE.items():
+        log = logging.getLogger(name)
+        if not any(isinstance(f, _SaidOtherwise) for f in log.filters):
+            log.addFilter(_SaidOtherwise(prefixes))
     try:
         app(args=list(args) if args is not None else None)
     except InputError as exc:

@@ -4,7 +4,10 @@ and a prompt Langfuse cannot serve falls back to the local file, said and record
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.integration.conftest import ROOT, Cli
@@ -127,3 +130,19 @@ def test_an_edited_pushed_version_is_a_conflict(
 def test_push_without_keys_is_bad_input(demo_project: Path, cli: Cli) -> None:
     code, text = cli("prompts", "push")
     assert code == 2 and "prompts push needs Langfuse" in text
+
+
+def test_the_sdks_line_on_a_prompt_it_could_not_fetch_is_left_to_the_runs_own_warning(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn
+) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # with_langfuse set the stand-in's keys
+    run = subprocess.run(
+        [sys.executable, "-m", "evaluator", "run", str(ROOT / "scenarios/research/research-pdf-only.yaml")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    assert "Using the local file agents/research@v1 instead" in run.stderr, run.stdout + run.stderr
+    assert "not found during refresh" not in run.stderr, run.stderr  # the SDK's, once per call
