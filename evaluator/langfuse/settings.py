@@ -11,6 +11,9 @@ from pydantic import SecretStr
 from evaluator.errors import ConfigError
 
 DEFAULT_BASE_URL = "https://cloud.langfuse.com"
+# The key an embedded run puts in LANGFUSE_* while it runs (tracing.Tracing.process_default), so that
+# clients a target makes without keys record into its capture: never a Langfuse to connect to.
+EMBEDDED_PUBLIC_KEY = "pk-lf-evaluator-embedded"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,10 +25,12 @@ class LangfuseSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> LangfuseSettings | None:
-        """None when no key is set (embedded mode); ConfigError when only one of the two is."""
+        """None when no key is set (embedded mode), or only the key of an embedded run under way in
+        this process (another run, in another thread, is embedded too); ConfigError when only one of
+        the two is set."""
         env = os.environ if env is None else env
         public, secret = env.get("LANGFUSE_PUBLIC_KEY", ""), env.get("LANGFUSE_SECRET_KEY", "")
-        if not public and not secret:
+        if (not public and not secret) or public == EMBEDDED_PUBLIC_KEY:
             return None
         if not public or not secret:
             missing = "LANGFUSE_SECRET_KEY" if public else "LANGFUSE_PUBLIC_KEY"

@@ -46,14 +46,14 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from evaluator.langfuse._http import bounded
 from evaluator.langfuse.experiments import ExperimentLink, linked
 from evaluator.langfuse.otlp_transport import span_exporter
-from evaluator.langfuse.settings import LangfuseSettings
+from evaluator.langfuse.settings import EMBEDDED_PUBLIC_KEY, LangfuseSettings
 from evaluator.langfuse.span_outbox import Ack, AckingExporter
 from evaluator.langfuse.span_records import to_records
 from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
 from evaluator.trace.capture import SpanCollector, trace_from_spans
 
 _EMBEDDED_BASE_URL = "http://127.0.0.1:9"  # never contacted: spans go to the discarding exporter
-_EMBEDDED_PUBLIC_KEY = "pk-lf-evaluator-embedded"
+_EMBEDDED_PUBLIC_KEY = EMBEDDED_PUBLIC_KEY
 _EMBEDDED_SECRET_KEY = "sk-lf-evaluator-embedded"  # noqa: S105 - a placeholder, never a secret
 _METADATA_VALUE_LIMIT = 200  # Langfuse keeps trace metadata values up to 200 characters
 _MEDIA_UPLOAD = "LANGFUSE_MEDIA_UPLOAD_ENABLED"  # langfuse._client.environment_variables

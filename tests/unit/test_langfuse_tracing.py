@@ -1,13 +1,14 @@
 """Tracing, embedded: the real SDK's spans, captured in-process, become the normalized trace."""
 
 import base64
+import os
 import threading
 from collections.abc import Iterator
 
 import pytest
 from langchain_core.tools import tool
 
-from evaluator.langfuse import Tracing
+from evaluator.langfuse import LangfuseSettings, Tracing
 
 
 @tool
@@ -91,3 +92,10 @@ def test_a_data_uri_stays_as_it_is_in_the_embedded_trace(tracing: Tracing) -> No
     root.end()
     trace = tracing.take_trace(trace_id)
     assert trace.output == image
+
+
+def test_a_run_started_during_an_embedded_run_is_embedded_too() -> None:
+    # An embedded run names its key in LANGFUSE_* while it runs (for clients made without keys); a
+    # second run_suite in another thread then must not take that for a Langfuse to connect to.
+    with Tracing.embedded().process_default():
+        assert os.environ["LANGFUSE_PUBLIC_KEY"] and LangfuseSettings.from_env() is None
