@@ -27,8 +27,17 @@ from evaluator.trace.conventions import (
     conventions_for,
 )
 from evaluator.trace.conventions.detect import assign_roles
-from evaluator.trace.model import ERROR_LEVEL, FLOW_KEY, AgentCall, Handoff, Observation, ToolCall, Trace
-from evaluator.trace.naming import ambiguity_warnings, normalize_name, parse_arguments
+from evaluator.trace.model import (
+    ERROR_LEVEL,
+    FLOW_KEY,
+    AgentCall,
+    Handoff,
+    Observation,
+    ToolCall,
+    Trace,
+    normalize_name,
+)
+from evaluator.trace.naming import ambiguity_warnings, parse_arguments
 
 _GENERIC_NAMES = frozenset({"run", "arun", "execute", "invoke", "ainvoke", "call", "__call__", "main"})
 

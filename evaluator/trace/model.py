@@ -10,6 +10,7 @@ string). Missing or unknown fields degrade: no type reads as SPAN, no start time
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,9 +112,10 @@ class Trace:
         return [t.name for t in self.tools]
 
     def tool_path_naming(self, named: Collection[str]) -> list[str]:
-        """The tool path, with the hand-offs whose tool is in `named` merged back in call order: a
-        scenario that names a hand-off tool in `expected.tools` checks it as a tool."""
-        handoffs = [(h.order, h.via) for h in self.handoffs if h.via in named]
+        """The tool path, with the hand-offs `named` names merged back in call order, under the name
+        `named` gives them: a scenario that names a hand-off tool in `expected.tools` checks it as a
+        tool (see `_named_handoff` for the names a hand-off goes by)."""
+        handoffs = [(h.order, name) for h in self.handoffs if (name := _named_handoff(h, named)) is not None]
         if not handoffs:
             return self.tool_path
         order = self.tool_order or tuple(range(len(self.tools)))
@@ -125,3 +127,37 @@ class Trace:
         if self.start_time is None or self.end_time is None:
             return None
         return self.end_time - self.start_time
+
+
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+
+
+def normalize_name(name: str) -> str:
+    """ "English agent", "english_agent" and "English-Agent" all read "english_agent"."""
+    return _NON_ALNUM.sub("_", name.lower()).strip("_")
+
+
+# The two spellings of one forward hand-off: `transfer_to_<agent>` (the tool as the model calls it:
+# langgraph-supervisor, LangGraph swarm, the OpenAI Agents SDK) and "handoff to <Agent>" (the Agents
+# SDK's span, as OpenInference records it).
+_FORWARD_HANDOFF = re.compile(r"^(?:transfer_to_|(?i:handoff)[ _]to[ _])(?P<agent>.+)$")
+
+
+def _named_handoff(handoff: Handoff, named: Collection[str]) -> str | None:
+    """The name among `named` this hand-off goes by: its tool's own name, or the other spelling of a
+    forward hand-off to the same agent (a scenario naming `transfer_to_refund_agent` means the span
+    "handoff to Refund agent"); None when `named` does not name it."""
+    if handoff.via in named:
+        return handoff.via
+    if _FORWARD_HANDOFF.match(handoff.via) is None:
+        return None
+    target = normalize_name(handoff.target)
+    return next(
+        (
+            name
+            for name in sorted(named)
+            if (spelled := _FORWARD_HANDOFF.match(name)) is not None
+            and normalize_name(spelled.group("agent")) == target
+        ),
+        None,
+    )

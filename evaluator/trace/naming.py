@@ -4,7 +4,6 @@ targets, parsed tool arguments, and warnings for names that cannot tell agents a
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -12,14 +11,8 @@ from typing import Any
 from evaluator.trace.conventions import Role, Tree
 from evaluator.trace.model import Observation
 
-_NON_ALNUM = re.compile(r"[^0-9a-z]+")
 # Where frameworks put a tool call's arguments when the observation has no input of its own.
 _ARGUMENT_ATTRIBUTES = ("gen_ai.tool.call.arguments", "tool_arguments", "input.value")
-
-
-def normalize_name(name: str) -> str:
-    """ "English agent", "english_agent" and "English-Agent" all read "english_agent"."""
-    return _NON_ALNUM.sub("_", name.lower()).strip("_")
 
 
 def parse_arguments(obs: Observation) -> Mapping[str, Any] | None:

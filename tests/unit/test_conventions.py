@@ -50,6 +50,19 @@ def test_openinference_workflow_span_is_not_an_agent() -> None:
     assert verdict.agents.unexpected == ("Spanish agent",)
 
 
+@pytest.mark.parametrize("spelling", ["transfer_to_spanish_agent", "handoff to Spanish agent"])
+def test_an_agents_sdk_handoff_answers_to_both_its_spellings(spelling: str) -> None:
+    # The model calls the hand-off `transfer_to_spanish_agent`; OpenInference records the span as
+    # "handoff to Spanish agent". A scenario may name either: the hand-off ran, so it is never avoided.
+    trace = load_trace_file(FIXTURES / "openai_agents_openinference.json")
+    avoided = WorkflowValidator().validate(expected(tools={"exclude": [spelling]}), trace)
+    assert avoided.tools.excluded == () and avoided.tools.unexpected == (spelling,)
+    called = WorkflowValidator().validate(expected(tools={"include": [spelling]}), trace)
+    assert called.tools.included == (spelling,) and called.tools.passed
+    assert trace.tool_path_naming({spelling}) == [spelling]
+    assert trace.tool_path_naming({"transfer_back_to_spanish_agent"}) == []  # another hand-off
+
+
 def test_genai_agents_are_named_by_the_agent_name_not_the_span_title() -> None:
     trace = load_trace_file(FIXTURES / "pydantic_ai_genai.json")
     assert "joke_generation_agent run" in trace.names  # as Langfuse stores it
