@@ -23,7 +23,7 @@ import os
 import signal
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -150,7 +150,14 @@ def run_suite(
     cfg = config if isinstance(config, Config) else load_config(config)
     library = PromptLibrary(cfg.prompts_dir)
     pins, selected = _pinned_and_selected(
-        cfg, library, prompts=prompts, scenarios=scenarios, paths=paths, tags=tags, target=target
+        cfg,
+        library,
+        prompts=prompts,
+        scenarios=scenarios,
+        paths=paths,
+        tags=tags,
+        target=target,
+        given_targets=set(targets or {}),
     )
     _check_output(output)
     store = Store(cfg.store_path)
@@ -496,6 +503,7 @@ def _pinned_and_selected(
     paths: Sequence[str],
     tags: Sequence[str],
     target: str | None,
+    given_targets: Collection[str],
 ) -> tuple[dict[str, int], list[LoadedScenario]]:
     """The prompt pins and the scenarios to run; what is wrong with either, reported together."""
     pins, problems = parse_pins(prompts, library)
@@ -503,7 +511,7 @@ def _pinned_and_selected(
         selected = (
             _given(scenarios)
             if scenarios is not None
-            else select_scenarios(cfg, paths, tags, target, library)
+            else select_scenarios(cfg, paths, tags, target, library, given_targets=given_targets)
         )
     except ScenarioError as exc:
         if problems:  # still a ScenarioError, for code that catches one
@@ -541,14 +549,23 @@ def parse_pins(values: Sequence[str], library: PromptLibrary) -> tuple[dict[str,
 
 
 def select_scenarios(
-    config: Config, paths: Sequence[str], tags: Sequence[str], target: str | None, prompts: PromptLibrary
+    config: Config,
+    paths: Sequence[str],
+    tags: Sequence[str],
+    target: str | None,
+    prompts: PromptLibrary,
+    *,
+    given_targets: Collection[str] = (),
 ) -> list[LoadedScenario]:
-    """The scenarios to run (all of them checked first), optionally all against one target."""
+    """The scenarios to run (all of them checked first), optionally all against one target.
+    `given_targets`: targets given as callables (run_suite's `targets`), known beside the configured
+    ones (they declare no agents or tools to check names against)."""
     if not paths:
         paths = [str(config.base_dir / "scenarios")]
+    known = {**{name: TargetCatalog() for name in given_targets}, **catalogs(config)}
     loaded = load_scenarios(
         paths,
-        targets=None if target else catalogs(config),
+        targets=None if target else known,
         tags=tags,
         prompts=prompts.catalog(),
         judge_prompt=config.settings.judge.quality_prompt,

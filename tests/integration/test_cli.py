@@ -357,3 +357,14 @@ def test_run_suite_raises_the_error_class_of_what_is_wrong(project: Path) -> Non
     with pytest.raises(ScenarioError) as both:
         run_suite(prompts=["nope=1"])
     assert len(both.value.problems) == 2
+
+
+def test_run_suite_runs_scenario_files_against_a_target_given_as_a_callable(project: Path) -> None:
+    from evaluator.run import run_suite
+    from tests.integration.toy_targets import good
+
+    (project / "scenarios/mine.yaml").write_text(
+        PASSING.replace("id: toy-pass", "id: mine").replace("target: toy", "target: mine")
+    )
+    suite = run_suite(targets={"mine": good})
+    assert {r.scenario_id: r.status for r in suite.results} == {"toy-pass": "passed", "mine": "passed"}
