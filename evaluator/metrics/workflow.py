@@ -188,9 +188,10 @@ class WorkflowValidator:
 
 def _seen_not_called(kind: str, verdict: KindVerdict, called: Sequence[str], convention: str) -> list[str]:
     """A warning per excluded name found in the trace but not as a call of this kind."""
+    a = "an" if kind == "agent" else "a"
     return [
-        f'excluded {kind} "{name}" appears in the trace, though not as a {kind} call the {convention} '
-        "convention recognises: it is reported unexpected, not avoided. If it is a "
+        f'excluded {kind} "{name}" appears in the trace, though not as {a} {kind} call the {convention} '
+        f"convention recognises: it is reported unexpected, not avoided. If it is {a} "
         f"{kind}, say so in the target's configuration (README, Tracing your system)."
         for name in verdict.unexpected
         if name not in called

@@ -706,10 +706,14 @@ def _stopping(
             )
         on_notice(
             "note",
-            f"stopping on {received.name}: {now}. A second Ctrl-C exits at once; what is stored stays.",
+            f"stopping on {received.name}: {now}. A second {_SECOND[received]} exits at once; what is "
+            "stored stays.",
         )
 
     return said
+
+
+_SECOND = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM (or Ctrl-C)"}
 
 
 def _exiting_at_once(cfg: Config, *, connected: bool) -> str:

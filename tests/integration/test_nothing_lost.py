@@ -161,7 +161,7 @@ def test_sigterm_stops_starting_scenarios_and_delivers_what_finished(
     assert 2 <= stored < 10
     assert f"Stopped by SIGTERM: {stored} of 10 scenarios finished and are stored" in output
     assert "note: stopping on SIGTERM: no new scenario starts" in output  # said when it came
-    assert "then sent to Langfuse within 10 s. A second Ctrl-C exits at once" in output
+    assert "then sent to Langfuse within 10 s. A second SIGTERM (or Ctrl-C) exits at once" in output
     scores, spans = _local(folder)
     assert set(spans) == set(scores.values()) and len(spans) == stored
     roots = {s.trace_id for s in langfuse_standin.spans if s.name in {f"s{i:02d}" for i in range(10)}}
