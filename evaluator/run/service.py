@@ -22,7 +22,6 @@ import math
 import os
 import signal
 import threading
-from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -63,7 +62,7 @@ from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
 from evaluator.run.provenance import git_state, model_names, targets_of
 from evaluator.run.target import Target, load_target
 from evaluator.run.verify import VerifyReport, verify_run
-from evaluator.scenarios import LoadedScenario, Scenario, TargetCatalog, load_scenarios
+from evaluator.scenarios import LoadedScenario, Scenario, TargetCatalog, check_given, load_scenarios
 from evaluator.storage import (
     DeliveryReport,
     DeliveryStatus,
@@ -149,6 +148,7 @@ def run_suite(
     callables by name instead of the configuration's `module:callable` entries."""
     cfg = config if isinstance(config, Config) else load_config(config)
     library = PromptLibrary(cfg.prompts_dir)
+    _check_callables(targets)
     pins, selected = _pinned_and_selected(
         cfg,
         library,
@@ -494,6 +494,16 @@ class _Session:
         return report
 
 
+def _check_callables(targets: Mapping[str, Target] | None) -> None:
+    """Targets given in Python are callables; anything else is bad input, said before the run."""
+    wrong = sorted(name for name, target in (targets or {}).items() if not callable(target))
+    if wrong:
+        raise ConfigError(
+            f"targets: {', '.join(wrong)} is not callable. Fix: give a function (or async function) "
+            "that takes a TargetRequest."
+        )
+
+
 def _pinned_and_selected(
     cfg: Config,
     library: PromptLibrary,
@@ -508,11 +518,10 @@ def _pinned_and_selected(
     """The prompt pins and the scenarios to run; what is wrong with either, reported together."""
     pins, problems = parse_pins(prompts, library)
     try:
-        selected = (
-            _given(scenarios)
-            if scenarios is not None
-            else select_scenarios(cfg, paths, tags, target, library, given_targets=given_targets)
-        )
+        if scenarios is not None:
+            selected = _given(cfg, scenarios, library, tags=tags, target=target, given_targets=given_targets)
+        else:
+            selected = select_scenarios(cfg, paths, tags, target, library, given_targets=given_targets)
     except ScenarioError as exc:
         if problems:  # still a ScenarioError, for code that catches one
             raise ScenarioError([*problems, *exc.problems]) from None
@@ -562,17 +571,24 @@ def select_scenarios(
     ones (they declare no agents or tools to check names against)."""
     if not paths:
         paths = [str(config.base_dir / "scenarios")]
-    known = {**{name: TargetCatalog() for name in given_targets}, **catalogs(config)}
     loaded = load_scenarios(
         paths,
-        targets=None if target else known,
-        tags=tags,
+        targets=None if target else _known_targets(config, given_targets),
         prompts=prompts.catalog(),
         judge_prompt=config.settings.judge.quality_prompt,
     )
+    return _chosen(loaded, tags, target, where=", ".join(paths))
+
+
+def _chosen(
+    loaded: list[LoadedScenario], tags: Sequence[str], target: str | None, *, where: str
+) -> list[LoadedScenario]:
+    """The scenarios with one of `tags` (all without tags), all run against `target` when given."""
+    if tags:
+        loaded = [item for item in loaded if set(item.scenario.tags) & set(tags)]
     if not loaded:
         raise ConfigError(
-            f"no scenarios match --tag {', '.join(tags)} in {', '.join(paths)}. "
+            f"no scenarios match --tag {', '.join(tags)} in {where}. "
             "Fix: check the tag names (they are case-sensitive)."
         )
     if target:
@@ -583,13 +599,31 @@ def select_scenarios(
     return loaded
 
 
-def _given(scenarios: Sequence[Scenario]) -> list[LoadedScenario]:
-    """Scenarios built in Python; their ids must be unique, as in a suite of files."""
-    repeated = sorted(i for i, n in Counter(s.id for s in scenarios).items() if n > 1)
-    if repeated:
-        raise ConfigError(f"scenario ids must be unique; repeated: {', '.join(repeated)}. Fix: rename them.")
-    where = Path("<python>")
-    return [LoadedScenario(scenario=s, path=where) for s in scenarios]
+def _known_targets(config: Config, given_targets: Collection[str]) -> dict[str, TargetCatalog]:
+    """The configured targets, and the ones given as callables (which declare no agents or tools)."""
+    return {**{name: TargetCatalog() for name in given_targets}, **catalogs(config)}
+
+
+def _given(
+    config: Config,
+    scenarios: Sequence[Scenario],
+    prompts: PromptLibrary,
+    *,
+    tags: Sequence[str],
+    target: str | None,
+    given_targets: Collection[str],
+) -> list[LoadedScenario]:
+    """Scenarios built in Python, checked as files are, then chosen by tag and given a target as
+    files are."""
+    if not scenarios:
+        raise ConfigError("no scenarios were given. Fix: pass scenarios=[Scenario(...), ...], or paths.")
+    loaded = check_given(
+        scenarios,
+        targets=None if target else _known_targets(config, given_targets),
+        prompts=prompts.catalog(),
+        judge_prompt=config.settings.judge.quality_prompt,
+    )
+    return _chosen(loaded, tags, target, where="the given scenarios")
 
 
 def catalogs(config: Config) -> dict[str, TargetCatalog]:

@@ -1,6 +1,6 @@
 """Scenario files: the format (single-turn now), target catalogs, and the loader."""
 
-from evaluator.scenarios.loader import SCENARIO_SUFFIXES, expand_paths, load_scenarios
+from evaluator.scenarios.loader import SCENARIO_SUFFIXES, check_given, expand_paths, load_scenarios
 from evaluator.scenarios.model import (
     AnswerSpec,
     Expectation,
@@ -22,6 +22,7 @@ __all__ = [
     "Scenario",
     "TargetCatalog",
     "TrajectorySpec",
+    "check_given",
     "expand_paths",
     "load_scenarios",
 ]

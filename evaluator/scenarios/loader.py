@@ -88,6 +88,27 @@ def load_scenarios(
     return loaded
 
 
+def check_given(
+    scenarios: Sequence[Scenario],
+    *,
+    targets: Mapping[str, TargetCatalog] | None = None,
+    prompts: PromptCatalog | None = None,
+    judge_prompt: str | None = None,
+) -> list[LoadedScenario]:
+    """Scenarios built in Python, checked as `load_scenarios` checks files (targets, agent and tool
+    names, judge prompts, unique ids); ScenarioError with every problem found."""
+    loaded = [LoadedScenario(scenario=s, path=Path(f"<python scenario {s.id}>")) for s in scenarios]
+    problems: list[Problem] = []
+    for item in loaded:
+        problems += _check_names(item.scenario, item.path, targets)
+        if prompts is not None:
+            problems += _check_judge(item.scenario, item.path, prompts, judge_prompt)
+    problems += _duplicate_ids(loaded)
+    if problems:
+        raise ScenarioError(problems)
+    return loaded
+
+
 def _load_one(path: Path) -> tuple[Scenario | None, list[Problem]]:
     document, problems = read_yaml(path)
     if problems:

@@ -368,3 +368,39 @@ def test_run_suite_runs_scenario_files_against_a_target_given_as_a_callable(proj
     )
     suite = run_suite(targets={"mine": good})
     assert {r.scenario_id: r.status for r in suite.results} == {"toy-pass": "passed", "mine": "passed"}
+
+
+def test_run_suite_checks_python_scenarios_as_it_checks_files(project: Path) -> None:
+    from evaluator.errors import ConfigError, ScenarioError
+    from evaluator.run import run_suite
+    from evaluator.scenarios import Scenario
+    from tests.integration.toy_targets import good
+
+    def scenario(sid: str, **fields: object) -> Scenario:
+        expected = {"agents": {"include": ["worker"]}, "tools": {"include": ["lookup"]}}
+        return Scenario.model_validate(
+            {"id": sid, "target": "toy", "input": "hello", "expected": expected, **fields}
+        )
+
+    suite = run_suite(
+        scenarios=[scenario("a", tags=["smoke"]), scenario("b", target="mine")], targets={"mine": good}
+    )
+    assert [r.status for r in suite.results] == ["passed", "passed"]
+    assert [
+        r.scenario_id
+        for r in run_suite(scenarios=[scenario("a", tags=["smoke"]), scenario("b")], tags=["smoke"]).results
+    ] == ["a"]
+    with pytest.raises(ScenarioError) as bad:
+        run_suite(
+            scenarios=[
+                scenario("a", target="tyo"),
+                scenario("b", expected={"agents": {"include": ["wroker"]}}),
+            ]
+        )
+    found = [str(p) for p in bad.value.problems]
+    assert any('<python scenario a>: target: unknown target "tyo" (did you mean "toy"?)' in p for p in found)
+    assert any('unknown agent "wroker" for target "toy" (did you mean "worker"?)' in p for p in found)
+    with pytest.raises(ConfigError, match="no scenarios were given"):
+        run_suite(scenarios=[])
+    with pytest.raises(ConfigError, match="targets: mine is not callable"):
+        run_suite(scenarios=[scenario("b", target="mine")], targets={"mine": "good"})  # type: ignore[dict-item]
