@@ -29,6 +29,13 @@ out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 ConfigOption = Annotated[Path | None, typer.Option("--config", metavar="FILE", help="evaluator.toml to use.")]
+SuiteArgument = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="PATH", help="Scenario files, folders or globs (default: scenarios/)."),
+]
+TagOption = Annotated[
+    list[str] | None, typer.Option(metavar="TAG", help="Only scenarios with this tag (repeatable).")
+]
 
 
 @contextmanager

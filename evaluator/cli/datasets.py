@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from evaluator._time import Deadline
-from evaluator.cli._common import ConfigOption, app, langfuse, out
+from evaluator.cli._common import ConfigOption, SuiteArgument, TagOption, app, langfuse, out
 from evaluator.config import load_config
 from evaluator.prompts import PromptLibrary
 from evaluator.run import push_suite, select_scenarios
@@ -18,13 +18,8 @@ app.add_typer(datasets_app, name="datasets")
 
 @datasets_app.command("push")
 def datasets_push(
-    paths: Annotated[
-        list[str] | None,
-        typer.Argument(metavar="PATH", help="Scenario files, folders or globs (default: scenarios/)."),
-    ] = None,
-    tag: Annotated[
-        list[str] | None, typer.Option(metavar="TAG", help="Only scenarios with this tag (repeatable).")
-    ] = None,
+    paths: SuiteArgument = None,
+    tag: TagOption = None,
     name: Annotated[
         str | None, typer.Option(metavar="NAME", help="Dataset name (default: [datasets] name).")
     ] = None,

@@ -9,7 +9,17 @@ from typing import Annotated
 import typer
 from rich.progress import TaskID
 
-from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, EXIT_UNDELIVERED, ConfigOption, app, err, out
+from evaluator.cli._common import (
+    EXIT_FAILED,
+    EXIT_PASSED,
+    EXIT_UNDELIVERED,
+    ConfigOption,
+    SuiteArgument,
+    TagOption,
+    app,
+    err,
+    out,
+)
 from evaluator.cli._history import stored_runs
 from evaluator.config import load_config
 from evaluator.reports import (
@@ -31,13 +41,8 @@ from evaluator.run import SuiteRun, run_suite
 
 @app.command()
 def run(
-    paths: Annotated[
-        list[str] | None,
-        typer.Argument(metavar="PATH", help="Scenario files, folders or globs (default: scenarios/)."),
-    ] = None,
-    tag: Annotated[
-        list[str] | None, typer.Option(metavar="TAG", help="Only scenarios with this tag (repeatable).")
-    ] = None,
+    paths: SuiteArgument = None,
+    tag: TagOption = None,
     target: Annotated[
         str | None, typer.Option(metavar="NAME", help="Run every scenario against this target.")
     ] = None,
