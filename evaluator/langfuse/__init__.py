@@ -7,7 +7,7 @@ from evaluator.langfuse.datasets import DatasetItem, LangfuseDatasets, item_id
 from evaluator.langfuse.experiments import Experiment, ExperimentLink, experiment_id
 from evaluator.langfuse.experiments import available as experiments_available
 from evaluator.langfuse.judging import JudgeTracing
-from evaluator.langfuse.prompts import LangfusePrompts
+from evaluator.langfuse.prompts import LangfusePrompts, OwnPromptFetchLines
 from evaluator.langfuse.score_history import LangfuseScoreHistory
 from evaluator.langfuse.scores import LangfuseScores
 from evaluator.langfuse.settings import DEFAULT_BASE_URL, LangfuseSettings
@@ -30,6 +30,7 @@ __all__ = [
     "LangfuseScores",
     "LangfuseSettings",
     "LangfuseTraces",
+    "OwnPromptFetchLines",
     "ScenarioSpan",
     "SpanResender",
     "Tracing",

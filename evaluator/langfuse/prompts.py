@@ -3,6 +3,8 @@ time, linked, so that generations count toward their prompt version in Langfuse.
 
 from __future__ import annotations
 
+import logging
+import threading
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -75,6 +77,7 @@ class LangfusePrompts:
         selector: dict[str, Any] = (
             {"version": version} if version is not None else {"label": label or "production"}
         )
+        _own_fetch.active = True
         try:
             served = self._api.client.get_prompt(
                 local.name,
@@ -89,6 +92,8 @@ class LangfusePrompts:
             raise LangfuseUnavailableError(
                 f"Langfuse did not serve prompt {local.name} ({_selector_text(selector)}: {reason})"
             ) from None
+        finally:
+            _own_fetch.active = False
         if served.is_fallback:
             raise LangfuseUnavailableError(
                 f"Langfuse did not serve prompt {local.name} ({_selector_text(selector)})"
@@ -105,6 +110,22 @@ class LangfusePrompts:
             source="langfuse",
             link=served,
         )
+
+
+# While the evaluator itself fetches a prompt (this thread): the SDK's lines on one it could not get
+# are said by the run, once per prompt, with the local file it uses instead.
+_own_fetch = threading.local()
+_SDK_PROMPT_LINES = ("Error while fetching prompt '%s'", "Prompt '%s' not found during refresh")
+
+
+class OwnPromptFetchLines(logging.Filter):
+    """For the `langfuse` logger: drops the SDK's lines on a prompt the evaluator fetched and could not
+    get (a run whose prompts were not pushed printed some 25). A prompt a target fetches itself keeps
+    them: nothing else would say so."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        own = getattr(_own_fetch, "active", False)
+        return not (own and isinstance(record.msg, str) and record.msg.startswith(_SDK_PROMPT_LINES))
 
 
 def _selector_text(selector: Mapping[str, Any]) -> str:

@@ -53,7 +53,6 @@ from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
 from evaluator.trace.capture import SpanCollector, trace_from_spans
 
 _EMBEDDED_BASE_URL = "http://127.0.0.1:9"  # never contacted: spans go to the discarding exporter
-_EMBEDDED_PUBLIC_KEY = EMBEDDED_PUBLIC_KEY
 _EMBEDDED_SECRET_KEY = "sk-lf-evaluator-embedded"  # noqa: S105 - a placeholder, never a secret
 _METADATA_VALUE_LIMIT = 200  # Langfuse keeps trace metadata values up to 200 characters
 _MEDIA_UPLOAD = "LANGFUSE_MEDIA_UPLOAD_ENABLED"  # langfuse._client.environment_variables
@@ -202,14 +201,14 @@ class Tracing:
         """Real SDK instrumentation, spans captured in-process, no network. Every embedded Tracing of
         the process shares one key (so clients the team creates resolve to it) and one provider."""
         with _capture_lock:
-            if _EMBEDDED_PUBLIC_KEY not in _capture_by_key:
-                _capture_by_key[_EMBEDDED_PUBLIC_KEY] = _Capture(
+            if EMBEDDED_PUBLIC_KEY not in _capture_by_key:
+                _capture_by_key[EMBEDDED_PUBLIC_KEY] = _Capture(
                     TracerProvider(shutdown_on_exit=False), AckingExporter(_DiscardingExporter())
                 )
-            capture = _capture_by_key[_EMBEDDED_PUBLIC_KEY]
+            capture = _capture_by_key[EMBEDDED_PUBLIC_KEY]
         with _no_media_upload():
             client = Langfuse(
-                public_key=_EMBEDDED_PUBLIC_KEY,
+                public_key=EMBEDDED_PUBLIC_KEY,
                 secret_key=_EMBEDDED_SECRET_KEY,
                 base_url=_EMBEDDED_BASE_URL,
                 tracer_provider=capture.provider,
@@ -221,7 +220,7 @@ class Tracing:
                 tracing_enabled=True,
             )
         _follow_spans(client, capture.provider)
-        tracing = cls(client=client, public_key=_EMBEDDED_PUBLIC_KEY, collector=_collector)
+        tracing = cls(client=client, public_key=EMBEDDED_PUBLIC_KEY, collector=_collector)
         tracing._embedded = True
         return tracing
 
@@ -259,7 +258,7 @@ class Tracing:
             yield
             return
         names = {
-            "LANGFUSE_PUBLIC_KEY": _EMBEDDED_PUBLIC_KEY,
+            "LANGFUSE_PUBLIC_KEY": EMBEDDED_PUBLIC_KEY,
             "LANGFUSE_SECRET_KEY": _EMBEDDED_SECRET_KEY,
             "LANGFUSE_BASE_URL": _EMBEDDED_BASE_URL,
         }

@@ -181,10 +181,11 @@ def run_suite(
     git = git_state(cfg.base_dir)
     options = replace(options, experiment_links=session.plan_experiment(selected, options, git))
     plan = JudgePlan(cfg, no_judge=no_judge, model=judge_model)
+    prompt_source = session.prompt_source(library)  # one for the judges and the targets: warned once
     judges = plan.judges(
         [s.scenario for s in selected],
         library=library,
-        prompts=session.prompt_source(library),
+        prompts=prompt_source,
         tracer=JudgeTracing(session.tracing, prices=plan.prices),
         pins=pins,
         cache=store,
@@ -196,7 +197,7 @@ def run_suite(
     pipeline = Pipeline(
         tracer=session.tracing,
         targets=callables,
-        prompts=session.prompt_source(library),
+        prompts=prompt_source,
         recorder=store,
         destination=session.destination,
         llm=pipeline_llm,
@@ -310,7 +311,8 @@ class _Session:
         """Prompts from Langfuse (generations link to their versions); a local file, said once, when not."""
         if self._connection is None or not self._reachable:
             return library
-        warned: set[str] = set()
+        warned: set[str] = set()  # prompts said to come from the local file
+        differs: set[str] = set()  # local files said to differ from Langfuse's version
         lock = threading.Lock()
 
         def on_fallback(ref: str, exc: Exception) -> None:
@@ -326,9 +328,9 @@ class _Session:
 
         def on_differs(local: Prompt, served: Prompt) -> None:
             with lock:
-                if f"differs {local.ref}" in warned:
+                if local.ref in differs:
                     return
-                warned.add(f"differs {local.ref}")
+                differs.add(local.ref)
             self._notice(
                 "warning",
                 f"{local.path or local.ref} differs from version {served.version} of {served.name} in "
@@ -499,8 +501,8 @@ def _check_callables(targets: Mapping[str, Target] | None) -> None:
     wrong = sorted(name for name, target in (targets or {}).items() if not callable(target))
     if wrong:
         raise ConfigError(
-            f"targets: {', '.join(wrong)} is not callable. Fix: give a function (or async function) "
-            "that takes a TargetRequest."
+            f"targets: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not callable. Fix: give a "
+            "function (or async function) that takes a TargetRequest."
         )
 
 
@@ -616,7 +618,10 @@ def _given(
     """Scenarios built in Python, checked as files are, then chosen by tag and given a target as
     files are."""
     if not scenarios:
-        raise ConfigError("no scenarios were given. Fix: pass scenarios=[Scenario(...), ...], or paths.")
+        raise ConfigError(
+            "no scenarios were given. Fix: pass scenarios=[Scenario(...), ...], or leave scenarios unset "
+            "and give paths."
+        )
     loaded = check_given(
         scenarios,
         targets=None if target else _known_targets(config, given_targets),

@@ -97,7 +97,7 @@ def check_given(
 ) -> list[LoadedScenario]:
     """Scenarios built in Python, checked as `load_scenarios` checks files (targets, agent and tool
     names, judge prompts, unique ids); ScenarioError with every problem found."""
-    loaded = [LoadedScenario(scenario=s, path=Path(f"<python scenario {s.id}>")) for s in scenarios]
+    loaded = [LoadedScenario(scenario=s, path=Path(f"<scenarios[{i}]>")) for i, s in enumerate(scenarios)]
     problems: list[Problem] = []
     for item in loaded:
         problems += _check_names(item.scenario, item.path, targets)
@@ -146,7 +146,8 @@ def _check_names(
                 source=str(path),
                 field="target",
                 found=f'unknown target "{scenario.target}"' + did_you_mean(scenario.target, targets),
-                fix="name a target from the [targets] table of evaluator.toml, or add it there",
+                fix="name a target from the [targets] table of evaluator.toml, or add it there (or, from "
+                "Python, give it in run_suite's targets=)",
             )
         )
     catalog = (targets or {}).get(scenario.target)

@@ -163,10 +163,13 @@ class Store:
                 path.parent.mkdir(parents=True, exist_ok=True)
             self._db = _open(path)
         except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(
-                f"cannot use the store {path} ({exc}). Fix: set [store] path in evaluator.toml "
-                "to a writable file."
-            ) from None
+            fix = (
+                "wait for the other program using it (another run, say) to finish, or set another "
+                "[store] path in evaluator.toml"
+                if "locked" in str(exc)
+                else "set [store] path in evaluator.toml to a writable file"
+            )
+            raise ConfigError(f"cannot use the store {path} ({exc}). Fix: {fix}.") from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

@@ -137,10 +137,19 @@ def normalize_name(name: str) -> str:
     return _NON_ALNUM.sub("_", name.lower()).strip("_")
 
 
-# The two spellings of one forward hand-off: `transfer_to_<agent>` (the tool as the model calls it:
-# langgraph-supervisor, LangGraph swarm, the OpenAI Agents SDK) and "handoff to <Agent>" (the Agents
-# SDK's span, as OpenInference records it).
-_FORWARD_HANDOFF = re.compile(r"^(?:transfer_to_|(?i:handoff)[ _]to[ _])(?P<agent>.+)$")
+# The two spellings of one forward hand-off, each naming the receiving agent in the group `agent`:
+# `transfer_to_<agent>` (the tool as the model calls it: langgraph-supervisor, LangGraph swarm, the
+# OpenAI Agents SDK) and "handoff to <Agent>" (the Agents SDK's span, as OpenInference records it).
+# The conventions' built-in hand-off patterns are these and `transfer_back_to_<agent>`.
+TRANSFER_TO = r"^transfer_to_(?P<agent>.+)$"
+HANDOFF_TO = r"^(?i:handoff)[ _]to[ _](?P<agent>.+)$"
+_FORWARD_HANDOFF = tuple(re.compile(p) for p in (TRANSFER_TO, HANDOFF_TO))
+
+
+def _forward_target(name: str) -> str | None:
+    """The agent a forward hand-off tool of either spelling hands over to (normalized), else None."""
+    match = next((m for p in _FORWARD_HANDOFF if (m := p.match(name)) is not None), None)
+    return normalize_name(match.group("agent")) if match is not None else None
 
 
 def _named_handoff(handoff: Handoff, named: Collection[str]) -> str | None:
@@ -149,15 +158,7 @@ def _named_handoff(handoff: Handoff, named: Collection[str]) -> str | None:
     "handoff to Refund agent"); None when `named` does not name it."""
     if handoff.via in named:
         return handoff.via
-    if _FORWARD_HANDOFF.match(handoff.via) is None:
+    if _forward_target(handoff.via) is None:
         return None
     target = normalize_name(handoff.target)
-    return next(
-        (
-            name
-            for name in sorted(named)
-            if (spelled := _FORWARD_HANDOFF.match(name)) is not None
-            and normalize_name(spelled.group("agent")) == target
-        ),
-        None,
-    )
+    return next((name for name in sorted(named) if _forward_target(name) == target), None)

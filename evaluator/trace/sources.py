@@ -148,8 +148,10 @@ def _check_page_fields(path: Path, rows: Sequence[Any]) -> None:
     """An observations page saved without its metadata and input/output field groups (Langfuse's v2
     endpoint returns only `core` and `basic` unless asked) would read every framework span as a plain
     one and the answer as empty: wrong verdicts, so refused."""
-    missing = [
-        key for key in ("metadata", "output") if any(isinstance(row, dict) and key not in row for row in rows)
+    missing = [  # a field group is every row's or none's: one row without the key does not make a page
+        key
+        for key in ("metadata", "output")
+        if rows and all(isinstance(row, dict) and key not in row for row in rows)
     ]
     if missing:
         raise TraceError(

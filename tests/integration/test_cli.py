@@ -398,7 +398,7 @@ def test_run_suite_checks_python_scenarios_as_it_checks_files(project: Path) -> 
             ]
         )
     found = [str(p) for p in bad.value.problems]
-    assert any('<python scenario a>: target: unknown target "tyo" (did you mean "toy"?)' in p for p in found)
+    assert any('<scenarios[0]>: target: unknown target "tyo" (did you mean "toy"?)' in p for p in found)
     assert any('unknown agent "wroker" for target "toy" (did you mean "worker"?)' in p for p in found)
     with pytest.raises(ConfigError, match="no scenarios were given"):
         run_suite(scenarios=[])

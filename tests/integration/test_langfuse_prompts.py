@@ -4,12 +4,14 @@ and a prompt Langfuse cannot serve falls back to the local file, said and record
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from evaluator.langfuse import OwnPromptFetchLines
 from tests.integration.conftest import ROOT, Cli
 from tests.standin.langfuse_server import LangfuseStandIn
 
@@ -146,3 +148,10 @@ def test_the_sdks_line_on_a_prompt_it_could_not_fetch_is_left_to_the_runs_own_wa
     )
     assert "Using the local file agents/research@v1 instead" in run.stderr, run.stdout + run.stderr
     assert "not found during refresh" not in run.stderr, run.stderr  # the SDK's, once per call
+
+
+def test_a_prompt_a_target_fetches_itself_keeps_the_sdks_lines() -> None:
+    record = logging.LogRecord(
+        "langfuse", logging.ERROR, __file__, 0, "Error while fetching prompt '%s': %s", ("x", "404"), None
+    )
+    assert OwnPromptFetchLines().filter(record)  # not the evaluator's fetch: nothing else would say so

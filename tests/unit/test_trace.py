@@ -145,7 +145,11 @@ def test_load_trace_file_both_shapes_and_errors(tmp_path: Path) -> None:
     page_file.write_text(json.dumps({"data": rows, "meta": {}}))
     assert load_trace_file(page_file).id == "abc123"
     # Saved without `fields=` Langfuse leaves out metadata and io: verdicts would be wrong.
-    page_file.write_text(json.dumps({"data": LANGFUSE_TRACE["observations"], "meta": {}}))
+    core = [
+        {k: v for k, v in row.items() if k not in ("input", "output", "metadata")}
+        for row in LANGFUSE_TRACE["observations"]
+    ]
+    page_file.write_text(json.dumps({"data": core, "meta": {}}))
     with pytest.raises(TraceError, match=r"no metadata and no output field.*&fields=core,basic,io,metadata"):
         load_trace_file(page_file)
     for empty in ({"data": [], "meta": {}}, {"id": "t1", "observations": []}):

@@ -8,14 +8,12 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from evaluator.trace.model import HANDOFF_TO, TRANSFER_TO
+
 # Hand-off tools of langgraph-supervisor and LangGraph swarm (`transfer_to_<agent>`, and back), and the
 # OpenAI Agents SDK (`transfer_to_<agent>` as the model calls it, "handoff to <Agent>" as OpenInference
 # names the span). Each names the receiving agent in the group `agent`.
-BUILTIN_HANDOFF_PATTERNS = (
-    r"^transfer_back_to_(?P<agent>.+)$",
-    r"^transfer_to_(?P<agent>.+)$",
-    r"^(?i:handoff)[ _]to[ _](?P<agent>.+)$",
-)
+BUILTIN_HANDOFF_PATTERNS = (r"^transfer_back_to_(?P<agent>.+)$", TRANSFER_TO, HANDOFF_TO)
 CONVENTION_NAMES = ("auto", "langfuse", "langgraph", "genai", "openinference")
 
 
