@@ -62,7 +62,14 @@ from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
 from evaluator.run.provenance import git_state, model_names, targets_of
 from evaluator.run.target import Target, load_target
 from evaluator.run.verify import VerifyReport, verify_run
-from evaluator.scenarios import LoadedScenario, Scenario, TargetCatalog, check_given, load_scenarios
+from evaluator.scenarios import (
+    LoadedScenario,
+    Scenario,
+    TargetCatalog,
+    check_given,
+    load_scenarios,
+    with_tags,
+)
 from evaluator.storage import (
     DeliveryReport,
     DeliveryStatus,
@@ -586,8 +593,7 @@ def _chosen(
     loaded: list[LoadedScenario], tags: Sequence[str], target: str | None, *, where: str
 ) -> list[LoadedScenario]:
     """The scenarios with one of `tags` (all without tags), all run against `target` when given."""
-    if tags:
-        loaded = [item for item in loaded if set(item.scenario.tags) & set(tags)]
+    loaded = with_tags(loaded, tags)
     if not loaded:
         raise ConfigError(
             f"no scenarios match --tag {', '.join(tags)} in {where}. "

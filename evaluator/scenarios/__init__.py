@@ -1,6 +1,6 @@
 """Scenario files: the format (single-turn now), target catalogs, and the loader."""
 
-from evaluator.scenarios.loader import SCENARIO_SUFFIXES, check_given, expand_paths, load_scenarios
+from evaluator.scenarios.loader import SCENARIO_SUFFIXES, check_given, expand_paths, load_scenarios, with_tags
 from evaluator.scenarios.model import (
     AnswerSpec,
     Expectation,
@@ -25,4 +25,5 @@ __all__ = [
     "check_given",
     "expand_paths",
     "load_scenarios",
+    "with_tags",
 ]

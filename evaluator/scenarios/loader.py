@@ -74,18 +74,19 @@ def load_scenarios(
     for path in files:
         scenario, file_problems = _load_one(path)
         if scenario is not None:
-            file_problems += _check_names(scenario, path, targets)
-            if prompts is not None:
-                file_problems += _check_judge(scenario, path, prompts, judge_prompt)
+            file_problems += _checked(scenario, path, targets, prompts, judge_prompt)
         problems += file_problems
         if scenario is not None and not file_problems:
             loaded.append(LoadedScenario(scenario=scenario, path=path))
     problems += _duplicate_ids(loaded)
     if problems:
         raise ScenarioError(problems)
-    if tags:
-        loaded = [item for item in loaded if set(item.scenario.tags) & set(tags)]
-    return loaded
+    return with_tags(loaded, tags)
+
+
+def with_tags(loaded: Sequence[LoadedScenario], tags: Collection[str]) -> list[LoadedScenario]:
+    """The scenarios having at least one of `tags` (all of them when no tag is given)."""
+    return [item for item in loaded if not tags or set(item.scenario.tags) & set(tags)]
 
 
 def check_given(
@@ -98,15 +99,28 @@ def check_given(
     """Scenarios built in Python, checked as `load_scenarios` checks files (targets, agent and tool
     names, judge prompts, unique ids); ScenarioError with every problem found."""
     loaded = [LoadedScenario(scenario=s, path=Path(f"<scenarios[{i}]>")) for i, s in enumerate(scenarios)]
-    problems: list[Problem] = []
-    for item in loaded:
-        problems += _check_names(item.scenario, item.path, targets)
-        if prompts is not None:
-            problems += _check_judge(item.scenario, item.path, prompts, judge_prompt)
+    problems = [
+        p for item in loaded for p in _checked(item.scenario, item.path, targets, prompts, judge_prompt)
+    ]
     problems += _duplicate_ids(loaded)
     if problems:
         raise ScenarioError(problems)
     return loaded
+
+
+def _checked(
+    scenario: Scenario,
+    path: Path,
+    targets: Mapping[str, TargetCatalog] | None,
+    prompts: PromptCatalog | None,
+    judge_prompt: str | None,
+) -> list[Problem]:
+    """What is wrong with the names a scenario uses: its target and what the target declares, and
+    (given the prompt files) its judge prompt."""
+    problems = _check_names(scenario, path, targets)
+    if prompts is not None:
+        problems += _check_judge(scenario, path, prompts, judge_prompt)
+    return problems
 
 
 def _load_one(path: Path) -> tuple[Scenario | None, list[Problem]]:
