@@ -62,6 +62,10 @@ class PromptLibrary:
             for name, versions in self._prompts.items()
         }
 
+    def version(self, name: str, number: int) -> Prompt | None:
+        """One version of a prompt, or None when there is no such file."""
+        return self._prompts.get(name, {}).get(number)
+
     def versions(self, name: str) -> list[Prompt]:
         return [self._prompts[name][v] for v in sorted(self._prompts.get(name, {}))]
 
@@ -137,7 +141,7 @@ class ManagedPrompts:
         except EvaluatorError as exc:
             self._on_fallback(local.ref, exc)
             return local
-        mine = next((p for p in self._library.versions(name) if p.version == served.version), None)
+        mine = self._library.version(name, served.version)
         if mine is not None and not mine.same_content(served):
             self._on_differs(mine, served)
         return served
