@@ -8,11 +8,7 @@ from typing import Any
 
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi, api_failure
-
-_OBSERVATION_FIELDS = "core,basic,io,metadata,prompt,time"
-# The OpenTelemetry attributes of third-party spans (how conventions recognise agents), whole: Langfuse
-# truncates metadata values over 200 characters unless asked.
-_EXPANDED_METADATA = "attributes"
+from evaluator.trace.sources import EXPANDED_METADATA, OBSERVATION_FIELDS
 
 
 class LangfuseTraces:
@@ -29,8 +25,8 @@ class LangfuseTraces:
                 "reading observations",
                 api.client.api.observations.get_many,
                 trace_id=trace_id,
-                fields=_OBSERVATION_FIELDS,
-                expand_metadata=_EXPANDED_METADATA,
+                fields=OBSERVATION_FIELDS,
+                expand_metadata=EXPANDED_METADATA,
                 limit=1000,
                 cursor=cursor,
             )

@@ -110,9 +110,15 @@ def decode_io(value: Any) -> Any:
     return value
 
 
+# How an observations page is asked for, by the read-back and by a user saving a trace file: every
+# field group a verdict needs (Langfuse returns only `core` and `basic` unless asked), and the
+# OpenTelemetry attributes of third-party spans (how conventions recognise agents) whole: Langfuse
+# truncates metadata values over 200 characters unless asked.
+OBSERVATION_FIELDS = "core,basic,io,metadata,prompt,time"
+EXPANDED_METADATA = "attributes"
 _PAGE_REQUEST = (
-    "GET /api/public/v2/observations?traceId=...&fields=core,basic,io,metadata,prompt,time"
-    "&expandMetadata=attributes"
+    f"GET /api/public/v2/observations?traceId=...&fields={OBSERVATION_FIELDS}"
+    f"&expandMetadata={EXPANDED_METADATA}"
 )
 
 
