@@ -378,6 +378,11 @@ def _median_outside(runs: list[Sample]) -> float:
     return statistics.median(s.cpu - s.calls_cpu for s in runs)
 
 
+def _paired_ms(runs: list[Sample], against: list[Sample], scenarios: int) -> list[float]:
+    """Each round's CPU of one side minus the other's, in ms per scenario, sorted."""
+    return sorted((s.cpu - o.cpu) / scenarios * 1000 for s, o in zip(runs, against, strict=True))
+
+
 def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_received: int) -> None:
     n = args.scenarios
     ideal = -(-n // args.concurrency) * 2 * args.latency
@@ -391,7 +396,7 @@ def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_rec
         cpu = statistics.median(s.cpu for s in runs)
         rest = _median_outside(runs)
         wall = statistics.median(s.wall for s in runs)
-        paired = sorted((s.cpu - b.cpu) / n * 1000 for s, b in zip(runs, samples["bare"], strict=True))
+        paired = _paired_ms(runs, samples["bare"], n)
         extra = (
             ""
             if name == "bare"
@@ -420,9 +425,7 @@ def report(args: argparse.Namespace, samples: dict[str, list[Sample]], spans_rec
     print(f"  the Langfuse stand-in received {spans_received} spans")
     for side, floor in (("embedded", "sdk span"), ("export", "sdk span+export")):
         own = _median_outside(samples[side]) - _median_outside(samples[floor])
-        paired = sorted(
-            (s.cpu - f.cpu) / n * 1000 for s, f in zip(samples[side], samples[floor], strict=True)
-        )
+        paired = _paired_ms(samples[side], samples[floor], n)
         print(
             f"  {side}: the evaluator's own machinery over the SDK's root span ({floor}): "
             f"{own / n * 1000:5.2f} ms/scenario outside the calls (paired by round, all CPU: median "
