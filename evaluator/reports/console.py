@@ -127,6 +127,14 @@ def print_summary(
             "failure of your agents; no score was posted for them. The tracebacks are in the stored "
             "results (`evaluator_error`), and in --output."
         )
+    judge_bugs = sum("evaluator_error" in r.judge_detail for r in results)
+    if judge_bugs:
+        console.print(
+            f"[bold red]{judge_bugs} scenario(s) were not judged because of an evaluator error in the "
+            "judges[/bold red]: a bug in the evaluator, not a failure of your agents; their workflow "
+            "verdicts stand and no judge score was posted for them. The tracebacks are in the stored "
+            "results (`judge.evaluator_error`), and in --output."
+        )
     if run.interrupted:
         running = max(0, run.started - len(results))
         console.print(

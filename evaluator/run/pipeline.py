@@ -628,6 +628,12 @@ class _Run:
                 item.scenario.scenario, result.output, item.trace, run_id=self._options.run_id
             )
         except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
+            _log.error(
+                "evaluator error in the judges of scenario %s (a bug in the evaluator; the workflow "
+                "verdicts stand, the judges are unscored)",
+                result.scenario_id,
+                exc_info=exc,
+            )
             failure = EvaluatorFailure.of(exc)
             reason = f"evaluator error in the judges: {failure.type}: {failure.message}"
             return replace(

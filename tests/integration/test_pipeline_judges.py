@@ -4,15 +4,18 @@ every judged result recorded, and a judge that crashes leaves the verdicts stand
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from evaluator.judge import FakeJudgeModel, Judges, ModelCall, RetryPolicy
 from evaluator.langfuse import Tracing
 from evaluator.prompts import PromptLibrary
+from evaluator.reports import print_summary
 from evaluator.run import Pipeline, RunOptions, TargetRequest
 from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Store
@@ -68,12 +71,15 @@ def test_judge_calls_never_exceed_their_own_bound(tracing: Tracing) -> None:
     assert len(stored) == 12 and all(r["quality"]["completeness"] == 1.0 for r in stored)
 
 
-def test_a_crashing_judge_leaves_the_verdicts_standing(tracing: Tracing) -> None:
+def test_a_crashing_judge_leaves_the_verdicts_standing(
+    tracing: Tracing, caplog: pytest.LogCaptureFixture
+) -> None:
     def crash(call: ModelCall) -> str:
         raise KeyError("bug in a judge")
 
     judges = Judges(model=FakeJudgeModel(default=crash), prompts=PromptLibrary(PROMPTS), retry=RetryPolicy())
-    run, results = _pipeline(tracing, judges, Store(None)).run(_items(2), RunOptions(judge_concurrency=2))
+    with caplog.at_level(logging.ERROR, logger="evaluator.run.pipeline"):
+        run, results = _pipeline(tracing, judges, Store(None)).run(_items(2), RunOptions(judge_concurrency=2))
     assert [r.status for r in results] == ["passed", "passed"]
     for result in results:
         assert result.judge_status.status == "unscored"
@@ -81,3 +87,11 @@ def test_a_crashing_judge_leaves_the_verdicts_standing(tracing: Tracing) -> None
         assert "Traceback" in result.judge_detail["evaluator_error"]["traceback"]
         assert result.workflow is not None and result.workflow.passed
     assert run.finished_at is not None
+    logged = [r for r in caplog.records if "evaluator error in the judges" in r.getMessage()]
+    assert sorted(r.args[0] for r in logged) == ["s0", "s1"]  # type: ignore[index]
+    assert all(r.exc_info and r.exc_info[0] is KeyError for r in logged)
+    console = Console(record=True, width=300)
+    print_summary(console, run, results, expected_count=2)
+    assert "2 scenario(s) were not judged because of an evaluator error in the judges" in (
+        console.export_text()
+    )
