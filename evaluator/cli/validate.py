@@ -117,7 +117,7 @@ def _read(
         raise ConfigError("--trace-id needs Langfuse. Fix: set the LANGFUSE_* keys, or pass --trace FILE.")
     connection.project_id()
     deadline = config.settings.langfuse.read_deadline_seconds
-    with err.status(f"Reading trace {trace_id} from Langfuse..."):
+    with err.status(f"Reading trace {trace_id} from Langfuse (until it settles, up to {deadline:g} s)..."):
         read = read_trace(connection.traces, trace_id, deadline_seconds=deadline, rules=rules)
     if not read.settled:
         notice(
