@@ -16,6 +16,9 @@ TARGETS = {
     "pydantic_ai": "tests.frameworks.systems.pydantic_delegation:run",
     "observe_functions": "tests.frameworks.systems.observe_functions:run",
     "observe_classes": "tests.frameworks.systems.observe_classes:run",
+    "routing": "tests.frameworks.systems.lg_workflows:route",
+    "retrying": "tests.frameworks.systems.lg_workflows:retry",
+    "functional": "tests.frameworks.systems.lg_workflows:functional",
 }
 
 
@@ -30,6 +33,7 @@ class Case:
     tools: dict[str, list[str]] = field(default_factory=dict)
     handoffs: list[str] = field(default_factory=list)  # hand-off targets, in order
     warns: bool = False
+    flow: str | None = None  # the actual flow that must come out (the scenario expects a trajectory)
 
 
 CASES = [
@@ -171,5 +175,39 @@ CASES = [
         expected={"agents": {"include": ["run"]}, "tools": {"include": ["execute"]}},
         status="passed",
         warns=True,
+    ),
+    Case(  # the router is the entry agent, and the flow is the route it chose
+        id="router-routes-to-research",
+        target="routing",
+        input="What is DIN-SQL?",
+        expected={
+            "agents": {"include": ["researcher"], "exclude": ["mathematician"]},
+            "trajectory": {"flow": "researcher", "tools": []},
+        },
+        status="passed",
+        agents={"included": ["researcher"], "excluded": ["mathematician"], "unexpected": []},
+        flow="researcher",
+    ),
+    Case(  # the first attempt failed before the model call; the retry made it
+        id="retried-node-is-the-agent",
+        target="retrying",
+        input="Fetch the data",
+        expected={"agents": {"include": ["fetcher"]}},
+        status="passed",
+        agents={"included": ["fetcher"], "missing": [], "unexpected": []},
+    ),
+    Case(  # the @entrypoint is the agent; its @task steps (call_llm, call_tool) are not: strict passes
+        id="functional-api-entrypoint",
+        target="functional",
+        input="Add 2 and 3",
+        expected={
+            "agents": {"include": ["agent"]},
+            "tools": {"include": ["add"]},
+            "trajectory": {"flow": "agent", "tools": ["add"]},
+        },
+        status="passed",
+        agents={"included": ["agent"], "unexpected": []},
+        tools={"included": ["add"], "unexpected": []},
+        flow="agent",
     ),
 ]

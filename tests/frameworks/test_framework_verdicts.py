@@ -92,6 +92,8 @@ def _check(case: Case, result: dict[str, Any]) -> None:
             assert result["workflow"][kind][name] == values, (case.id, kind, name, result["workflow"])
     assert [h["to"] for h in result["handoffs"]] == case.handoffs, (case.id, result["handoffs"])
     assert bool(result["warnings"]) == case.warns, (case.id, result["warnings"])
+    if case.flow is not None:
+        assert result["trajectory"]["flow"]["actual"] == case.flow, (case.id, result["trajectory"])
 
 
 @pytest.mark.parametrize("mode", ["embedded", "connected"])

@@ -4,18 +4,23 @@ LangGraph puts on every run inside a graph.
 Langfuse types these runs by a name heuristic (AGENT when "agent" is in the run name, else CHAIN), so
 the types are ignored here; the graph's structure decides. `langgraph_checkpoint_ns` names each node
 invocation ("supervisor:<id>|agent:<id>" is the `agent` node of the `supervisor` sub-graph); the
-outermost run of a namespace is the node's run.
+outermost runs of a namespace are the node's runs (more than one when LangGraph ran the node again:
+a `RetryPolicy` retry, or a resume after `interrupt()`).
 
-- Agents: node runs that run a sub-graph (`create_react_agent(name=...)`, `create_agent(name=...)`
-  added as nodes, or invoked inside a hand-built node) or that call a model (hand-built `StateGraph`
-  nodes), named after the node; and named prebuilt agent graphs invoked elsewhere (a sub-agent called
-  from a tool), named by their graph name.
+- Agents: nodes that run a sub-graph (`create_react_agent(name=...)`, `create_agent(name=...)` added
+  as nodes, or invoked inside a hand-built node) or that call a model (hand-built `StateGraph` nodes)
+  in any of their runs, named after the node; a Functional API `@entrypoint` whose tasks do so; and
+  named prebuilt agent graphs invoked elsewhere (a sub-agent called from a tool), named by their
+  graph name.
 - Plumbing, never agents: the prebuilt agent's inner nodes (`agent`, `model`, `tools`, hooks), runs
   inside a node (`call_agent` wrappers, `call_model`, routers such as `should_continue`, prompts,
-  parsers), `__start__`/`__end__`, and the unnamed `LangGraph` root.
+  parsers), Functional API `@task` runs (an entrypoint's steps, such as its model call),
+  `__start__`/`__end__`, and the unnamed `LangGraph` root.
 - Tools: the tool runs (TOOL observations), named by the tool.
-- Entry agent: the first top-level agent node when control comes back to it after another agent (a
-  supervisor); a swarm's agents hand over for good, so none of them is an entry agent.
+- Entry agent: the graph's start node when it is an orchestrator: control comes back to it after
+  another agent (a supervisor), or it routes to other agent nodes without calling a tool itself (a
+  router, `Command(goto=...)` or conditional edges). A swarm's agents hand over for good, through
+  their hand-off tools, so none of them is an entry agent.
 """
 
 from __future__ import annotations
@@ -53,34 +58,44 @@ class LangGraph:
         for obs in tree.ordered:
             if obs.type == TOOL:
                 roles[obs.id] = Role(kind="tool", name=obs.name)
-        prebuilt_graphs = _prebuilt_graph_namespaces(node_runs)
-        for namespace, run in node_runs.items():
-            node = _node_name(run, namespace)
-            if node in PREBUILT_NODES or node in _GRAPH_ENDS or _parent_ns(namespace) in prebuilt_graphs:
+        tasks = _task_namespaces(tree, node_runs)
+        entrypoints = {_parent_ns(ns) for ns in tasks}
+        prebuilt_graphs = _prebuilt_graph_namespaces(node_runs, entrypoints)
+        for namespace, runs in node_runs.items():
+            node = _node_name(runs[0], namespace)
+            if namespace in tasks or (
+                namespace not in entrypoints and _is_plumbing(node, namespace, prebuilt_graphs)
+            ):
                 continue
-            if _runs_subgraph(namespace, node_runs) or _calls_model(tree, run):
-                roles[run.id] = Role(kind="agent", name=node)
+            if _runs_subgraph(namespace, node_runs, tasks) or any(_calls_model(tree, run) for run in runs):
+                roles.update((run.id, Role(kind="agent", name=node)) for run in runs)
         for graph in _named_prebuilt_graphs(tree, node_runs, roles):
             roles[graph.id] = Role(kind="agent", name=graph.name)
         return roles
 
     def entry_agents(self, tree: Tree, agents: list[tuple[str, str]]) -> set[str]:
         top = [(i, n) for i, n in agents if "|" not in str(tree.by_id[i].metadata.get(NAMESPACE, "|"))]
-        if len(top) < 3:
+        if len(top) < 2:
             return set()
         first_id, first_name = top[0]
-        others_between = any(name != first_name for _, name in top[1:-1])
-        comes_back = any(name == first_name for _, name in top[2:])
-        return {first_id} if others_between and comes_back else set()
+        others = [name != first_name for _, name in top[1:]]
+        if not any(others):
+            return set()
+        comes_back = any(others[:-1]) and any(name == first_name for _, name in top[2:])
+        routes = not any(d.type == TOOL for d in tree.descendants(tree.by_id[first_id]))
+        return {i for i, n in top if n == first_name} if comes_back or routes else set()
 
 
-def _node_runs(tree: Tree) -> dict[str, Observation]:
-    """The outermost run of each checkpoint namespace, by namespace (start order)."""
-    runs: dict[str, Observation] = {}
+def _node_runs(tree: Tree) -> dict[str, list[Observation]]:
+    """The outermost runs of each checkpoint namespace (start order), by namespace (start order of
+    the first run): a run inside another run of its namespace is that run's inner step."""
+    runs: dict[str, list[Observation]] = {}
     for obs in tree.ordered:
         namespace = obs.metadata.get(NAMESPACE)
-        if isinstance(namespace, str) and namespace and NODE in obs.metadata and namespace not in runs:
-            runs[namespace] = obs
+        if not isinstance(namespace, str) or not namespace or NODE not in obs.metadata:
+            continue
+        if not any(a.metadata.get(NAMESPACE) == namespace for a in tree.ancestors(obs)):
+            runs.setdefault(namespace, []).append(obs)
     return runs
 
 
@@ -89,9 +104,26 @@ def _node_name(run: Observation, namespace: str) -> str:
     return last.split(":", 1)[0] or str(run.metadata.get(NODE) or run.name)
 
 
-def _runs_subgraph(namespace: str, node_runs: dict[str, Observation]) -> bool:
+def _is_plumbing(node: str, namespace: str, prebuilt_graphs: set[str]) -> bool:
+    return node in PREBUILT_NODES or node in _GRAPH_ENDS or _parent_ns(namespace) in prebuilt_graphs
+
+
+def _task_namespaces(tree: Tree, node_runs: dict[str, list[Observation]]) -> set[str]:
+    """Functional API `@task` runs: runs right inside a node's own run, with no sub-graph run between
+    (a sub-graph's nodes sit inside the sub-graph's run, which is inside the node's run)."""
+    tasks = set()
+    for namespace, runs in node_runs.items():
+        enclosing = node_runs.get(_parent_ns(namespace), [])
+        parent = tree.parent(runs[0])
+        if parent is not None and any(parent.id == run.id for run in enclosing):
+            tasks.add(namespace)
+    return tasks
+
+
+def _runs_subgraph(namespace: str, node_runs: dict[str, list[Observation]], tasks: set[str]) -> bool:
+    """Whether a sub-graph ran inside the node (its tasks are the node's own steps)."""
     prefix = namespace + "|"
-    return any(other.startswith(prefix) for other in node_runs)
+    return any(other.startswith(prefix) and other not in tasks for other in node_runs)
 
 
 def _calls_model(tree: Tree, run: Observation) -> bool:
@@ -103,26 +135,31 @@ def _parent_ns(namespace: str) -> str:
     return namespace.rsplit("|", 1)[0] if "|" in namespace else ""
 
 
-def _prebuilt_graph_namespaces(node_runs: dict[str, Observation]) -> set[str]:
-    """Graphs (by namespace) that hold a prebuilt agent's nodes: all their nodes are plumbing."""
-    return {_parent_ns(ns) for ns, run in node_runs.items() if _node_name(run, ns) in PREBUILT_NODES}
+def _prebuilt_graph_namespaces(node_runs: dict[str, list[Observation]], entrypoints: set[str]) -> set[str]:
+    """Graphs (by namespace) that hold a prebuilt agent's nodes: all their nodes are plumbing. (A
+    Functional API entrypoint may be called `agent` too: it is not a prebuilt agent's node.)"""
+    return {
+        _parent_ns(ns)
+        for ns, runs in node_runs.items()
+        if _node_name(runs[0], ns) in PREBUILT_NODES and ns not in entrypoints
+    }
 
 
 def _named_prebuilt_graphs(
-    tree: Tree, node_runs: dict[str, Observation], roles: dict[str, Role | None]
+    tree: Tree, node_runs: dict[str, list[Observation]], roles: dict[str, Role | None]
 ) -> list[Observation]:
     """Named prebuilt agent graphs whose enclosing node is not an agent already: the run above a
     prebuilt node, when it has a name of its own (a sub-agent invoked from a tool, or a named agent
     invoked at the top). Inside an agent node (a supervisor's worker) the node is the agent."""
     graphs: dict[str, Observation] = {}
-    for namespace, run in node_runs.items():
-        if _node_name(run, namespace) not in PREBUILT_NODES:
+    for namespace, runs in node_runs.items():
+        if _node_name(runs[0], namespace) not in PREBUILT_NODES:
             continue
-        graph = tree.parent(run)
+        graph = tree.parent(runs[0])
         if graph is None or graph.id in graphs or graph.name in (_UNNAMED_GRAPH, *PREBUILT_NODES):
             continue
-        enclosing = node_runs.get(_parent_ns(namespace))
-        if enclosing is not None and roles.get(enclosing.id) is not None:
+        enclosing = node_runs.get(_parent_ns(namespace), [])
+        if any(roles.get(run.id) is not None for run in enclosing):
             continue
         graphs[graph.id] = graph
     return list(graphs.values())

@@ -1,0 +1,131 @@
+"""LangGraph workflows from LangGraph's "Workflows and agents" and Graph API docs, traced with a
+CallbackHandler created at import time, with scripted models:
+
+- routing: a `router` start node asks the model which specialist fits and routes there with
+  `Command(goto=...)`; the specialist (`researcher` or `mathematician`, hand-built nodes calling a
+  model) answers and the graph ends;
+- retries: a `fetcher` node with a `RetryPolicy`, whose first attempt fails (a flaky data source)
+  before it reaches the model, and whose second attempt calls it;
+- the Functional API quickstart: an `@entrypoint` named `agent` whose `@task`s call the model and
+  the tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall
+from langchain_core.tools import tool
+from langfuse.langchain import CallbackHandler
+from langgraph.func import entrypoint, task
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import Command, RetryPolicy
+
+from tests.frameworks.systems.scripted import ScriptedChat, call, question, tool_results
+
+langfuse_handler = CallbackHandler()
+
+
+def _answer(messages: Sequence[BaseMessage]) -> AIMessage:
+    return AIMessage(content=f"Answer to: {question(messages)}")
+
+
+def _route(messages: Sequence[BaseMessage]) -> AIMessage:
+    return AIMessage(content="mathematician" if "sum" in question(messages).lower() else "researcher")
+
+
+router_model = ScriptedChat(script=_route)
+specialist_model = ScriptedChat(script=_answer)
+
+
+def router(state: MessagesState) -> Command[Literal["researcher", "mathematician"]]:
+    choice = str(router_model.invoke(state["messages"]).content)
+    return Command(goto=choice)
+
+
+def researcher(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [specialist_model.invoke(state["messages"])]}
+
+
+def mathematician(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [specialist_model.invoke(state["messages"])]}
+
+
+routing = StateGraph(MessagesState)
+routing.add_node("router", router)
+routing.add_node("researcher", researcher)
+routing.add_node("mathematician", mathematician)
+routing.add_edge(START, "router")
+routing.add_edge("researcher", END)
+routing.add_edge("mathematician", END)
+routing_graph = routing.compile()
+
+_attempts: dict[str, int] = {}
+
+
+def fetcher(state: MessagesState) -> dict[str, Any]:
+    asked = question(state["messages"])
+    _attempts[asked] = _attempts.get(asked, 0) + 1
+    if _attempts[asked] == 1:
+        raise ConnectionError("the data source dropped the connection")
+    return {"messages": [specialist_model.invoke(state["messages"])]}
+
+
+retrying = StateGraph(MessagesState)
+retrying.add_node("fetcher", fetcher, retry_policy=RetryPolicy(max_attempts=3, initial_interval=0.01))
+retrying.add_edge(START, "fetcher")
+retrying.add_edge("fetcher", END)
+retrying_graph = retrying.compile()
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add a and b."""
+    return a + b
+
+
+def _functional(messages: Sequence[BaseMessage]) -> AIMessage:
+    added = tool_results(messages, "add")
+    return AIMessage(content=f"The sum is {added[-1]}") if added else call("add", "c1", a=2, b=3)
+
+
+functional_model = ScriptedChat(script=_functional)
+
+
+@task
+def call_llm(messages: list[BaseMessage]) -> BaseMessage:
+    return functional_model.invoke(messages)
+
+
+@task
+def call_tool(tool_call: ToolCall) -> Any:
+    return add.invoke(tool_call)
+
+
+@entrypoint()
+def agent(messages: list[BaseMessage]) -> list[BaseMessage]:
+    response = call_llm(messages).result()
+    while isinstance(response, AIMessage) and response.tool_calls:
+        results = [call_tool(tool_call).result() for tool_call in response.tool_calls]
+        messages = [*messages, response, *results]
+        response = call_llm(messages).result()
+    return [*messages, response]
+
+
+def route(request: Any) -> object:
+    return routing_graph.invoke(
+        {"messages": [{"role": "user", "content": request.input}]}, config={"callbacks": [langfuse_handler]}
+    )
+
+
+def retry(request: Any) -> object:
+    return retrying_graph.invoke(
+        {"messages": [{"role": "user", "content": request.input}]}, config={"callbacks": [langfuse_handler]}
+    )
+
+
+def functional(request: Any) -> object:
+    return agent.invoke(
+        [{"role": "user", "content": request.input}], config={"callbacks": [langfuse_handler]}
+    )[-1].content
