@@ -17,7 +17,9 @@ that is not an entry agent.
 No false avoidance: an excluded name that appears anywhere in the trace (an observation of any type, a
 hand-off or its target) without being called as an agent or tool of that kind is not `excluded`
 (correctly avoided): it is `unexpected`, with a warning saying where it appeared, because the trace
-cannot show that it did not run. Hand-offs are not tools unless the scenario names their tool in
+cannot show that it did not run. The same holds for an excluded name that is one in the trace spelled
+another way (`english_agent` for the agent "English agent", as hand-offs name it): it is never
+reported avoided. Hand-offs are not tools unless the scenario names their tool in
 `expected.tools` (or its trajectory): then they are checked, and sit in the tool path, like any tool.
 """
 
@@ -29,7 +31,7 @@ from typing import Any
 
 from evaluator.metrics.base import MetricContext, ScoreDefinition, ScoreValue
 from evaluator.scenarios import Expectation, Expected
-from evaluator.trace import Trace
+from evaluator.trace import Trace, normalize_name
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,15 +126,28 @@ def validate_kind(
         for name in dict.fromkeys(called)
         if name in exclude or (expectation.strict and name not in expected)
     ]
-    unexpected += [n for n in dict.fromkeys(exclude) if n not in called_set and n in present]
+    seen = [n for n in dict.fromkeys(exclude) if n not in called_set and _seen(n, called, present)]
+    unexpected += seen
     missing = tuple(dict.fromkeys(n for n in include if n not in called_set))
     return KindVerdict(
         passed=not missing and not unexpected,
         included=tuple(dict.fromkeys(n for n in include if n in called_set)),
-        excluded=tuple(dict.fromkeys(n for n in exclude if n not in called_set and n not in present)),
+        excluded=tuple(dict.fromkeys(n for n in exclude if n not in called_set and n not in seen)),
         missing=missing,
         unexpected=tuple(unexpected),
     )
+
+
+def _seen(name: str, called: Collection[str], present: Collection[str]) -> bool:
+    """Whether the trace shows `name`, as it is spelled or spelled another way."""
+    return name in present or spelled_as(name, [*called, *present]) is not None
+
+
+def spelled_as(name: str, names: Collection[str]) -> str | None:
+    """The name among `names` that is `name` spelled another way ("English agent" for
+    `english_agent`), or None."""
+    normal = normalize_name(name)
+    return next((n for n in names if n != name and normalize_name(n) == normal), None)
 
 
 def named_tools(expected: Expected) -> set[str]:
@@ -189,10 +204,17 @@ class WorkflowValidator:
 def _seen_not_called(kind: str, verdict: KindVerdict, called: Sequence[str], convention: str) -> list[str]:
     """A warning per excluded name found in the trace but not as a call of this kind."""
     a = "an" if kind == "agent" else "a"
-    return [
-        f'excluded {kind} "{name}" appears in the trace, though not as {a} {kind} call the {convention} '
-        f"convention recognises: it is reported unexpected, not avoided. If it is {a} "
-        f"{kind}, say so in the target's configuration (README, Tracing your system)."
-        for name in verdict.unexpected
-        if name not in called
-    ]
+    warnings = []
+    for name in verdict.unexpected:
+        if name in called:
+            continue
+        spelled = spelled_as(name, called)
+        warnings.append(
+            f'excluded {kind} "{name}" ran as "{spelled}" (the same name spelled another way): it is '
+            f'reported unexpected, not avoided. Fix: name it "{spelled}", as the trace does.'
+            if spelled is not None
+            else f'excluded {kind} "{name}" appears in the trace, though not as {a} {kind} call the '
+            f"{convention} convention recognises: it is reported unexpected, not avoided. If it is {a} "
+            f"{kind}, say so in the target's configuration (README, Tracing your system)."
+        )
+    return warnings

@@ -3,7 +3,16 @@ traces come from: spans captured in-process, Langfuse API bodies, files, and rea
 
 from evaluator.trace.build import build_trace
 from evaluator.trace.conventions import CONVENTION_NAMES, DEFAULT_RULES, TraceConvention, TraceRules
-from evaluator.trace.model import AGENT, TOOL, AgentCall, Handoff, Observation, ToolCall, Trace
+from evaluator.trace.model import (
+    AGENT,
+    TOOL,
+    AgentCall,
+    Handoff,
+    Observation,
+    ToolCall,
+    Trace,
+    normalize_name,
+)
 from evaluator.trace.readback import ReadBack, TraceReader, read_trace
 from evaluator.trace.sources import load_trace_file, trace_from_langfuse_trace, trace_from_observations
 
@@ -23,6 +32,7 @@ __all__ = [
     "TraceRules",
     "build_trace",
     "load_trace_file",
+    "normalize_name",
     "read_trace",
     "trace_from_langfuse_trace",
     "trace_from_observations",

@@ -137,6 +137,16 @@ CASES = [
         agents={"missing": ["English agent"], "excluded": [], "unexpected": ["Spanish agent"]},
         handoffs=["Spanish agent"],
     ),
+    Case(  # the hand-off's spelling of the agent that ran: never "correctly avoided"
+        id="agents-sdk-excluded-agent-spelled-otherwise",
+        target="agents_sdk",
+        input="Hello there, how are you?",
+        expected={"agents": {"allow": ["English agent"], "exclude": ["english_agent"]}},
+        status="failed",
+        agents={"excluded": [], "unexpected": ["english_agent"]},
+        handoffs=["English agent"],
+        warns=True,
+    ),
     Case(
         id="pydantic-ai-delegation",
         target="pydantic_ai",

@@ -134,3 +134,15 @@ def test_entry_agent_in_exclude_is_unexpected() -> None:
     trace = trace_of(["orchestrator", "research"], [])
     verdict = WorkflowValidator().validate(expected(agents={"exclude": ["orchestrator"]}), trace)
     assert verdict.agents.unexpected == ("orchestrator", "research")
+
+
+def test_an_excluded_name_spelled_another_way_in_the_trace_is_never_avoided() -> None:
+    verdict = validate_kind(
+        ["Triage agent", "English agent"],
+        Expectation(allow=("Triage agent", "English agent"), exclude=("english_agent", "spanish_agent")),
+    )
+    assert verdict.excluded == ("spanish_agent",)
+    assert verdict.unexpected == ("english_agent",)
+    assert not verdict.passed
+    present_only = validate_kind([], Expectation(exclude=("web-search",)), present={"web_search"})
+    assert present_only.unexpected == ("web-search",) and present_only.excluded == ()
