@@ -14,6 +14,7 @@ TARGETS = {
     "swarm": "tests.frameworks.systems.lg_swarm:run",
     "agents_sdk": "tests.frameworks.systems.agents_sdk:run",
     "pydantic_ai": "tests.frameworks.systems.pydantic_delegation:run",
+    "pydantic_output": "tests.frameworks.systems.pydantic_output:run",
     "observe_functions": "tests.frameworks.systems.observe_functions:run",
     "observe_classes": "tests.frameworks.systems.observe_classes:run",
     "routing": "tests.frameworks.systems.lg_workflows:route",
@@ -155,6 +156,18 @@ CASES = [
         status="passed",
         agents={"included": ["joke_generation_agent"], "unexpected": []},
         handoffs=["joke_generation_agent"],
+    ),
+    Case(  # the output tool is the agent's answer, not a tool it used: strict passes
+        id="pydantic-ai-output-function",
+        target="pydantic_output",
+        input="How is the weather in Paris?",
+        expected={
+            "agents": {"include": ["weather_agent"]},
+            "tools": {"include": ["get_weather"]},
+            "trajectory": {"tools": ["get_weather"]},
+        },
+        status="passed",
+        tools={"included": ["get_weather"], "unexpected": []},
     ),
     Case(
         id="observe-sibling-agent-unexpected",

@@ -1,7 +1,10 @@
 """OpenTelemetry GenAI semantic conventions (pydantic-ai and others): `invoke_agent` spans are agents
 named by `gen_ai.agent.name`, `execute_tool` spans (or any span with `gen_ai.tool.name`) tools named
 by `gen_ai.tool.name`. Langfuse stores such an agent under its span title (pydantic-ai:
-`"<agent> run"`), so the name comes from the attributes, never from the observation name."""
+`"<agent> run"`), so the name comes from the attributes, never from the observation name. pydantic-ai
+records an output function's call (through the output tool it makes, `final_result`) as an
+`execute_tool` span too, titled "running output function: ...": that is the agent giving its answer,
+not a tool it used, so it is neither a tool nor an agent."""
 
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ AGENT_NAME = "gen_ai.agent.name"
 TOOL_NAME = "gen_ai.tool.name"
 _AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
 _FALLBACK_AGENT_NAME_KEYS = ("agent_name",)  # pydantic-ai before gen_ai.agent.name
+_TITLE = "logfire.msg"
+_OUTPUT_FUNCTION = "running output function"
 
 
 class GenAI:
@@ -33,6 +38,8 @@ class GenAI:
             operation = attrs.get(OPERATION)
             if operation in _AGENT_OPERATIONS:
                 roles[obs.id] = Role(kind="agent", name=_agent_name(attrs, obs.name))
+            elif str(attrs.get(_TITLE, "")).startswith(_OUTPUT_FUNCTION):
+                roles[obs.id] = None  # the agent's answer going out, not a tool call
             elif operation == "execute_tool" or attrs.get(TOOL_NAME):
                 roles[obs.id] = Role(kind="tool", name=str(attrs.get(TOOL_NAME) or obs.name))
             else:
