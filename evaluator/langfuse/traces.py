@@ -8,7 +8,7 @@ from typing import Any
 
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi, api_failure
-from evaluator.trace.sources import EXPANDED_METADATA, OBSERVATION_FIELDS
+from evaluator.trace.sources import OBSERVATION_FIELDS
 
 
 class LangfuseTraces:
@@ -26,7 +26,6 @@ class LangfuseTraces:
                 api.client.api.observations.get_many,
                 trace_id=trace_id,
                 fields=OBSERVATION_FIELDS,
-                expand_metadata=EXPANDED_METADATA,
                 limit=1000,
                 cursor=cursor,
             )

@@ -61,7 +61,7 @@ def _from_api(raw: Mapping[str, Any]) -> Observation:
     metadata = (
         {k: decode_metadata_value(v) for k, v in metadata.items()} if isinstance(metadata, dict) else {}
     )
-    attributes = metadata.pop(ATTRIBUTES_KEY, None)
+    attributes = _attributes(metadata)
     version = raw.get("promptVersion")
     return Observation(
         id=str(raw.get("id", "")),
@@ -77,8 +77,22 @@ def _from_api(raw: Mapping[str, Any]) -> Observation:
         metadata=metadata,
         prompt_name=raw.get("promptName"),
         prompt_version=int(version) if isinstance(version, int | str) and str(version).isdigit() else None,
-        attributes=attributes if isinstance(attributes, dict) else {},
+        attributes=attributes,
     )
+
+
+def _attributes(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A third-party span's OpenTelemetry attributes, taken out of its metadata, each value a string
+    as in-process capture keeps it. The server keeps them under `attributes`: one nested object in the
+    trace view, but flattened to `attributes.<key>` values in the v2 observations (the events table
+    stores metadata as dotted paths)."""
+    nested = metadata.pop(ATTRIBUTES_KEY, None)
+    attributes = dict(nested) if isinstance(nested, dict) else {}
+    prefix = ATTRIBUTES_KEY + "."
+    for key in [k for k in metadata if k.startswith(prefix)]:
+        value = metadata.pop(key)
+        attributes[key[len(prefix) :]] = value if isinstance(value, str) else json.dumps(value)
+    return attributes
 
 
 def _timestamp(value: object) -> float | None:
@@ -111,15 +125,11 @@ def decode_io(value: Any) -> Any:
 
 
 # How an observations page is asked for, by the read-back and by a user saving a trace file: every
-# field group a verdict needs (Langfuse returns only `core` and `basic` unless asked), and the
-# OpenTelemetry attributes of third-party spans (how conventions recognise agents) whole: Langfuse
-# truncates metadata values over 200 characters unless asked.
+# field group a verdict needs (Langfuse returns only `core` and `basic` unless asked). Langfuse cuts
+# metadata values over 200 characters unless asked for them by key; the values verdicts read (the
+# `flow`, and the attributes naming agents and tools) are short.
 OBSERVATION_FIELDS = "core,basic,io,metadata,prompt,time"
-EXPANDED_METADATA = "attributes"
-_PAGE_REQUEST = (
-    f"GET /api/public/v2/observations?traceId=...&fields={OBSERVATION_FIELDS}"
-    f"&expandMetadata={EXPANDED_METADATA}"
-)
+_PAGE_REQUEST = f"GET /api/public/v2/observations?traceId=...&fields={OBSERVATION_FIELDS}"
 
 
 def load_trace_file(path: Path, rules: TraceRules = DEFAULT_RULES) -> Trace:

@@ -223,9 +223,11 @@ def observation_row(
 
 
 def _observation_metadata(span: ReceivedSpan, expand: frozenset[str] | None) -> dict[str, Any]:
-    """The SDK's metadata keys; a third-party span's OpenTelemetry attributes also go under
-    `attributes` (non-string values JSON-encoded, input/output and metadata blobs left out), as the
-    server's OTel ingestion stores them, truncated like any value unless expanded."""
+    """The SDK's metadata keys; a third-party span's OpenTelemetry attributes too (non-string values
+    JSON-encoded, input/output and metadata blobs left out), as the server's OTel ingestion keeps them
+    under `attributes`. The v2 endpoint (`expand` given) reads the events table, which stores metadata
+    flattened to dotted paths, so each attribute is its own `attributes.<key>` value there, truncated
+    like any value unless expanded; the v1 trace view (`expand` None) keeps the one nested object."""
     metadata = prefixed_metadata(span.attributes, OBS + "metadata", expand)
     if span.from_langfuse_sdk:
         return metadata
@@ -234,7 +236,12 @@ def _observation_metadata(span: ReceivedSpan, expand: frozenset[str] | None) -> 
         for key, value in span.attributes.items()
         if not key.startswith(_LIFTED) and key not in ("input.value", "output.value")
     }
-    metadata["attributes"] = metadata_value(kept, expanded=expand is None or "attributes" in expand)
+    if expand is None:
+        metadata["attributes"] = metadata_value(kept, expanded=True)
+        return metadata
+    for key, value in kept.items():
+        flat = f"attributes.{key}"
+        metadata[flat] = metadata_value(value, expanded=flat in expand)
     return metadata
 
 

@@ -197,3 +197,47 @@ def test_text_outputs_stay_text_and_the_traces_endpoint_dedupes() -> None:
     assert trace.observation_count == 2
     assert trace.output == "42"  # an answer "42" is text, not the number 42
     assert trace.name == "root"
+
+
+def test_a_v2_page_with_flattened_attributes_reads_as_the_nested_trace_view() -> None:
+    """Langfuse's v2 observations come from the events table, which stores metadata as dotted paths:
+    a framework span's attributes arrive as `attributes.<key>` values, not as one object."""
+
+    def row(
+        id_: str, parent: str | None, type_: str, name: str, attrs: dict[str, object]
+    ) -> dict[str, object]:
+        return {
+            "id": id_,
+            "traceId": "t1",
+            "parentObservationId": parent,
+            "type": type_,
+            "name": name,
+            "startTime": f"2026-11-23T10:00:0{id_[-1]}.000Z",
+            "output": None,
+            "metadata": {"scenario_id": "s", "scope.name": "pydantic-ai", **attrs},
+        }
+
+    flat = [
+        row(
+            "o1",
+            None,
+            "AGENT",
+            "joke run",
+            {"attributes.gen_ai.operation.name": "invoke_agent", "attributes.gen_ai.agent.name": "joke"},
+        ),
+        row(
+            "o2",
+            "o1",
+            "TOOL",
+            "lookup",
+            {
+                "attributes.gen_ai.operation.name": "execute_tool",
+                "attributes.gen_ai.tool.name": "lookup",
+                "attributes.gen_ai.tool.call.id": 7,
+            },
+        ),
+    ]
+    trace = trace_from_observations([{"data": flat}])
+    assert trace.convention == "genai+langfuse"
+    assert trace.agent_names == ["joke"] and trace.tool_path == ["lookup"]
+    assert trace.tools[0].agent == "joke"
