@@ -6,7 +6,8 @@
     fake.calls[0].messages[1].content     # what the judge was shown
 
 Each scripted reply is used once, in order: a string is the assistant's text, an exception is raised
-(e.g. `JudgeUnavailableError("down", status=503)`), a callable gets the call and returns the text.
+(e.g. `JudgeUnavailableError("down", status=503)`), a callable gets the call and returns the text,
+and a `ModelReply` is returned as it is (a reply cut off at the token limit, say).
 With `default`, calls past the script get that reply; without, they fail with a clear error.
 """
 
@@ -34,7 +35,7 @@ class ModelCall:
     max_tokens: int | None
 
 
-Scripted = str | BaseException | Callable[[ModelCall], str]
+Scripted = str | ModelReply | BaseException | Callable[[ModelCall], str]
 
 
 class FakeJudgeModel:
@@ -83,5 +84,7 @@ class FakeJudgeModel:
             )
         if isinstance(scripted, BaseException):
             raise scripted
+        if isinstance(scripted, ModelReply):
+            return scripted
         text = scripted if isinstance(scripted, str) else scripted(call)
         return ModelReply(text=text, usage=self._usage, model=self._model_name or model)

@@ -317,6 +317,16 @@ def read_reply_entry(entry: Mapping[str, Any], reply_type: type[Reply]) -> Reply
         return None
 
 
+def _cut_off(parameters: Mapping[str, Any]) -> str:
+    """Why a reply the endpoint stopped at its token limit is not read: what it holds is a draft."""
+    limit = parameters.get("max_tokens")
+    where = f"max_tokens = {limit} in the judge prompt's config" if limit else "the endpoint's token limit"
+    return (
+        f"the reply was cut off at {where} before it ended (a reasoning model spends tokens thinking). "
+        "Fix: raise max_tokens in the judge prompt's config, or use a model that writes less"
+    )
+
+
 class _Conversation:
     """The model calls of one judgement: the request, and at most one repair request."""
 
@@ -330,12 +340,13 @@ class _Conversation:
         self.served_model: str | None = None
         self.last_messages: list[ChatMessage] = []
         self.last_reply: str | None = None
+        self.cut_off = False
 
     def verdict(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
         """The valid reply, or why there is none."""
         try:
             parsed = self._send(messages, reply_type)
-            if not isinstance(parsed, str):
+            if not isinstance(parsed, str) or self.cut_off:  # a repair would be cut off the same way
                 return parsed
             repair = [
                 *messages,
@@ -371,7 +382,8 @@ class _Conversation:
             generation.succeeded(output=reply.text, usage=reply.usage, model=reply.model)
             self.usage += reply.usage
             self.served_model, self.last_reply = reply.model, reply.text
-            parsed = read_reply(reply.text, reply_type)
+            parsed = _cut_off(parameters) if reply.cut_off else read_reply(reply.text, reply_type)
+            self.cut_off = reply.cut_off
             if isinstance(parsed, str):
                 generation.unusable(parsed)
         return parsed

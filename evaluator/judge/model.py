@@ -37,6 +37,7 @@ class ModelReply:
     text: str
     usage: TokenUsage
     model: str
+    cut_off: bool = False  # the endpoint stopped at the token limit (finish_reason "length")
 
 
 class JudgeModel(Protocol):

@@ -63,16 +63,14 @@ class OpenAIJudgeModel:
             raise JudgeUnavailableError(f"the judge endpoint {self._where} is unreachable ({exc})") from None
         except openai.APIStatusError as exc:
             raise self._status_error(exc, asked_format=response_format is not None) from None
-        choice = completion.choices[0] if completion.choices else None
-        text = (choice.message.content or choice.message.refusal or "") if choice is not None else ""
-        usage = completion.usage
-        return ModelReply(
-            text=text,
-            usage=TokenUsage(
-                input=usage.prompt_tokens if usage else 0, output=usage.completion_tokens if usage else 0
-            ),
-            model=completion.model or model,
-        )
+        try:
+            return _reply(completion, model)
+        except (AttributeError, TypeError, IndexError) as exc:  # not the shape of a chat completion
+            raise JudgeUnavailableError(
+                f"the judge endpoint {self._where} answered with something that is not a chat completion "
+                f"({type(exc).__name__}: {exc}). Fix: check EVALUATOR_JUDGE_BASE_URL (an OpenAI-compatible "
+                "API, usually ending in /v1)."
+            ) from None
 
     def _status_error(self, exc: openai.APIStatusError, *, asked_format: bool) -> JudgeUnavailableError:
         status = exc.status_code
@@ -88,6 +86,24 @@ class OpenAIJudgeModel:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _reply(completion: Any, model: str) -> ModelReply:
+    """The reply's text, usage and model, read leniently: servers leave out or null what they do not
+    track (`usage`, its counts, the model name, a choice's message)."""
+    choice = completion.choices[0] if completion.choices else None
+    message = getattr(choice, "message", None)
+    text = (message.content or message.refusal or "") if message is not None else ""
+    usage = completion.usage
+    return ModelReply(
+        text=text if isinstance(text, str) else str(text),
+        usage=TokenUsage(
+            input=int(getattr(usage, "prompt_tokens", None) or 0),
+            output=int(getattr(usage, "completion_tokens", None) or 0),
+        ),
+        model=completion.model or model,
+        cut_off=getattr(choice, "finish_reason", None) == "length",
+    )
 
 
 def _retry_after(response: Any) -> float | None:

@@ -1,6 +1,8 @@
 """The judges' replies: pydantic models of exactly what each judge must answer, a tolerant reader
-(plain JSON, a ```json fence, prose then a JSON object), and the repair request sent back once when a
-reply does not do.
+(plain JSON, a ```json fence, prose then a JSON object; a reasoning model's `<think>` block left out),
+and the repair request sent back once when a reply does not do. When a reply holds several objects,
+the last one is its answer: drafts and quoted objects (an answer that tries to inject a verdict, say)
+come before it.
 
 The models are the contract; each judge prompt's header carries the same shape as a JSON schema for
 structured output (tests/unit/test_judge_prompts.py keeps the two equal).
@@ -18,6 +20,9 @@ from evaluator._problems import validation_problems
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
+# A reasoning model's thoughts (Qwen3, DeepSeek-R1 through Ollama or llama.cpp): not its answer. An
+# unclosed block (a reply cut off while thinking) runs to the end.
+_THINKING = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
 class _Reply(BaseModel):
@@ -44,28 +49,39 @@ Reply = TypeVar("Reply", bound=_Reply)
 
 
 def json_objects(text: str) -> list[Any]:
-    """The JSON values a reply may hold, most likely first: the whole text, each fenced block, then
-    each object that starts at a `{` in the prose."""
+    """The JSON values a reply may hold, most likely first: the whole text, the fenced blocks, then
+    the objects in the prose (outermost ones only), each group from last to first. Reasoning blocks
+    are left out."""
+    text = _THINKING.sub("", text)
     found: list[Any] = []
-    for candidate in (text.strip(), *(m.strip() for m in _FENCE.findall(text))):
+    for candidate in (text.strip(), *reversed([m.strip() for m in _FENCE.findall(text)])):
         try:
             found.append(json.loads(candidate))
         except ValueError:
             continue
+    in_prose: list[Any] = []
+    end = 0
     for match in re.finditer(r"\{", text):
+        if match.start() < end:  # inside an object already found
+            continue
         try:
-            value, _ = _DECODER.raw_decode(text, match.start())
+            value, end = _DECODER.raw_decode(text, match.start())
         except ValueError:
             continue
-        found.append(value)
-    return found
+        in_prose.append(value)
+    return [*found, *reversed(in_prose)]
 
 
 def read_reply(text: str, model: type[Reply]) -> Reply | str:
-    """The reply as `model`, or why it is not one (the first object's problems, when there is one)."""
+    """The reply as `model`, or why it is not one (the likeliest object's problems, when there is
+    one)."""
     candidates = [value for value in json_objects(text) if isinstance(value, dict)]
     if not candidates:
-        return "the reply holds no JSON object" if text.strip() else "the reply is empty"
+        if not text.strip():
+            return "the reply is empty"
+        if not _THINKING.sub("", text).strip():
+            return "the reply holds only the model's reasoning, no answer"
+        return "the reply holds no JSON object"
     problems = ""
     for candidate in candidates:
         try:

@@ -58,7 +58,9 @@ def _judge(judges: Judges) -> JudgeOutcome:
     return judges.judge(sc, "DIN-SQL, at 85.3%", builder.build(), run_id="r")
 
 
-@pytest.mark.parametrize("mode", ["valid", "fenced", "prose", "invalid_then_valid", "wrong"])
+@pytest.mark.parametrize(
+    "mode", ["valid", "fenced", "prose", "invalid_then_valid", "wrong", "thinking", "quoted", "sparse"]
+)
 def test_modes_that_score(standin: JudgeStandIn, mode: str) -> None:
     standin.mode = mode
     outcome = _judge(_judges(standin))
@@ -74,7 +76,18 @@ def test_modes_that_score(standin: JudgeStandIn, mode: str) -> None:
     assert verdict == ("hallucination" if mode == "wrong" else "correct")
     repairs = sum(1 for body in standin.bodies() if any(m["role"] == "assistant" for m in body["messages"]))
     assert repairs == (2 if mode == "invalid_then_valid" else 0)
-    assert outcome.judgements["quality"].usage.total == (300 if mode == "invalid_then_valid" else 150)
+    expected_tokens = {"invalid_then_valid": 300, "sparse": 0}.get(mode, 150)
+    assert outcome.judgements["quality"].usage.total == expected_tokens
+
+
+def test_a_reply_cut_off_at_the_token_limit_is_not_scored_from_its_draft(standin: JudgeStandIn) -> None:
+    standin.mode = "cut_off"  # the draft inside it is a valid object
+    outcome = _judge(_judges(standin))
+    assert outcome.judged == {} and outcome.status.status == "unscored"
+    for judge in ("quality", "correctness"):
+        reason = outcome.detail[judge]["reason"]
+        assert "cut off at max_tokens = " in reason and "Fix: raise max_tokens" in reason, reason
+    assert len(standin.requests) == 2  # no repair: it would be cut off the same way
 
 
 @pytest.mark.parametrize(
@@ -150,3 +163,11 @@ def test_requests_carry_the_prompt_parameters_and_the_key_only_in_the_header(sta
     assert first.body["response_format"]["json_schema"]["name"] == "quality_verdict"
     assert first.headers["authorization"] == f"Bearer {KEY}"
     assert KEY not in str(first.body)
+
+
+def test_a_page_that_is_not_a_chat_completion_is_unscored_with_the_fix(standin: JudgeStandIn) -> None:
+    standin.mode = "html"
+    outcome = _judge(_judges(standin, attempts=1))
+    assert outcome.judged == {} and outcome.status.status == "unscored"
+    reason = outcome.detail["quality"]["reason"]
+    assert "not a chat completion" in reason and "EVALUATOR_JUDGE_BASE_URL" in reason, reason

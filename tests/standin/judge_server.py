@@ -10,6 +10,12 @@ Replies follow `mode` (or, one request at a time, what `script()` queued):
     invalid          never a JSON object
     out_of_range     quality scores above 1 (correctness: verdict "MAYBE")
     wrong            correctness: WRONG (quality: as valid)
+    thinking         a reasoning model's `<think>` block holding a draft object, then the valid reply
+    quoted           prose quoting an object (an injection it rejects), then the valid reply
+    cut_off          a draft object in an unclosed `<think>`, stopped at the token limit
+                     (finish_reason "length")
+    sparse           the valid reply with null usage counts and no id, created nor finish_reason
+    html             a 200 with a web page, not a chat completion (a base URL missing its /v1)
 
 Faults, each for the next `n` requests: `fail_next(n, 500)`, `rate_limit_next(n, retry_after)`,
 `slow_next(n, seconds)`. `reject_response_format=True` answers 400 to any request that asks for
@@ -68,18 +74,21 @@ def reply_text(mode: str, body: dict[str, Any]) -> str:
     """The assistant's text for `mode`, for a quality or a correctness request."""
     correctness = is_correctness(body)
     valid = json.dumps((WRONG if mode == "wrong" else CORRECT) if correctness else QUALITY)
-    if mode in ("valid", "wrong"):
-        return valid
-    if mode == "fenced":
-        return f"```json\n{valid}\n```"
-    if mode == "prose":
-        return f"Here is my evaluation of the answer.\n{valid}\nI hope this helps."
-    if mode == "invalid_then_valid":
-        return valid if is_repair(body) else "The answer looks good to me overall."
-    if mode == "out_of_range":
-        bad = {"verdict": "MAYBE", "reason": "?"} if correctness else {**QUALITY, "answer_quality": 1.5}
-        return json.dumps(bad)
-    return "I cannot produce JSON today."  # invalid
+    draft = json.dumps(WRONG if correctness else {**QUALITY, "answer_quality": 0.1})
+    bad = {"verdict": "MAYBE", "reason": "?"} if correctness else {**QUALITY, "answer_quality": 1.5}
+    texts = {
+        "valid": valid,
+        "wrong": valid,
+        "sparse": valid,
+        "fenced": f"```json\n{valid}\n```",
+        "prose": f"Here is my evaluation of the answer.\n{valid}\nI hope this helps.",
+        "invalid_then_valid": valid if is_repair(body) else "The answer looks good to me overall.",
+        "out_of_range": json.dumps(bad),
+        "thinking": f"<think>\nA first draft: {draft}. No, that is too harsh.\n</think>\n{valid}",
+        "quoted": f"The answer asks me to reply {draft}; I ignore that instruction.\n{valid}",
+        "cut_off": f"<think>\nLet me weigh it. Maybe {valid}, but first",
+    }
+    return texts.get(mode, "I cannot produce JSON today.")  # invalid
 
 
 @dataclass
@@ -132,7 +141,7 @@ class JudgeStandIn:
                     standin.requests.append(
                         Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body, status)
                     )
-                data = json.dumps(payload).encode()
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/json", **headers}.items():
                     self.send_header(name, value)
@@ -168,8 +177,8 @@ class JudgeStandIn:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
-        """(status, JSON body, extra headers) for one request."""
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | str, dict[str, str]]:
+        """(status, JSON body or a page's text, extra headers) for one request."""
         with self._lock:
             fault = self._faults.popleft() if self._faults else _Fault()
             scripted = self._script.popleft() if self._script and not fault.status else None
@@ -181,8 +190,16 @@ class JudgeStandIn:
             return fault.status, _error("The server had an error", "server_error"), {}
         if self.reject_response_format and "response_format" in body:
             return 400, _error("response_format is not supported by this server", "invalid_request_error"), {}
+        if self.mode == "html":
+            return 200, "<html><body>Welcome to the model server</body></html>", {"Content-Type": "text/html"}
         text = scripted if scripted is not None else reply_text(self.mode, body)
-        return 200, completion(text, str(body.get("model", "standin"))), {}
+        reply = completion(text, str(body.get("model", "standin")))
+        if self.mode == "cut_off":
+            reply["choices"][0]["finish_reason"] = "length"
+        elif self.mode == "sparse":
+            del reply["id"], reply["created"], reply["choices"][0]["finish_reason"]
+            reply["usage"] = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
+        return 200, reply, {}
 
 
 def _error(message: str, kind: str) -> dict[str, Any]:

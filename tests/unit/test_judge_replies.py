@@ -59,10 +59,29 @@ def test_correctness_verdict_is_exactly_correct_or_wrong() -> None:
     assert problem == "verdict: 'correct': Input should be 'CORRECT' or 'WRONG'"
 
 
-def test_the_first_valid_object_wins_over_an_earlier_invalid_one() -> None:
+def test_the_valid_object_wins_over_an_earlier_invalid_one() -> None:
     text = '{"verdict": "MAYBE", "reason": "x"} Sorry, corrected: {"verdict": "CORRECT", "reason": "y"}'
     reply = read_reply(text, CorrectnessReply)
     assert isinstance(reply, CorrectnessReply) and reply.reason == "y"
+
+
+def test_the_last_valid_object_is_the_answer_not_a_draft_or_a_quoted_one() -> None:
+    draft, final = '{"verdict": "CORRECT", "reason": "draft"}', '{"verdict": "WRONG", "reason": "final"}'
+    for text in (
+        f"<think>Maybe {draft}? No.</think>{final}",
+        f"The answer demands {draft}. I will not comply. {final}",
+        f"```json\n{draft}\n```\nOn reflection:\n```json\n{final}\n```",
+    ):
+        reply = read_reply(text, CorrectnessReply)
+        assert isinstance(reply, CorrectnessReply) and reply.reason == "final", text
+    nested = '{"verdict": "WRONG", "reason": "r", "extra": {"verdict": "CORRECT", "reason": "inner"}}'
+    assert read_reply(nested, CorrectnessReply) == 'extra: unknown key "extra" (valid: reason, verdict)'
+
+
+def test_a_reply_of_reasoning_alone_says_so() -> None:
+    assert read_reply("<think>Hmm, the answer cites", CorrectnessReply) == (
+        "the reply holds only the model's reasoning, no answer"
+    )
 
 
 def test_repair_request_names_the_problem_and_the_keys() -> None:
