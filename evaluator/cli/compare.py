@@ -11,6 +11,7 @@ import typer
 from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, ConfigOption, app, out
 from evaluator.cli._history import Source, load_runs
 from evaluator.config import load_config
+from evaluator.errors import ConfigError
 from evaluator.reports import compare_markdown, compare_runs, print_compare, resolve_run
 
 Format = Literal["text", "markdown", "json"]
@@ -44,6 +45,11 @@ def compare(
     base = resolve_run(runs, baseline, where=where)
     cand = resolve_run(runs, candidate, where=where)
     document = compare_runs(base, cand, config.settings.compare, significant_only=significant_only)
+    if not document["paired_scenarios"]:
+        raise ConfigError(
+            f"{base.label} and {cand.label} have no scenario in common: there is nothing to compare. "
+            "Fix: compare two runs of the same suite (or of overlapping --tag selections)."
+        )
     show(document, "json" if as_json else output_format)
     raise typer.Exit(EXIT_FAILED if document["verdict"] == "regression" else EXIT_PASSED)
 

@@ -22,6 +22,8 @@ from evaluator.cli._common import (
 )
 from evaluator.cli._history import stored_runs
 from evaluator.config import load_config
+from evaluator.errors import ConfigError
+from evaluator.langfuse import LangfuseSettings
 from evaluator.reports import (
     RunRecord,
     check_junit_path,
@@ -102,6 +104,11 @@ def run(
 ) -> None:
     """Run scenarios against their targets and validate each run's trace."""
     check_junit_path(junit)
+    if require_delivery and LangfuseSettings.from_env() is None:
+        raise ConfigError(
+            "--require-delivery needs Langfuse, but no LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY are set "
+            "(an embedded run delivers nothing). Fix: set the Langfuse keys, or drop --require-delivery."
+        )
     base = _baseline(baseline, config_path)
     progress = _Progress()
     try:
@@ -166,6 +173,13 @@ def _compare_with(base: RunRecord, suite: SuiteRun, config_path: Path | None) ->
     candidate = resolve_run(runs, suite.run.id, where=str(config.store_path))
     document = compare_runs(base, candidate, config.settings.compare)
     out.print()
+    if not document["paired_scenarios"]:
+        notice(
+            err,
+            "warning",
+            f"--baseline {base.label} has no scenario in common with this run: nothing was compared.",
+        )
+        return False
     print_compare(out, document)
     return bool(document["verdict"] == "regression")
 

@@ -62,7 +62,8 @@ def local_runs(store: Store, *, last_runs: int | None = None) -> list[RunRecord]
 
 def resolve_run(runs: Sequence[RunRecord], ref: str, *, where: str) -> RunRecord:
     """The run `ref` names: `latest`, `previous` (the one before the latest), a run id, or a run name (the
-    latest run of that name). ConfigError naming the runs that exist otherwise."""
+    latest run of that name; an id wins over a later run named like it). ConfigError naming the runs
+    that exist otherwise."""
     if not runs:
         raise ConfigError(f"no runs with results in {where}. Fix: run `evaluator run` first.")
     if ref == LATEST:
@@ -73,8 +74,11 @@ def resolve_run(runs: Sequence[RunRecord], ref: str, *, where: str) -> RunRecord
                 f'"previous" needs two runs, but {where} has one ({runs[0].label}). Fix: run the suite again.'
             )
         return runs[-2]
+    by_id = next((run for run in runs if run.id == ref), None)
+    if by_id is not None:
+        return by_id
     for run in reversed(runs):
-        if ref in (run.id, run.name):
+        if run.name == ref:
             return run
     shown = ", ".join(run.label for run in runs[-8:])
     more = f" (and {len(runs) - 8} older)" if len(runs) > 8 else ""

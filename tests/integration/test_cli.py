@@ -173,6 +173,16 @@ def test_a_run_stopped_by_bad_input_leaves_no_output_file(
     assert not (project / "out").exists()
 
 
+def test_require_delivery_without_langfuse_keys_is_bad_input_before_the_run(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    code, text = _main(monkeypatch, capsys, "run", "--require-delivery")
+    assert code == 2 and "--require-delivery needs Langfuse" in text, text
+    assert not (project / "state").exists()  # nothing ran
+
+
 def test_an_output_below_a_file_is_refused_before_the_run(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

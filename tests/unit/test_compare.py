@@ -180,3 +180,36 @@ def test_a_run_that_did_not_run_to_its_end_is_named_so(
             assert "The baseline run did not" not in text
         else:
             assert "pr-7 (b) (stopped by SIGINT)" in text and "main (a) (stopped" not in text
+
+
+def test_a_run_id_wins_over_a_later_run_named_like_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "run-a", [result("s1"), result("s2")], minute=0)
+    store_run(store, "run-b", [result("s1", workflow=False), result("s2", workflow=False)], minute=1)
+    store_run(store, "run-c", [result("s1"), result("s2")], name="run-a", minute=2)  # named like run-a's id
+    store.close()
+    monkeypatch.setattr(
+        sys, "argv", ["evaluator", "compare", "run-a", "run-b", "--json", "--config", str(config)]
+    )
+    with pytest.raises(SystemExit) as info:
+        main()
+    document = json.loads(capsys.readouterr().out)
+    assert document["baseline"]["id"] == "run-a" and info.value.code == 1
+
+
+def test_runs_with_no_scenario_in_common_are_not_compared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "a", [result("s1")], minute=0)
+    store_run(store, "b", [result("s2", workflow=False)], minute=1)
+    store.close()
+    monkeypatch.setattr(sys, "argv", ["evaluator", "compare", "a", "b", "--config", str(config)])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 2
+    assert "have no scenario in common: there is nothing to compare" in capsys.readouterr().err
