@@ -91,8 +91,10 @@ def store_run(
     name: str = "",
     minute: int = 0,
     signal: str | None = None,
+    finished: bool = True,
 ) -> RunInfo:
-    """Start, record (with scores) and finish a run, as the pipeline does (stopped by `signal`)."""
+    """Start, record (with scores) and finish a run, as the pipeline does (stopped by `signal`; never
+    finished, as a killed run, when not `finished`)."""
     started = f"2026-11-22T10:{minute:02d}:00.000Z"
     run = RunInfo(id=run_id, name=name or run_id, started_at=started)
     store.start_run(run)
@@ -101,7 +103,8 @@ def store_run(
     done = replace(
         run, finished_at=f"2026-11-22T10:{minute:02d}:30.000Z", interrupted=signal is not None, signal=signal
     )
-    store.finish_run(done, list(results))
+    if finished:
+        store.finish_run(done, list(results))
     return done
 
 

@@ -36,6 +36,8 @@ class RunRecord:
             return f"stopped by {self.info.get('signal') or 'an interrupt'}"
         if self.info.get("cut_off"):
             return "cut off: every target slot was held by a hung target"
+        if self.finished_at is None:
+            return "not finished: killed, or still running"
         return None
 
     def ref(self) -> dict[str, Any]:

@@ -142,7 +142,8 @@ _HISTORY_QUERY = """SELECT results.run_id, runs.name, results.finished_at, resul
 _VERDICT_QUERY = """SELECT entry FROM verdicts
     WHERE prompt_name = ? AND prompt_version = ? AND model = ? AND inputs_sha256 = ?"""
 _RUNS_QUERY = """SELECT id, name, started_at, finished_at, info FROM
-    (SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?) ORDER BY started_at, rowid"""
+    (SELECT * FROM runs WHERE id IN (SELECT run_id FROM results)
+     ORDER BY started_at DESC, rowid DESC LIMIT ?) ORDER BY started_at, rowid"""
 _COUNT_QUERIES = {
     "all": "SELECT COUNT(*) FROM scores",
     "waiting": """SELECT COUNT(*) FROM scores
@@ -303,7 +304,8 @@ class Store:
         return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
     def runs(self, *, last_runs: int | None = None) -> list[dict[str, Any]]:
-        """The last runs (all by default), oldest first: their row and stored info, and their results."""
+        """The last runs with results (all by default), oldest first: their row and stored info, and their
+        results. (A run stopped before its first result, or starting just now, has nothing to show.)"""
         with self._lock:
             rows = self._db.execute(_RUNS_QUERY, (last_runs or -1,)).fetchall()
             results = self._db.execute("SELECT run_id, result FROM results ORDER BY scenario_id").fetchall()

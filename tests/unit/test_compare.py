@@ -169,17 +169,38 @@ def test_a_run_that_did_not_run_to_its_end_is_named_so(
     store = Store(tmp_path / "evaluator.db")
     store_run(store, "a", [result("s1"), result("s2"), result("s3")], name="main", minute=0)
     store_run(store, "b", [result("s1")], name="pr-7", minute=1, signal="SIGINT")
+    store_run(store, "c", [result("s1")], name="pr-8", minute=2, finished=False)  # killed
+    store_run(store, "d", [], name="pr-9", minute=3, signal="SIGINT")  # stopped before any result
     store.close()
-    for args in (["compare", "main", "pr-7"], ["report", "--by", "run"]):
+    for args in (["compare", "main", "pr-7"], ["report", "--by", "run"], ["compare", "main", "pr-8"]):
         monkeypatch.setattr(sys, "argv", ["evaluator", *args, "--config", str(config)])
         with pytest.raises(SystemExit):
             main()
         text = " ".join(capsys.readouterr().out.split())
-        if args[0] == "compare":
-            assert "The candidate run did not run to its end (stopped by SIGINT)" in text
-            assert "The baseline run did not" not in text
-        else:
+        if args[0] == "report":
             assert "pr-7 (b) (stopped by SIGINT)" in text and "main (a) (stopped" not in text
+            assert "pr-8 (c) (not finished: killed, or still running)" in text
+        else:
+            stopped = "stopped by SIGINT" if args[2] == "pr-7" else "not finished: killed, or still running"
+            assert f"The candidate run did not run to its end ({stopped})" in text
+            assert "The baseline run did not" not in text
+
+
+def test_the_last_runs_are_the_last_with_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "a", [result("s1")], minute=0)
+    store_run(store, "b", [result("s1")], minute=1)
+    store_run(store, "c", [], minute=2, signal="SIGINT")  # stopped before its first result
+    store.close()
+    monkeypatch.setattr(sys, "argv", ["evaluator", "report", "--by", "run", "--last", "2", "--json"])
+    monkeypatch.setattr(sys, "argv", [*sys.argv, "--config", str(config)])
+    with pytest.raises(SystemExit):
+        main()
+    document = json.loads(capsys.readouterr().out)
+    assert [row["key"] for row in document["rows"]] == ["a", "b"], document
 
 
 def test_a_run_id_wins_over_a_later_run_named_like_it(
