@@ -9,11 +9,13 @@ with the status and Retry-After the caller needs. The key is never put into a me
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
+import httpx2
 import openai
-from openai import OpenAI
+from openai import DefaultHttpxClient, OpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
 from evaluator.config import LLMEndpoint
@@ -22,6 +24,7 @@ from evaluator.judge.model import ModelReply, TokenUsage
 from evaluator.prompts import ChatMessage
 
 _BODY_EXCERPT = 300
+_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)  # the openai client's own
 
 
 class OpenAIJudgeModel:
@@ -33,6 +36,7 @@ class OpenAIJudgeModel:
             base_url=endpoint.base_url,
             timeout=timeout,
             max_retries=0,
+            http_client=DefaultHttpxClient(transport=_WholeReplyDeadline()),
         )
 
     def complete(
@@ -112,3 +116,44 @@ def _retry_after(response: Any) -> float | None:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
         return None
+
+
+class _WholeReplyDeadline(httpx2.BaseTransport):
+    """The request's read timeout for its whole reply, not for each read: a server that sends a byte
+    now and then (a stalled proxy, a server streaming keep-alive whitespace) would otherwise hold a
+    judge for ever."""
+
+    def __init__(self) -> None:
+        self._inner = httpx2.HTTPTransport(limits=_LIMITS)
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        seconds = (request.extensions.get("timeout") or {}).get("read")
+        started = time.monotonic()
+        response = self._inner.handle_request(request)
+        if not isinstance(seconds, int | float) or seconds <= 0:
+            return response
+        ends = started + seconds
+        return httpx2.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=_Bounded(response.stream, ends, seconds),
+            extensions=response.extensions,
+            request=request,
+        )
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _Bounded(httpx2.SyncByteStream):
+    def __init__(self, stream: Any, ends: float, seconds: float) -> None:
+        self._stream, self._ends, self._seconds = stream, ends, seconds
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._stream:
+            if time.monotonic() > self._ends:
+                raise httpx2.ReadTimeout(f"the reply took longer than {self._seconds:g} s in all")
+            yield chunk
+
+    def close(self) -> None:
+        self._stream.close()

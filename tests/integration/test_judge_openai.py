@@ -4,6 +4,7 @@ output is asked for plain JSON."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -171,3 +172,14 @@ def test_a_page_that_is_not_a_chat_completion_is_unscored_with_the_fix(standin: 
     assert outcome.judged == {} and outcome.status.status == "unscored"
     reason = outcome.detail["quality"]["reason"]
     assert "not a chat completion" in reason and "EVALUATOR_JUDGE_BASE_URL" in reason, reason
+
+
+def test_a_reply_that_trickles_in_is_cut_off_at_the_timeout_for_the_whole_reply(
+    standin: JudgeStandIn,
+) -> None:
+    standin.drip = 0.05  # each byte well within the per-read timeout; the whole reply takes over 10 s
+    started = time.monotonic()
+    outcome = _judge(_judges(standin, attempts=1, timeout=1.0))
+    assert time.monotonic() - started < 6  # two judges, 1 s each, with a wide margin
+    assert outcome.status.status == "unscored"
+    assert "did not answer within 1 s" in outcome.detail["quality"]["reason"]

@@ -19,7 +19,8 @@ Replies follow `mode` (or, one request at a time, what `script()` queued):
 
 Faults, each for the next `n` requests: `fail_next(n, 500)`, `rate_limit_next(n, retry_after)`,
 `slow_next(n, seconds)`. `reject_response_format=True` answers 400 to any request that asks for
-structured output, as servers without it do. `latency` delays every reply (the benchmark's 200 ms).
+structured output, as servers without it do. `latency` delays every reply (the benchmark's 200 ms);
+`drip` sends each reply's body a byte at a time, that many seconds apart.
 
 Run it on its own (the benchmark does, so that its CPU is not counted with the evaluator's):
 
@@ -96,6 +97,7 @@ class JudgeStandIn:
     mode: str = "valid"
     latency: float = 0.0
     reject_response_format: bool = False
+    drip: float = 0.0  # seconds between the reply's bytes (a server that never quite stalls)
     requests: list[Recorded] = field(default_factory=list)
     _script: deque[str] = field(default_factory=deque)
     _faults: deque[_Fault] = field(default_factory=deque)
@@ -147,7 +149,16 @@ class JudgeStandIn:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if not standin.drip:
+                    self.wfile.write(data)
+                    return
+                try:  # a byte at a time, each within any per-read timeout
+                    for byte in data:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(standin.drip)
+                except OSError:  # the client gave up
+                    return
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
