@@ -301,6 +301,8 @@ class _Run:
         self._stopping = threading.Event()
         self._interrupted = threading.Event()  # Ctrl-C: what is not judged yet is recorded unjudged
         self._lock = threading.Lock()
+        self._judging: dict[str, _ToJudge] = {}  # what each judge holds, by scenario id
+        self._settled: set[str] = set()  # held by a judge at Ctrl-C, and recorded unjudged then
         self._hung = 0  # workers whose target timed out and has not returned yet
         self.started = 0  # scenarios whose target was called
         self._failure: BaseException | None = None  # the store could not record: the run cannot go on
@@ -401,9 +403,26 @@ class _Run:
 
     def _settle(self) -> None:
         """After Ctrl-C: no scenario starts, and what is already past its target (judges skipped) gets
-        to the store within `_DRAIN_SECONDS`, all stages together."""
+        to the store within `_DRAIN_SECONDS`, all stages together. What the judges hold or have not
+        taken yet goes to the store unjudged at once: a judge waiting on a slow endpoint must not keep
+        a finished verdict from it."""
         self._stopping.set()
-        self._interrupted.set()
+        with self._lock:
+            self._interrupted.set()
+            held = list(self._judging.values())
+            self._settled.update(self._judging)
+            self._judging.clear()
+            while True:
+                try:
+                    item = self._to_judge.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:  # the stage is closing: leave its end mark
+                    self._to_judge.put(None)
+                    break
+                held.append(item)
+        for item in held:
+            self._to_record.put(_unjudged(item.done))
 
     # --- stage 1: targets --------------------------------------------------------------------------
 
@@ -560,9 +579,12 @@ class _Run:
         try:
             done, trace = self._evaluate(ran)
             if self._judge_workers and trace is not None and done.result.status != "error":
-                self._to_judge.put(_ToJudge(done=done, scenario=ran.attempt.item, trace=trace))
-            else:
-                self._to_record.put(done)
+                with self._lock:  # with Ctrl-C's settling, so nothing reaches the judges after it
+                    if not self._interrupted.is_set():
+                        self._to_judge.put(_ToJudge(done=done, scenario=ran.attempt.item, trace=trace))
+                        return
+                done = _unjudged(done)
+            self._to_record.put(done)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
             self._fail(exc)
 
@@ -614,7 +636,15 @@ class _Run:
     def _judge_stage(self, judges: Judges) -> None:
         try:
             while (item := self._to_judge.get()) is not None:
-                self._to_record.put(replace(item.done, result=self._judged(judges, item)))
+                scenario_id = item.done.result.scenario_id
+                with self._lock:
+                    self._judging[scenario_id] = item
+                judged = self._judged(judges, item)
+                with self._lock:
+                    settled = scenario_id in self._settled  # recorded unjudged at Ctrl-C already
+                    self._judging.pop(scenario_id, None)
+                if not settled:
+                    self._to_record.put(replace(item.done, result=judged))
         except BaseException as exc:  # noqa: BLE001 - the item it held is lost: the run cannot end well
             self._fail(exc)
 
@@ -740,6 +770,11 @@ class _Run:
             prompts=attempt.prompts_used(),
             finished_at=utc_now(),
         )
+
+
+def _unjudged(done: _Done) -> _Done:
+    """A result recorded without its judges, because the run was interrupted."""
+    return replace(done, result=replace(done.result, judge_status=JUDGE_INTERRUPTED))
 
 
 def _close_root(root: RootSpan, *, output: object, error: str | None) -> None:

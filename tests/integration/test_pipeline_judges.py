@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,3 +96,30 @@ def test_a_crashing_judge_leaves_the_verdicts_standing(
     assert "2 scenario(s) were not judged because of an evaluator error in the judges" in (
         console.export_text()
     )
+
+
+def test_ctrl_c_records_what_the_judges_hold_unjudged_at_once(tracing: Tracing) -> None:
+    """Judges waiting on a hung endpoint must not keep the finished verdicts from the store."""
+    release = threading.Event()
+
+    def hang(call: ModelCall) -> str:
+        release.wait(60)
+        return QUALITY
+
+    judges = Judges(model=FakeJudgeModel(default=hang), prompts=PromptLibrary(PROMPTS), retry=RetryPolicy())
+    store = Store(None)
+    stop = threading.Event()
+    threading.Timer(1.0, stop.set).start()  # Ctrl-C, once every target has finished
+    started = time.monotonic()
+    try:
+        run, results = _pipeline(tracing, judges, store).run(
+            _items(4), RunOptions(concurrency=4, judge_concurrency=2), stop=stop
+        )
+    finally:
+        release.set()
+    assert time.monotonic() - started < 10  # not the judges' 60 s
+    assert run.interrupted
+    assert sorted(r.scenario_id for r in results) == ["s0", "s1", "s2", "s3"]
+    assert {r.judge_status.status for r in results} == {"skipped"}
+    assert all(r.workflow is not None and r.workflow.passed for r in results)
+    assert len(store.results(run.id)) == 4
