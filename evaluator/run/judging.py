@@ -8,6 +8,7 @@ prompts a suite needs are checked before anything runs.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -26,10 +27,12 @@ from evaluator.judge import (
 )
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
-from evaluator.results import JudgeStatus, ScenarioResult
+from evaluator.results import EvaluatorFailure, JudgeStatus, ScenarioResult
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
 from evaluator.trace import Trace
+
+_log = logging.getLogger(__name__)
 
 NO_JUDGE = JudgeStatus(status="skipped", reason="--no-judge was given")
 NO_ENDPOINT = JudgeStatus(
@@ -195,12 +198,36 @@ def judge_result(
         )
         if judges is None:
             return replace(result, judge_status=plan.unjudged)
-        outcome = judges.judge(scenario, result.output, trace, run_id=run_id or _validate_run_id())
+        return judged_result(judges, scenario, result, trace, run_id=run_id or _validate_run_id())
     finally:
         plan.close()
         store.close()
         if connection is None:
             tracing.shutdown()
+
+
+def judged_result(
+    judges: Judges, scenario: Scenario, result: ScenarioResult, trace: Trace, *, run_id: str
+) -> ScenarioResult:
+    """The result with the judges' verdicts; never raises: an exception inside the judges is an
+    evaluator error, logged with its traceback and kept in the result, the judges *unscored* and the
+    workflow verdicts standing."""
+    try:
+        outcome = judges.judge(scenario, result.output, trace, run_id=run_id)
+    except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
+        _log.error(
+            "evaluator error in the judges of scenario %s (a bug in the evaluator; the workflow "
+            "verdicts stand, the judges are unscored)",
+            result.scenario_id,
+            exc_info=exc,
+        )
+        failure = EvaluatorFailure.of(exc)
+        reason = f"evaluator error in the judges: {failure.type}: {failure.message}"
+        return replace(
+            result,
+            judge_status=JudgeStatus(status="unscored", reason=reason),
+            judge_detail={"evaluator_error": failure.to_json()},
+        )
     return replace(result, judged=outcome.judged, judge_detail=outcome.detail, judge_status=outcome.status)
 
 

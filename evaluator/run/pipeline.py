@@ -45,7 +45,6 @@ from evaluator.judge import Judges
 from evaluator.langfuse import ExperimentLink
 from evaluator.prompts import PromptSource
 from evaluator.results import (
-    EvaluatorFailure,
     JudgeStatus,
     PromptUse,
     RunInfo,
@@ -59,6 +58,7 @@ from evaluator.results import (
 from evaluator.run._async import EventLoopThread
 from evaluator.run._gc import collector_tuned_for_run
 from evaluator.run._watchdog import Watchdog
+from evaluator.run.judging import judged_result
 from evaluator.run.target import PromptResolver, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Finished
@@ -653,27 +653,7 @@ class _Run:
         result = item.done.result
         if self._interrupted.is_set():
             return replace(result, judge_status=JUDGE_INTERRUPTED)
-        try:
-            outcome = judges.judge(
-                item.scenario.scenario, result.output, item.trace, run_id=self._options.run_id
-            )
-        except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
-            _log.error(
-                "evaluator error in the judges of scenario %s (a bug in the evaluator; the workflow "
-                "verdicts stand, the judges are unscored)",
-                result.scenario_id,
-                exc_info=exc,
-            )
-            failure = EvaluatorFailure.of(exc)
-            reason = f"evaluator error in the judges: {failure.type}: {failure.message}"
-            return replace(
-                result,
-                judge_status=JudgeStatus(status="unscored", reason=reason),
-                judge_detail={"evaluator_error": failure.to_json()},
-            )
-        return replace(
-            result, judged=outcome.judged, judge_detail=outcome.detail, judge_status=outcome.status
-        )
+        return judged_result(judges, item.scenario.scenario, result, item.trace, run_id=self._options.run_id)
 
     # --- stage 4: record ---------------------------------------------------------------------------
 

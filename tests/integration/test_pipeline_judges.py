@@ -79,7 +79,7 @@ def test_a_crashing_judge_leaves_the_verdicts_standing(
         raise KeyError("bug in a judge")
 
     judges = Judges(model=FakeJudgeModel(default=crash), prompts=PromptLibrary(PROMPTS), retry=RetryPolicy())
-    with caplog.at_level(logging.ERROR, logger="evaluator.run.pipeline"):
+    with caplog.at_level(logging.ERROR, logger="evaluator.run.judging"):
         run, results = _pipeline(tracing, judges, Store(None)).run(_items(2), RunOptions(judge_concurrency=2))
     assert [r.status for r in results] == ["passed", "passed"]
     for result in results:
