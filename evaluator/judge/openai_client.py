@@ -80,7 +80,7 @@ class OpenAIJudgeModel:
         status = exc.status_code
         body = exc.response.text[:_BODY_EXCERPT] if exc.response is not None else str(exc)
         message = f"the judge endpoint {self._where} answered HTTP {status}: {body}"
-        if status == 400 and asked_format and "response_format" in body:
+        if asked_format and status in (400, 422, 500) and _names_structured_output(body):
             return ResponseFormatRejectedError(message, status=status)
         if status in (401, 403):
             message += " Fix: check EVALUATOR_JUDGE_API_KEY (or OPENAI_API_KEY) and EVALUATOR_JUDGE_BASE_URL."
@@ -108,6 +108,16 @@ def _reply(completion: Any, model: str) -> ModelReply:
         model=completion.model or model,
         cut_off=getattr(choice, "finish_reason", None) == "length",
     )
+
+
+# How servers that cannot give structured output say so: OpenAI-compatible 400s naming the field,
+# llama.cpp forks answering 500 naming the type, vLLM's guided decoding refusing the schema's features.
+_STRUCTURED_OUTPUT_WORDS = ("response_format", "json_schema", "xgrammar", "grammar", "guided", "structured")
+
+
+def _names_structured_output(body: str) -> bool:
+    lowered = body.lower()
+    return any(word in lowered for word in _STRUCTURED_OUTPUT_WORDS)
 
 
 def _retry_after(response: Any) -> float | None:

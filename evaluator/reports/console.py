@@ -6,6 +6,7 @@ markup: a `[/]` in an exception message must print, not crash the summary.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -152,6 +153,9 @@ def print_summary(
     print_judges(console, results)
 
 
+_UNSCORED_REASONS_SHOWN = 3
+
+
 def print_judges(console: Console, results: Sequence[ScenarioResult]) -> None:
     """What the judges did and cost, and the run-level figures of their verdicts."""
     if not any(r.judge_detail for r in results):
@@ -162,6 +166,19 @@ def print_judges(console: Console, results: Sequence[ScenarioResult]) -> None:
         f"{use['unscored']} unscored; tokens {use['input_tokens']} in, {use['output_tokens']} out",
         highlight=False,
     )
+    reasons = Counter(
+        str(detail["reason"])
+        for r in results
+        for key, detail in r.judge_detail.items()
+        if key != "evaluator_error" and detail.get("status") == "unscored" and detail.get("reason")
+    )
+    for reason, count in reasons.most_common(_UNSCORED_REASONS_SHOWN):
+        console.print(f"  unscored ({count}): {escape(reason)}", highlight=False)
+    if len(reasons) > _UNSCORED_REASONS_SHOWN:
+        console.print(
+            f"  and {len(reasons) - _UNSCORED_REASONS_SHOWN} more reasons: see `judge` in the results",
+            highlight=False,
+        )
     quality = quality_means(results)
     if quality is not None:
         console.print(

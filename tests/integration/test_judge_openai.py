@@ -147,14 +147,24 @@ def test_a_slow_reply_times_out_and_is_retried(standin: JudgeStandIn) -> None:
     assert outcome.judgements["quality"].calls == 2
 
 
-def test_a_server_without_structured_output_gets_plain_requests(standin: JudgeStandIn) -> None:
-    standin.reject_response_format = True
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        True,
+        (400, "The provided JSON schema contains features not supported by xgrammar."),  # vLLM
+        (500, 'response_format type must be one of "text" or "json_object", but got: json_schema'),
+    ],
+)
+def test_a_server_without_structured_output_gets_plain_requests(
+    standin: JudgeStandIn, refusal: bool | tuple[int, str]
+) -> None:
+    standin.reject_response_format = refusal
     standin.mode = "prose"
     outcome = _judge(_judges(standin))
     assert outcome.status.status == "scored"
     with_format = ["response_format" in body for body in standin.bodies()]
     assert with_format == [True, False, False]  # refused once; plain for the rest of the run
-    assert standin.requests[0].status == 400
+    assert standin.requests[0].status in (400, 500)
 
 
 def test_requests_carry_the_prompt_parameters_and_the_key_only_in_the_header(standin: JudgeStandIn) -> None:

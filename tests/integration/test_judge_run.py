@@ -128,8 +128,10 @@ def test_broken_replies_are_unscored_never_zero_and_the_run_goes_on(
     demo_project: Path, judge: JudgeStandIn, cli: Cli
 ) -> None:
     judge.mode = "invalid"
-    code, _, document = _run(cli, "--judge-concurrency", "2")
+    code, text, document = _run(cli, "--judge-concurrency", "2")
     assert code == 1  # the same verdicts as ever: the judges never decide pass or fail
+    # the summary says why, not only how many
+    assert "unscored (" in text and "the reply holds no JSON object" in " ".join(text.split()), text
     assert {r["judge_status"]["status"] for r in document["results"]} == {"unscored"}
     assert all(r["quality"] is None and r["correctness"] is None for r in document["results"])
     with sqlite3.connect(demo_project / "evaluator.db") as db:

@@ -19,8 +19,9 @@ Replies follow `mode` (or, one request at a time, what `script()` queued):
 
 Faults, each for the next `n` requests: `fail_next(n, 500)`, `rate_limit_next(n, retry_after)`,
 `slow_next(n, seconds)`. `reject_response_format=True` answers 400 to any request that asks for
-structured output, as servers without it do. `latency` delays every reply (the benchmark's 200 ms);
-`drip` sends each reply's body a byte at a time, that many seconds apart.
+structured output, as servers without it do (a (status, message) pair: their other ways of saying
+so). `latency` delays every reply (the benchmark's 200 ms); `drip` sends each reply's body a byte at a
+time, that many seconds apart.
 
 Run it on its own (the benchmark does, so that its CPU is not counted with the evaluator's):
 
@@ -96,7 +97,7 @@ def reply_text(mode: str, body: dict[str, Any]) -> str:
 class JudgeStandIn:
     mode: str = "valid"
     latency: float = 0.0
-    reject_response_format: bool = False
+    reject_response_format: bool | tuple[int, str] = False  # True, or the (status, message) to refuse with
     drip: float = 0.0  # seconds between the reply's bytes (a server that never quite stalls)
     requests: list[Recorded] = field(default_factory=list)
     _script: deque[str] = field(default_factory=deque)
@@ -200,7 +201,12 @@ class JudgeStandIn:
         if fault.status:
             return fault.status, _error("The server had an error", "server_error"), {}
         if self.reject_response_format and "response_format" in body:
-            return 400, _error("response_format is not supported by this server", "invalid_request_error"), {}
+            status, message = (
+                (400, "response_format is not supported by this server")
+                if self.reject_response_format is True
+                else self.reject_response_format
+            )
+            return status, _error(message, "invalid_request_error"), {}
         if self.mode == "html":
             return 200, "<html><body>Welcome to the model server</body></html>", {"Content-Type": "text/html"}
         text = scripted if scripted is not None else reply_text(self.mode, body)
