@@ -29,6 +29,13 @@ OBSERVATION_OUTPUT = "langfuse.observation.output"
 OBSERVATION_LEVEL = "langfuse.observation.level"
 OBSERVATION_STATUS_MESSAGE = "langfuse.observation.status_message"
 OBSERVATION_METADATA = "langfuse.observation.metadata"
+TRACE_METADATA = "langfuse.trace.metadata"
+# Metadata keys the server also reads into both an observation's and a trace's metadata (OTel-native
+# libraries: Vercel's AI SDK, and the SDK's older spelling); a few of them it takes for other fields.
+_SHARED_METADATA = ("langfuse.metadata.", "ai.telemetry.metadata.")
+_NOT_METADATA = frozenset(
+    f"ai.telemetry.metadata.{key}" for key in ("userId", "sessionId", "tags", "langfusePrompt")
+)
 OBSERVATION_PROMPT_NAME = "langfuse.observation.prompt.name"
 OBSERVATION_PROMPT_VERSION = "langfuse.observation.prompt.version"
 TRACE_NAME = "langfuse.trace.name"
@@ -117,9 +124,19 @@ def _observation(span: ReadableSpan, attrs: dict[str, Any]) -> Observation:
 
 
 def _metadata(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    prefix = OBSERVATION_METADATA + "."
-    return {
-        key[len(prefix) :]: decode_metadata_value(value)
-        for key, value in attrs.items()
-        if key.startswith(prefix)
-    }
+    """The metadata Langfuse's server stores for the span (v2 observations): the observation's, then
+    the trace's (`propagate_attributes(metadata=...)`), which wins on a clash; each from its JSON blob
+    attribute, then its `<prefix>.<key>` attributes."""
+    return {**_domain_metadata(attrs, OBSERVATION_METADATA), **_domain_metadata(attrs, TRACE_METADATA)}
+
+
+def _domain_metadata(attrs: Mapping[str, Any], blob_key: str) -> dict[str, Any]:
+    blob = attrs.get(blob_key) or attrs.get("langfuse.metadata")
+    decoded = decode_metadata_value(blob) if blob else None
+    metadata: dict[str, Any] = dict(decoded) if isinstance(decoded, dict) else {}
+    prefixes = (blob_key + ".", *_SHARED_METADATA)
+    for key, value in attrs.items():
+        if key.startswith(prefixes) and key not in _NOT_METADATA:
+            prefix = next(p for p in prefixes if key.startswith(p))
+            metadata[key[len(prefix) :]] = decode_metadata_value(value)
+    return metadata

@@ -21,9 +21,13 @@ from evaluator.trace.otel_mapping import ATTRIBUTES_KEY
 def trace_from_langfuse_trace(body: Mapping[str, Any], rules: TraceRules = DEFAULT_RULES) -> Trace:
     """From `GET /api/public/traces/{traceId}`: a trace object with `observations` embedded."""
     rows = _newest_by_id([body.get("observations") or []])
+    trace_metadata = body.get("metadata")
+    if isinstance(trace_metadata, str):
+        trace_metadata = decode_io(trace_metadata)
+    shared = trace_metadata if isinstance(trace_metadata, dict) else {}
     return build_trace(
         str(body.get("id", "")),
-        [_from_api(raw) for raw in rows],
+        [_from_api(raw, shared) for raw in rows],
         name=body.get("name"),
         output=decode_io(body.get("output")),
         rules=rules,
@@ -54,13 +58,16 @@ def _newest_by_id(row_lists: Iterable[Iterable[Any]]) -> list[Mapping[str, Any]]
     return list(newest.values())
 
 
-def _from_api(raw: Mapping[str, Any]) -> Observation:
+def _from_api(raw: Mapping[str, Any], trace_metadata: Mapping[str, Any] | None = None) -> Observation:
+    """One observation; `trace_metadata` (the trace view's) joins its metadata, winning on a clash, as
+    the v2 observations hold it."""
     metadata = raw.get("metadata")
     if isinstance(metadata, str):
         metadata = decode_io(metadata)
-    metadata = (
-        {k: decode_metadata_value(v) for k, v in metadata.items()} if isinstance(metadata, dict) else {}
-    )
+    metadata = {
+        k: decode_metadata_value(v)
+        for k, v in {**(metadata if isinstance(metadata, dict) else {}), **(trace_metadata or {})}.items()
+    }
     attributes = _attributes(metadata)
     version = raw.get("promptVersion")
     return Observation(

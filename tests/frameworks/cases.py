@@ -17,6 +17,7 @@ TARGETS = {
     "pydantic_output": "tests.frameworks.systems.pydantic_output:run",
     "observe_functions": "tests.frameworks.systems.observe_functions:run",
     "observe_classes": "tests.frameworks.systems.observe_classes:run",
+    "observe_flow": "tests.frameworks.systems.observe_flow:run",
     "routing": "tests.frameworks.systems.lg_workflows:route",
     "retrying": "tests.frameworks.systems.lg_workflows:retry",
     "functional": "tests.frameworks.systems.lg_workflows:functional",
@@ -198,6 +199,19 @@ CASES = [
         expected={"agents": {"include": ["run"]}, "tools": {"include": ["execute"]}},
         status="passed",
         warns=True,
+    ),
+    Case(  # the flow named as trace metadata, as Langfuse stores it on every observation
+        id="observe-flow-from-trace-metadata",
+        target="observe_flow",
+        input="Is invoice 42 paid?",
+        expected={
+            "agents": {"include": ["billing_agent"]},
+            "tools": {"include": ["lookup_invoice"]},
+            "trajectory": {"flow": "billing", "tools": ["lookup_invoice"]},
+        },
+        status="passed",
+        agents={"included": ["billing_agent"]},
+        flow="billing",
     ),
     Case(  # the router is the entry agent, and the flow is the route it chose
         id="router-routes-to-research",

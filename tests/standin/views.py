@@ -204,7 +204,7 @@ def observation_row(
         "updatedAt": received,
         "input": attributes.get(OBS + "input"),  # raw strings, as the v2 API returns them
         "output": attributes.get(OBS + "output"),
-        "metadata": _observation_metadata(span, expand),
+        "metadata": _observation_metadata(span, expand) if expand is None else v2_metadata(span, expand),
         "providedModelName": attributes.get(OBS + "model.name"),
         "internalModelId": None,
         "modelParameters": json_or_raw(attributes.get(OBS + "model.parameters")),
@@ -243,6 +243,15 @@ def _observation_metadata(span: ReceivedSpan, expand: frozenset[str] | None) -> 
         flat = f"attributes.{key}"
         metadata[flat] = metadata_value(value, expanded=flat in expand)
     return metadata
+
+
+def v2_metadata(span: ReceivedSpan, expand: frozenset[str]) -> dict[str, Any]:
+    """The v2 observations' metadata: the span's own, then its trace metadata, which wins on a clash
+    (the events table holds both, as the server's OTel ingestion writes them)."""
+    return {
+        **_observation_metadata(span, expand),
+        **prefixed_metadata(span.attributes, TRACE + "metadata", expand),
+    }
 
 
 _LIFTED = ("gen_ai.prompt", "gen_ai.completion", "llm.input_messages", "llm.output_messages", "langfuse.")
