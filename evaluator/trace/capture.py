@@ -19,7 +19,12 @@ from opentelemetry.trace import StatusCode, format_span_id, format_trace_id
 from evaluator.trace.build import build_trace
 from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
 from evaluator.trace.model import ERROR_LEVEL, Observation, Trace
-from evaluator.trace.otel_mapping import observation_name, observation_type, third_party_attributes
+from evaluator.trace.otel_mapping import (
+    observation_name,
+    observation_type,
+    third_party_attributes,
+    third_party_io,
+)
 from evaluator.trace.sources import decode_io, decode_metadata_value
 
 # Attribute names written by the Langfuse SDK (langfuse._client.attributes), kept here as constants so
@@ -104,7 +109,11 @@ def _observation(span: ReadableSpan, attrs: dict[str, Any]) -> Observation:
         level, status_message = ERROR_LEVEL, status_message or status.description
     version = attrs.get(OBSERVATION_PROMPT_VERSION)
     scope = span.instrumentation_scope
+    scope_name = scope.name if scope is not None else None
     context, parent = span.context, span.parent
+    raw_input, raw_output = attrs.get(OBSERVATION_INPUT), attrs.get(OBSERVATION_OUTPUT)
+    if raw_input is None and raw_output is None:  # the server then reads the framework's attributes
+        raw_input, raw_output = third_party_io(scope_name, attrs)
     return Observation(
         id=format_span_id(context.span_id) if context else "",
         parent_id=format_span_id(parent.span_id) if parent else None,
@@ -114,12 +123,12 @@ def _observation(span: ReadableSpan, attrs: dict[str, Any]) -> Observation:
         end_time=span.end_time / 1e9 if span.end_time is not None else None,
         level=level,
         status_message=str(status_message) if status_message is not None else None,
-        input=decode_io(attrs.get(OBSERVATION_INPUT)),
-        output=decode_io(attrs.get(OBSERVATION_OUTPUT)),
+        input=decode_io(raw_input),
+        output=decode_io(raw_output),
         metadata=_metadata(attrs),
         prompt_name=attrs.get(OBSERVATION_PROMPT_NAME),
         prompt_version=int(version) if isinstance(version, int) else None,
-        attributes=third_party_attributes(scope.name if scope is not None else None, attrs),
+        attributes=third_party_attributes(scope_name, attrs),
     )
 
 

@@ -6,7 +6,10 @@ Mirrors the server's observation type mapping (first match wins): `langfuse.obse
 makes a TOOL; a model attribute makes a GENERATION; else SPAN. The name: `gen_ai.tool.name`, then
 `logfire.msg` (pydantic-ai's span title, e.g. "joke_agent run"), then the span name. Spans that did not
 come from the Langfuse SDK keep their attributes in the metadata under `attributes`, every non-string
-value JSON-encoded, without the input/output and metadata blobs the server lifts out.
+value JSON-encoded, without the input/output and metadata blobs the server lifts out. Such a span's
+input and output come from its framework's attributes, in the server's order (`third_party_io`):
+OpenInference's `input.value`, pydantic-ai's tool arguments and result, OpenTelemetry GenAI's
+messages and tool calls, and the like.
 """
 
 from __future__ import annotations
@@ -69,7 +72,32 @@ _LIFTED_PREFIXES = (
     "llm.output_messages",
     "langfuse.",
 )
-_LIFTED_KEYS = frozenset({"input.value", "output.value", "input", "output"})
+# Where frameworks put a span's input and output, in the order the server tries them (OTel ingestion's
+# extractInputAndOutput, for attributes; its span-event sources are not read here): the first pair with
+# a value wins. The pydantic-ai pair applies to that library's spans only.
+_IO_PAIRS = (
+    ("gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response"),
+    ("prompt", "all_messages_events"),
+    ("mlflow.spanInputs", "mlflow.spanOutputs"),
+    ("traceloop.entity.input", "traceloop.entity.output"),
+    ("input.value", "output.value"),
+    ("input", "output"),
+)
+_PYDANTIC_AI_IO = ("pydantic_ai.all_messages", "final_result")
+_LATER_IO_PAIRS = (
+    ("tool_arguments", "tool_response"),
+    ("gen_ai.input.messages", "gen_ai.output.messages"),
+    ("gen_ai.tool.call.arguments", "gen_ai.tool.call.result"),
+)
+_LIFTED_KEYS = frozenset(
+    {
+        *(key for pair in (*_IO_PAIRS, _PYDANTIC_AI_IO, *_LATER_IO_PAIRS) for key in pair),
+        "gcp.vertex.agent.tool_call_args",
+        "gcp.vertex.agent.tool_response",
+        "events",
+        "gen_ai.system_instructions",
+    }
+)
 
 
 def observation_type(attrs: Mapping[str, Any]) -> str:
@@ -108,6 +136,24 @@ def third_party_attributes(scope_name: str | None, attrs: Mapping[str, Any]) -> 
         for key, value in attrs.items()
         if key not in _LIFTED_KEYS and not key.startswith(_LIFTED_PREFIXES)
     }
+
+
+def third_party_io(scope_name: str | None, attrs: Mapping[str, Any]) -> tuple[Any, Any]:
+    """(input, output) the server takes from a span's framework attributes when the Langfuse SDK's
+    are not set, as stored (JSON text where the attribute held a sequence); (None, None) when none
+    has one."""
+    pairs = [*_IO_PAIRS, *([_PYDANTIC_AI_IO] if scope_name == "pydantic-ai" else []), *_LATER_IO_PAIRS]
+    for input_key, output_key in pairs:
+        found_input, found_output = attrs.get(input_key), attrs.get(output_key)
+        if found_input or found_output:
+            return _stored(found_input), _stored(found_output)
+    return None, None
+
+
+def _stored(value: Any) -> Any:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(_plain(value))
 
 
 def _plain(value: Any) -> Any:

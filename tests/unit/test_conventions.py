@@ -169,3 +169,35 @@ def test_configuration_names_the_same_conventions_and_checks_patterns() -> None:
         TargetConfig(entry="m:f", agent_pattern="(")
     with pytest.raises(ValidationError):
         TargetConfig.model_validate({"entry": "m:f", "convention": "crewai"})
+
+
+def test_a_framework_spans_input_and_output_come_from_its_attributes_as_the_server_takes_them() -> None:
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    from evaluator.trace.capture import observation_from_span
+
+    def span(scope: str, attributes: dict[str, object]) -> ReadableSpan:
+        return ReadableSpan(
+            name="s", attributes=attributes, instrumentation_scope=InstrumentationScope(scope)
+        )
+
+    openinference = span(
+        "openinference.instrumentation.openai_agents",
+        {"openinference.span.kind": "TOOL", "input.value": '{"city": "Paris"}', "output.value": "Sunny"},
+    )
+    observed = observation_from_span(openinference)
+    assert (observed.input, observed.output) == ({"city": "Paris"}, "Sunny")
+    assert "input.value" not in observed.attributes  # lifted out, as the server does
+    genai = span(
+        "pydantic-ai",
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "t",
+            "gen_ai.tool.call.arguments": "{}",
+            "gen_ai.tool.call.result": "42",
+        },
+    )
+    assert observation_from_span(genai).output == "42"
+    own = span("langfuse-sdk", {"langfuse.observation.output": '"kept"', "output.value": "not this"})
+    assert observation_from_span(own).output == "kept"
