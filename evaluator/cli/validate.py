@@ -41,6 +41,9 @@ def validate(
         ),
     ] = None,
     no_judge: Annotated[bool, typer.Option("--no-judge", help="Do not run the LLM judges.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Ask the judges again, even for verdicts in the cache.")
+    ] = False,
     config_path: ConfigOption = None,
 ) -> None:
     """Validate (and judge) one trace, a saved file or read from Langfuse, against one scenario."""
@@ -75,6 +78,7 @@ def validate(
             normalized,
             connection=connection,
             no_judge=no_judge,
+            no_cache=no_cache,
             notice=_warnings_only,
         )
     if as_json:

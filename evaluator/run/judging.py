@@ -165,13 +165,14 @@ def judge_result(
     *,
     connection: LangfuseConnection | None = None,
     no_judge: bool = False,
+    no_cache: bool = False,
     model: JudgeModel | None = None,
     run_id: str | None = None,
     notice: Notice = lambda kind, message: None,
 ) -> ScenarioResult:
     """One result judged outside a run (`evaluator validate`): judge prompts from Langfuse when
     connected (else the files), the judge trace in that project (else in-process only), and the
-    store's verdict cache."""
+    store's verdict cache (unless `no_cache`)."""
     plan = JudgePlan(config, no_judge=no_judge, model=model)
     skip = plan.skip_reason([scenario], notice)
     if skip is not None:
@@ -194,6 +195,7 @@ def judge_result(
             tracer=JudgeTracing(tracing, prices=plan.prices),
             pins={},
             cache=store,
+            use_cache=not no_cache,
             notice=notice,
         )
         if judges is None:

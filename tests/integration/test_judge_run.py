@@ -170,6 +170,11 @@ def test_validate_a_saved_trace_judges_it(demo_project: Path, judge: JudgeStandI
     assert "DIN-SQL" in quality["messages"][1]["content"].split("<sources>", 1)[1]  # the trace's tool output
     _, out = cli("validate", "--scenario", str(scenario), "--trace", str(trace), "--json", "--no-judge")
     assert json.loads(out)["judge_status"] == {"status": "skipped", "reason": "--no-judge was given"}
+    asked = len(judge.requests)
+    cli("validate", "--scenario", str(scenario), "--trace", str(trace), "--json")
+    assert len(judge.requests) == asked  # served from the verdict cache
+    _, out = cli("validate", "--scenario", str(scenario), "--trace", str(trace), "--json", "--no-cache")
+    assert len(judge.requests) == asked + 2 and json.loads(out)["judge_status"]["status"] == "scored"
 
 
 def _save_trace(project: Path, document: dict[str, Any], scenario_id: str, path: Path) -> None:
