@@ -49,7 +49,10 @@ def sync(
         else:
             try:
                 connection.project_id()
-                spans = deliver_spans(store, connection.spans, destination, deadline=deadline, now=utc_now)
+                if not force:  # the spans first: a score goes once its trace is in Langfuse
+                    spans = deliver_spans(
+                        store, connection.spans, destination, deadline=deadline, now=utc_now
+                    )
                 scores = deliver(
                     store,
                     connection.scores,
@@ -59,6 +62,10 @@ def sync(
                     force=force,
                     now=utc_now,
                 )
+                if force:  # the scores first: spans that keep failing must not use up their time
+                    spans = deliver_spans(
+                        store, connection.spans, destination, deadline=deadline, now=utc_now
+                    )
                 connection.scores.ensure_score_configs(DEFINITIONS, deadline)
             except LangfuseUnavailableError as exc:
                 notice(err, "error", str(exc))

@@ -112,6 +112,11 @@ def test_langfuse_down_loses_nothing_and_sync_finishes_the_job(
     assert not langfuse_standin.score_posts
 
     langfuse_standin.come_back()
+    langfuse_standin.fail_next(100_000, path="/api/public/otel/v1/traces")  # spans keep failing
+    code, text = cli("sync", "--force")  # the scores go anyway: the failing spans do not use their time
+    assert code == 1, text
+    assert f"0 of {spans} spans, {len(local)} of {len(local)} scores" in text, text
+    langfuse_standin.clear_faults()
     code, text = cli("sync")
     assert code == 0, text
     assert (
