@@ -18,7 +18,7 @@ from opentelemetry.trace import StatusCode, format_span_id, format_trace_id
 
 from evaluator.trace.build import build_trace
 from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
-from evaluator.trace.model import ERROR_LEVEL, Observation, Trace
+from evaluator.trace.model import ERROR_LEVEL, GENERATION, Observation, Trace
 from evaluator.trace.otel_mapping import (
     observation_name,
     observation_type,
@@ -111,13 +111,15 @@ def _observation(span: ReadableSpan, attrs: dict[str, Any]) -> Observation:
     scope = span.instrumentation_scope
     scope_name = scope.name if scope is not None else None
     context, parent = span.context, span.parent
+    kind = observation_type(attrs)
+    linked = kind == GENERATION  # the server links a prompt version to generations only
     raw_input, raw_output = attrs.get(OBSERVATION_INPUT), attrs.get(OBSERVATION_OUTPUT)
     if raw_input is None and raw_output is None:  # the server then reads the framework's attributes
         raw_input, raw_output = third_party_io(scope_name, attrs)
     return Observation(
         id=format_span_id(context.span_id) if context else "",
         parent_id=format_span_id(parent.span_id) if parent else None,
-        type=observation_type(attrs),
+        type=kind,
         name=observation_name(span.name, attrs),
         start_time=span.start_time / 1e9 if span.start_time is not None else None,
         end_time=span.end_time / 1e9 if span.end_time is not None else None,
@@ -126,8 +128,8 @@ def _observation(span: ReadableSpan, attrs: dict[str, Any]) -> Observation:
         input=decode_io(raw_input),
         output=decode_io(raw_output),
         metadata=_metadata(attrs),
-        prompt_name=attrs.get(OBSERVATION_PROMPT_NAME),
-        prompt_version=int(version) if isinstance(version, int) else None,
+        prompt_name=attrs.get(OBSERVATION_PROMPT_NAME) if linked else None,
+        prompt_version=int(version) if linked and isinstance(version, int) else None,
         attributes=third_party_attributes(scope_name, attrs),
     )
 

@@ -201,3 +201,23 @@ def test_a_framework_spans_input_and_output_come_from_its_attributes_as_the_serv
     assert observation_from_span(genai).output == "42"
     own = span("langfuse-sdk", {"langfuse.observation.output": '"kept"', "output.value": "not this"})
     assert observation_from_span(own).output == "kept"
+
+
+def test_a_prompt_version_links_to_generations_only_as_the_server_links_it() -> None:
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    from evaluator.trace.capture import observation_from_span
+
+    prompt = {"langfuse.observation.prompt.name": "agents/research", "langfuse.observation.prompt.version": 2}
+    for kind, linked in (("generation", ("agents/research", 2)), ("span", (None, None))):
+        attributes = {
+            "langfuse.observation.type": kind,
+            **prompt,
+        }  # propagate_attributes(prompt=) on any span
+        observed = observation_from_span(
+            ReadableSpan(
+                name="s", attributes=attributes, instrumentation_scope=InstrumentationScope("langfuse-sdk")
+            )
+        )
+        assert (observed.prompt_name, observed.prompt_version) == linked
