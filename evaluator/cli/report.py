@@ -53,7 +53,14 @@ def report(
         out.print(f"No results in {where} yet: run `evaluator run` first.", highlight=False)
     else:
         out.print(f"{len(runs)} runs from {where}", highlight=False)
-        for table in history_tables(document["rows"]):
+        tables = history_tables(document["rows"])
+        for table in tables:
             out.print(table)
+        if not tables and by == "prompt":
+            out.print(
+                "No result of these runs used a prompt file, so there is nothing to show by prompt. "
+                "Fix: use --by run or --by scenario.",
+                highlight=False,
+            )
     if html is not None and not as_json:
         out.print(f"HTML report: {html}", highlight=False)

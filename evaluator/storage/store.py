@@ -164,12 +164,19 @@ class Store:
                 path.parent.mkdir(parents=True, exist_ok=True)
             self._db = _open(path)
         except (OSError, sqlite3.Error) as exc:
-            fix = (
-                "wait for the other program using it (another run, say) to finish, or set another "
-                "[store] path in evaluator.toml"
-                if "locked" in str(exc)
-                else "set [store] path in evaluator.toml to a writable file"
-            )
+            reason = str(exc)
+            if "locked" in reason:
+                fix = (
+                    "wait for the other program using it (another run, say) to finish, or set another "
+                    "[store] path in evaluator.toml"
+                )
+            elif "not a database" in reason or "malformed" in reason:
+                fix = (
+                    "the file is damaged: move it aside (a new store is made; `sqlite3 FILE .recover` may "
+                    "save what it holds), or set another [store] path in evaluator.toml"
+                )
+            else:
+                fix = "set [store] path in evaluator.toml to a writable file"
             raise ConfigError(f"cannot use the store {path} ({exc}). Fix: {fix}.") from None
 
     @contextmanager

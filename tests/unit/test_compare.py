@@ -234,3 +234,19 @@ def test_runs_with_no_scenario_in_common_are_not_compared(
         main()
     assert info.value.code == 2
     assert "have no scenario in common: there is nothing to compare" in capsys.readouterr().err
+
+
+def test_report_by_prompt_with_no_prompt_used_says_where_to_look(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dataclasses import replace
+
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "a", [replace(result("s1"), prompts={})], minute=0)
+    store.close()
+    monkeypatch.setattr(sys, "argv", ["evaluator", "report", "--config", str(config)])
+    with pytest.raises(SystemExit):
+        main()
+    text = " ".join(capsys.readouterr().out.split())
+    assert "nothing to show by prompt. Fix: use --by run or --by scenario." in text, text

@@ -93,6 +93,13 @@ def test_an_unusable_path_is_a_config_error(tmp_path: Path) -> None:
         Store(blocker / "evaluator.db")
 
 
+def test_a_damaged_store_says_so_and_how_to_start_afresh(tmp_path: Path) -> None:
+    damaged = tmp_path / "evaluator.db"
+    damaged.write_bytes(b"not a database, nor its start" * 200)
+    with pytest.raises(ConfigError, match="the file is damaged: move it aside"):
+        Store(damaged)
+
+
 def test_a_categorical_score_keeps_its_category_and_a_numeric_one_its_number(tmp_path: Path) -> None:
     store = Store(tmp_path / "evaluator.db")
     numeric = scores_for(_result(["a"]), run_id="run-1")[0]
