@@ -39,6 +39,17 @@ def compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
     return run
 
 
+def _cli(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], config: Path, *args: str
+) -> tuple[int, str, str]:
+    """`evaluator ARGS --config CONFIG`: exit code, stdout, stderr."""
+    monkeypatch.setattr(sys, "argv", ["evaluator", *args, "--config", str(config)])
+    with pytest.raises(SystemExit) as info:
+        main()
+    captured = capsys.readouterr()
+    return int(info.value.code or 0), captured.out, captured.err
+
+
 def _check(document: dict[str, Any], figure: str) -> dict[str, Any]:
     return next(c for c in document["checks"] if c["figure"] == figure)
 
@@ -195,11 +206,8 @@ def test_the_last_runs_are_the_last_with_results(
     store_run(store, "b", [result("s1")], minute=1)
     store_run(store, "c", [], minute=2, signal="SIGINT")  # stopped before its first result
     store.close()
-    monkeypatch.setattr(sys, "argv", ["evaluator", "report", "--by", "run", "--last", "2", "--json"])
-    monkeypatch.setattr(sys, "argv", [*sys.argv, "--config", str(config)])
-    with pytest.raises(SystemExit):
-        main()
-    document = json.loads(capsys.readouterr().out)
+    _, out, _ = _cli(monkeypatch, capsys, config, "report", "--by", "run", "--last", "2", "--json")
+    document = json.loads(out)
     assert [row["key"] for row in document["rows"]] == ["a", "b"], document
 
 
@@ -212,13 +220,8 @@ def test_a_run_id_wins_over_a_later_run_named_like_it(
     store_run(store, "run-b", [result("s1", workflow=False), result("s2", workflow=False)], minute=1)
     store_run(store, "run-c", [result("s1"), result("s2")], name="run-a", minute=2)  # named like run-a's id
     store.close()
-    monkeypatch.setattr(
-        sys, "argv", ["evaluator", "compare", "run-a", "run-b", "--json", "--config", str(config)]
-    )
-    with pytest.raises(SystemExit) as info:
-        main()
-    document = json.loads(capsys.readouterr().out)
-    assert document["baseline"]["id"] == "run-a" and info.value.code == 1
+    code, out, _ = _cli(monkeypatch, capsys, config, "compare", "run-a", "run-b", "--json")
+    assert json.loads(out)["baseline"]["id"] == "run-a" and code == 1
 
 
 def test_runs_with_no_scenario_in_common_are_not_compared(
@@ -229,11 +232,8 @@ def test_runs_with_no_scenario_in_common_are_not_compared(
     store_run(store, "a", [result("s1")], minute=0)
     store_run(store, "b", [result("s2", workflow=False)], minute=1)
     store.close()
-    monkeypatch.setattr(sys, "argv", ["evaluator", "compare", "a", "b", "--config", str(config)])
-    with pytest.raises(SystemExit) as info:
-        main()
-    assert info.value.code == 2
-    assert "have no scenario in common: there is nothing to compare" in capsys.readouterr().err
+    code, _, err = _cli(monkeypatch, capsys, config, "compare", "a", "b")
+    assert code == 2 and "have no scenario in common: there is nothing to compare" in err
 
 
 def test_report_by_prompt_with_no_prompt_used_says_where_to_look(
@@ -245,8 +245,5 @@ def test_report_by_prompt_with_no_prompt_used_says_where_to_look(
     store = Store(tmp_path / "evaluator.db")
     store_run(store, "a", [replace(result("s1"), prompts={})], minute=0)
     store.close()
-    monkeypatch.setattr(sys, "argv", ["evaluator", "report", "--config", str(config)])
-    with pytest.raises(SystemExit):
-        main()
-    text = " ".join(capsys.readouterr().out.split())
+    text = " ".join(_cli(monkeypatch, capsys, config, "report")[1].split())
     assert "nothing to show by prompt. Fix: use --by run or --by scenario." in text, text
