@@ -17,12 +17,10 @@ from evaluator.reports.html import html_report
 from evaluator.reports.junit import check_junit_path, junit_xml, write_junit
 from evaluator.reports.noise import sign_flip_p
 from evaluator.reports.remote import runs_from_scores
-from evaluator.reports.runs import LATEST, PREVIOUS, RunRecord, local_runs, resolve_run
+from evaluator.reports.runs import RunRecord, local_runs, resolve_run
 
 __all__ = [
     "GROUPINGS",
-    "LATEST",
-    "PREVIOUS",
     "Check",
     "Grouping",
     "RunRecord",

@@ -187,17 +187,23 @@ def _scenario_rows(
     return sorted(rows, key=rank)
 
 
-def _prompt_versions(run: RunRecord) -> dict[str, list[int]]:
+def _prompt_versions(run: RunRecord, scenarios: set[str]) -> dict[str, list[int]]:
+    """The prompt versions the run's results for these scenarios used, by prompt."""
     versions: dict[str, set[int]] = {}
     for result in run.results:
+        if str(result.get("scenario_id")) not in scenarios:
+            continue
         used = [(n, v) for n, v, _ in agent_prompts(result)] + judge_prompts(result)
         for name, version in used:
             versions.setdefault(name, set()).add(version)
     return {name: sorted(v) for name, v in sorted(versions.items())}
 
 
-def _prompt_changes(baseline: RunRecord, candidate: RunRecord) -> list[dict[str, Any]]:
-    before, after = _prompt_versions(baseline), _prompt_versions(candidate)
+def _prompt_changes(baseline: RunRecord, candidate: RunRecord, shared: Sequence[str]) -> list[dict[str, Any]]:
+    """Prompts whose versions differ over the compared scenarios (a prompt only the scenarios of one
+    run used did not change)."""
+    compared = set(shared)
+    before, after = _prompt_versions(baseline, compared), _prompt_versions(candidate, compared)
     return [
         {"name": name, "baseline": before.get(name, []), "candidate": after.get(name, [])}
         for name in sorted(set(before) | set(after))
@@ -226,7 +232,7 @@ def compare_runs(
     return {
         "baseline": baseline.ref(),
         "candidate": candidate.ref(),
-        "prompt_changes": _prompt_changes(baseline, candidate),
+        "prompt_changes": _prompt_changes(baseline, candidate, shared),
         "paired_scenarios": len(shared),
         "only_in_baseline": sorted(set(base) - set(cand)),
         "only_in_candidate": sorted(set(cand) - set(base)),

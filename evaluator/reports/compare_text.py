@@ -50,7 +50,16 @@ def headline(doc: Mapping[str, Any]) -> str:
     verdict = (
         f"REGRESSION ({', '.join(doc['regressions'])})" if doc["verdict"] == "regression" else "no regression"
     )
-    return f"{cand['name']} vs {base['name']}: {verdict}"
+    return f"{_named(cand, base)} vs {_named(base, cand)}: {verdict}"
+
+
+def _named(run: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+    """A run's name, with its id when the other run goes by the same name."""
+    return (
+        f"{run['name']} ({run['id']})"
+        if run["name"] == other["name"] and run["id"] != run["name"]
+        else run["name"]
+    )
 
 
 def _caveats(doc: Mapping[str, Any]) -> list[str]:
@@ -59,6 +68,8 @@ def _caveats(doc: Mapping[str, Any]) -> list[str]:
         + ("; only changes beyond the noise fail" if doc["significant_only"] else "")
         + "."
     ]
+    if doc["baseline"]["id"] == doc["candidate"]["id"]:
+        notes.append("The baseline and the candidate are the same run: nothing can have changed.")
     if doc["too_few_scenarios"]:
         notes.append(
             f"Too few scenarios: this verdict rests on {doc['paired_scenarios']} paired scenarios (fewer "

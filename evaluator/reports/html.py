@@ -77,7 +77,7 @@ def html_report(runs: Sequence[RunRecord], *, source: str, config: CompareConfig
         f'<p class="lead">{len(runs)} runs from {escape(source)}, '
         f"{escape(runs[0].started_at if runs else '-')} to {escape(runs[-1].started_at if runs else '-')}. "
         f"Generated {escape(generated_at)}.</p>",
-        '<p class="note">Each run ran the same set of test scenarios against the agents. A scenario '
+        f'<p class="note">{_scenario_sets(runs)} A scenario '
         "passes when the right agents and tools were used, in the expected order, and the answer "
         "contains what it must. Higher is better everywhere except latency.</p>",
         _versions_section(runs),
@@ -261,3 +261,18 @@ def _scenarios_section(runs: Sequence[RunRecord]) -> str:
         f'<table class="sortable" id="scenarios"><thead><tr><th>scenario</th>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _scenario_sets(runs: Sequence[RunRecord]) -> str:
+    """Whether the runs ran the same scenarios (figures of runs over other sets do not compare)."""
+    sets = {frozenset(str(r.get("scenario_id")) for r in run.results) for run in runs}
+    stopped = [run.label for run in runs if run.stopped]
+    said = (
+        "Each run ran the same set of test scenarios against the agents."
+        if len(sets) <= 1
+        else "The runs ran different sets of test scenarios (a --tag selection, say): a change in a "
+        "run's figures may come from its scenarios; `evaluator compare` pairs them."
+    )
+    if stopped:
+        said += f" Did not run to their end: {', '.join(stopped)}."
+    return escape(said)

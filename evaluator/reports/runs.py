@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.errors import ConfigError, did_you_mean
+from evaluator.results import LATEST, PREVIOUS
 from evaluator.storage import Store
-
-LATEST, PREVIOUS = "latest", "previous"
 
 
 @dataclass(frozen=True, kw_only=True)

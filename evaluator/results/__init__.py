@@ -4,6 +4,9 @@ from evaluator.results.evaluate import as_evaluator_error, error_result, evaluat
 from evaluator.results.figures import FIGURES, QUALITY_DIMENSIONS, RATE_FIGURES, scenario_values, summarize
 from evaluator.results.model import (
     JUDGE_KEYS,
+    LATEST,
+    PREVIOUS,
+    RUN_KEYWORDS,
     EvaluatorFailure,
     JudgeStatus,
     PromptUse,
@@ -36,8 +39,11 @@ __all__ = [
     "FIGURES",
     "JUDGE_DEFINITIONS",
     "JUDGE_KEYS",
+    "LATEST",
+    "PREVIOUS",
     "QUALITY_DIMENSIONS",
     "RATE_FIGURES",
+    "RUN_KEYWORDS",
     "EvaluatorFailure",
     "JudgeStatus",
     "PromptUse",

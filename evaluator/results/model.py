@@ -138,6 +138,11 @@ class ScenarioResult:
         return document
 
 
+# How commands name a stored run by its place (`compare latest previous`): no run may be named so.
+LATEST, PREVIOUS = "latest", "previous"
+RUN_KEYWORDS = (LATEST, PREVIOUS)
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunInfo:
     id: str

@@ -48,7 +48,7 @@ from evaluator.langfuse import (
     experiments_available,
 )
 from evaluator.prompts import ManagedPrompts, Prompt, PromptLibrary, PromptSource
-from evaluator.results import DEFINITIONS, RunInfo, ScenarioResult, run_to_json
+from evaluator.results import DEFINITIONS, RUN_KEYWORDS, RunInfo, ScenarioResult, run_to_json
 from evaluator.run._signals import StopSignals
 from evaluator.run.experiment import (
     ExperimentPlan,
@@ -155,7 +155,7 @@ def run_suite(
     callables by name instead of the configuration's `module:callable` entries."""
     cfg = config if isinstance(config, Config) else load_config(config)
     library = PromptLibrary(cfg.prompts_dir)
-    _check_callables(targets)
+    _check_arguments(targets, run_name)
     pins, selected = _pinned_and_selected(
         cfg,
         library,
@@ -503,8 +503,14 @@ class _Session:
         return report
 
 
-def _check_callables(targets: Mapping[str, Target] | None) -> None:
-    """Targets given in Python are callables; anything else is bad input, said before the run."""
+def _check_arguments(targets: Mapping[str, Target] | None, run_name: str | None) -> None:
+    """Bad input said before the run: targets given in Python that are not callables, and a run name
+    that is the word naming stored runs by their place (the run could never be named by it)."""
+    if run_name in RUN_KEYWORDS:
+        raise ConfigError(
+            f'--run-name "{run_name}" is the word that names a stored run by its place '
+            f"({' / '.join(RUN_KEYWORDS)}), so this run could never be named by it. Fix: choose another name."
+        )
     wrong = sorted(name for name, target in (targets or {}).items() if not callable(target))
     if wrong:
         raise ConfigError(

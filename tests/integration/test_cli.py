@@ -183,6 +183,14 @@ def test_require_delivery_without_langfuse_keys_is_bad_input_before_the_run(
     assert not (project / "state").exists()  # nothing ran
 
 
+def test_a_run_named_like_a_run_keyword_is_bad_input(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, text = _main(monkeypatch, capsys, "run", "--run-name", "latest")
+    assert code == 2 and '--run-name "latest" is the word that names a stored run' in text, text
+    assert not (project / "state").exists()  # nothing ran
+
+
 def test_an_output_below_a_file_is_refused_before_the_run(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

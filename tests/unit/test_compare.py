@@ -247,3 +247,23 @@ def test_report_by_prompt_with_no_prompt_used_says_where_to_look(
     store.close()
     text = " ".join(_cli(monkeypatch, capsys, config, "report")[1].split())
     assert "nothing to show by prompt. Fix: use --by run or --by scenario." in text, text
+
+
+def test_runs_named_alike_or_the_same_run_are_told_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "a", [result("s1"), result("s2", agent_version=1)], name="nightly", minute=0)
+    store_run(store, "b", [result("s1", agent_version=2)], name="nightly", minute=1)  # a subset, v2
+    store.close()
+    _, out, _ = _cli(monkeypatch, capsys, config, "compare", "a", "b", "--json")
+    changes = json.loads(out)["prompt_changes"]  # over the paired scenario only: s2's v1 is not "removed"
+    assert changes == [{"name": "agents/research", "baseline": [1], "candidate": [2]}]
+    _, out, _ = _cli(monkeypatch, capsys, config, "compare", "a", "b")
+    assert "nightly (b) vs nightly (a)" in " ".join(out.split())
+    _, out, _ = _cli(monkeypatch, capsys, config, "compare", "latest", "b")
+    assert "the same run: nothing can have changed" in " ".join(out.split())
+    page = tmp_path / "report.html"
+    _cli(monkeypatch, capsys, config, "report", "--html", str(page))
+    assert "The runs ran different sets of test scenarios" in page.read_text()
