@@ -101,6 +101,9 @@ class _Task:
     reply_type: type[QualityReply] | type[CorrectnessReply]
 
 
+_GIVE_UP_AFTER = 3  # judgements in a row whose endpoint failed, before the run stops asking it
+
+
 class Judges:
     """Both judges, sharing one model client, one retry policy (and its limiter) and one cache."""
 
@@ -125,6 +128,8 @@ class Judges:
         self.retry = retry or RetryPolicy()
         self._notice = on_notice
         self._structured = True  # until the endpoint refuses response_format, for the whole run
+        self._failed_in_a_row = 0  # judgements whose endpoint failed, since the last reply
+        self._given_up: str | None = None  # why the endpoint is not asked any more, for the whole run
         self._lock = threading.Lock()
 
     @staticmethod
@@ -256,11 +261,16 @@ class Judges:
             return reply, replace(
                 base, decided_by="cache", model=entry.get("model") or model, trace_id=entry.get("trace_id")
             )
+        with self._lock:
+            given_up = self._given_up
+        if given_up is not None:
+            return None, replace(base, status="unscored", reason=given_up, failed=True, messages=messages)
         with self._tracer.judgement(
             run_id=task.run_id, scenario_id=task.scenario_id, judge=task.judge, prompt=task.prompt
         ) as trace:
             talk = _Conversation(self, task.prompt, trace)
             outcome = talk.verdict(messages, task.reply_type)
+        self._count_failure(talk.failed, outcome)
         judgement = replace(
             base,
             model=talk.served_model or model,
@@ -288,6 +298,20 @@ class Judges:
             return None
         reply = read_reply_entry(entry, reply_type)
         return (reply, entry) if reply is not None else None
+
+    def _count_failure(self, failed: bool, outcome: object) -> None:
+        """After `_GIVE_UP_AFTER` judgements in a row whose endpoint failed (down, wrong key, every try
+        timed out), the rest of the run does not wait on it: each would cost every retry's timeout."""
+        with self._lock:
+            self._failed_in_a_row = self._failed_in_a_row + 1 if failed else 0
+            if self._failed_in_a_row < _GIVE_UP_AFTER or self._given_up is not None:
+                return
+            self._given_up = (
+                f"not asked: the judge endpoint failed {_GIVE_UP_AFTER} judgements in a row, so the "
+                f"judges were not asked for the rest of the run (the last: {outcome}). Fix: check the "
+                "endpoint, then run again (the verdicts already made are cached)"
+            )
+        self._notice("warning", self._given_up.removeprefix("not asked: "))
 
     # --- structured output, remembered for the run ---------------------------------------------------
 

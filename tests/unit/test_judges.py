@@ -216,6 +216,33 @@ def test_retries_stop_at_the_bound_and_the_judgement_is_unscored() -> None:
     assert outcome.status.reason == "quality: no reply from the judge after 3 request(s): down"
 
 
+def test_an_endpoint_that_keeps_failing_is_not_asked_for_the_rest_of_the_run() -> None:
+    down = JudgeUnavailableError("connection refused", status=None)
+    notices: list[tuple[str, str]] = []
+    fake = FakeJudgeModel([down, down, down, QUALITY], default=QUALITY)
+    judges = Judges(
+        model=fake,
+        prompts=PromptLibrary(PROMPTS),
+        retry=RetryPolicy(max_attempts=1, sleep=lambda _: None),
+        on_notice=lambda kind, message: notices.append((kind, message)),
+    )
+    outcomes = [judges.judge(_scenario(criteria="c"), f"a{i}", _trace(), run_id="r") for i in range(5)]
+    assert len(fake.calls) == 3  # three judgements in a row failed; the other two were not asked
+    assert [o.status.status for o in outcomes] == ["unscored"] * 5
+    assert outcomes[4].detail["quality"]["reason"].startswith("not asked: the judge endpoint failed 3")
+    assert outcomes[4].detail["quality"]["calls"] == 0
+    assert len(notices) == 1 and notices[0][0] == "warning"
+
+
+def test_one_failure_between_replies_does_not_stop_the_judges() -> None:
+    down = JudgeUnavailableError("timed out", status=None)
+    fake = FakeJudgeModel([down, down, QUALITY, down, down, QUALITY])
+    judges = Judges(model=fake, prompts=PromptLibrary(PROMPTS), retry=RetryPolicy(max_attempts=1))
+    for i in range(6):
+        judges.judge(_scenario(criteria="c"), f"a{i}", _trace(), run_id="r")
+    assert len(fake.calls) == 6
+
+
 def test_a_client_error_is_not_retried() -> None:
     fake = FakeJudgeModel([JudgeUnavailableError("bad key", status=401)])
     outcome = _judges(fake).judge(_scenario(criteria="c"), "a", _trace(), run_id="r")
