@@ -370,17 +370,22 @@ class _Conversation:
         """The valid reply, or why there is none."""
         try:
             parsed = self._send(messages, reply_type)
-            if not isinstance(parsed, str) or self.cut_off:  # a repair would be cut off the same way
-                return parsed
-            repair = [
-                *messages,
-                ChatMessage(role="assistant", content=self.last_reply or ""),
-                ChatMessage(role="user", content=repair_request(parsed, reply_type)),
-            ]
-            again = self._send(repair, reply_type)
         except JudgeUnavailableError as exc:
             self.failed = True
             return f"no reply from the judge after {self.calls} request(s): {exc}"
+        if not isinstance(parsed, str) or self.cut_off:  # a repair would be cut off the same way
+            return parsed
+        first = self.last_reply
+        repair = [
+            *messages,
+            ChatMessage(role="assistant", content=first or ""),
+            ChatMessage(role="user", content=repair_request(parsed, reply_type)),
+        ]
+        try:
+            again = self._send(repair, reply_type)
+        except JudgeUnavailableError as exc:  # the reply that did not do stays the raw reply
+            self.failed, self.last_messages, self.last_reply = True, messages, first
+            return f"the judge's reply was not valid ({parsed}), and the repair request got no reply: {exc}"
         if isinstance(again, str):
             return f"the judge's reply was not valid, even after one repair request: {again}"
         return again

@@ -243,6 +243,17 @@ def test_one_failure_between_replies_does_not_stop_the_judges() -> None:
     assert len(fake.calls) == 6
 
 
+def test_a_repair_that_gets_no_reply_keeps_the_reply_that_did_not_do() -> None:
+    fake = FakeJudgeModel(["Looks fine to me.", JudgeUnavailableError("context too long", status=400)])
+    outcome = _judges(fake).judge(_scenario(criteria="c"), "a", _trace(), run_id="r")
+    detail = outcome.detail["quality"]
+    assert detail["raw_reply"] == "Looks fine to me." and detail["failed"] is True
+    assert detail["reason"] == (
+        "the judge's reply was not valid (the reply holds no JSON object), and the repair request got "
+        "no reply: context too long"
+    )
+
+
 def test_a_client_error_is_not_retried() -> None:
     fake = FakeJudgeModel([JudgeUnavailableError("bad key", status=401)])
     outcome = _judges(fake).judge(_scenario(criteria="c"), "a", _trace(), run_id="r")
