@@ -113,6 +113,12 @@ class JudgeUnavailableError(EvaluatorError):
         """No answer, a timeout (408), a conflict (409), rate limiting (429) or a server error (5xx)."""
         return self.status is None or self.status in (408, 409, 429) or self.status >= 500
 
+    @property
+    def about_the_endpoint(self) -> bool:
+        """A failure of the endpoint itself (down, overloaded, wrong key or model), not of one request
+        (a 400 for its length or content): the next judgement would fail the same way."""
+        return self.retryable or self.status in (401, 403, 404)
+
 
 class ResponseFormatRejectedError(JudgeUnavailableError):
     """The endpoint answered 400 about `response_format`: it does not do structured output."""

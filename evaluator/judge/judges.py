@@ -270,7 +270,7 @@ class Judges:
         ) as trace:
             talk = _Conversation(self, task.prompt, trace)
             outcome = talk.verdict(messages, task.reply_type)
-        self._count_failure(talk.failed, outcome)
+        self._count_failure(talk.endpoint_failed, outcome)
         judgement = replace(
             base,
             model=talk.served_model or model,
@@ -300,8 +300,9 @@ class Judges:
         return (reply, entry) if reply is not None else None
 
     def _count_failure(self, failed: bool, outcome: object) -> None:
-        """After `_GIVE_UP_AFTER` judgements in a row whose endpoint failed (down, wrong key, every try
-        timed out), the rest of the run does not wait on it: each would cost every retry's timeout."""
+        """After `_GIVE_UP_AFTER` judgements in a row whose endpoint itself failed (down, overloaded
+        through every retry, wrong key or model; not a request it refused for its length or content),
+        the rest of the run does not wait on it: each would cost every retry's timeout."""
         with self._lock:
             self._failed_in_a_row = self._failed_in_a_row + 1 if failed else 0
             if self._failed_in_a_row < _GIVE_UP_AFTER or self._given_up is not None:
@@ -361,6 +362,7 @@ class _Conversation:
         self.calls = 0
         self.usage = TokenUsage()
         self.failed = False
+        self.endpoint_failed = False  # the endpoint itself failed (not this request): see Judges
         self.served_model: str | None = None
         self.last_messages: list[ChatMessage] = []
         self.last_reply: str | None = None
@@ -371,7 +373,7 @@ class _Conversation:
         try:
             parsed = self._send(messages, reply_type)
         except JudgeUnavailableError as exc:
-            self.failed = True
+            self.failed, self.endpoint_failed = True, exc.about_the_endpoint
             return f"no reply from the judge after {self.calls} request(s): {exc}"
         if not isinstance(parsed, str) or self.cut_off:  # a repair would be cut off the same way
             return parsed
@@ -385,6 +387,7 @@ class _Conversation:
             again = self._send(repair, reply_type)
         except JudgeUnavailableError as exc:  # the reply that did not do stays the raw reply
             self.failed, self.last_messages, self.last_reply = True, messages, first
+            self.endpoint_failed = exc.about_the_endpoint
             return f"the judge's reply was not valid ({parsed}), and the repair request got no reply: {exc}"
         if isinstance(again, str):
             return f"the judge's reply was not valid, even after one repair request: {again}"

@@ -20,9 +20,10 @@ from evaluator._problems import validation_problems
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
-# A reasoning model's thoughts (Qwen3, DeepSeek-R1 through Ollama or llama.cpp): not its answer. An
-# unclosed block (a reply cut off while thinking) runs to the end.
-_THINKING = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
+# A reasoning model's thoughts before its answer (Qwen3, DeepSeek-R1 through Ollama or llama.cpp): not
+# the answer. Only a leading block: the same tags inside the answer (quoting a judged text) are text.
+# An unclosed one (a reply cut off while thinking) runs to the end.
+_THINKING = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
 class _Reply(BaseModel):
@@ -49,12 +50,13 @@ Reply = TypeVar("Reply", bound=_Reply)
 
 
 def json_objects(text: str) -> list[Any]:
-    """The JSON values a reply may hold, most likely first: the whole text, the fenced blocks, then
-    the objects in the prose (outermost ones only), each group from last to first. Reasoning blocks
-    are left out."""
-    text = _THINKING.sub("", text)
+    """The JSON values a reply may hold, most likely first: the whole text (with and without a leading
+    reasoning block), the fenced blocks, then the objects in the prose (outermost ones only: an object
+    inside another is part of it, not an answer), each group from last to first."""
+    whole = text.strip()
+    text = _THINKING.sub("", text, count=1)
     found: list[Any] = []
-    for candidate in (text.strip(), *reversed([m.strip() for m in _FENCE.findall(text)])):
+    for candidate in (whole, text.strip(), *reversed([m.strip() for m in _FENCE.findall(text)])):
         try:
             found.append(json.loads(candidate))
         except ValueError:

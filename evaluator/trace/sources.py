@@ -24,7 +24,7 @@ def trace_from_langfuse_trace(body: Mapping[str, Any], rules: TraceRules = DEFAU
     trace_metadata = body.get("metadata")
     if isinstance(trace_metadata, str):
         trace_metadata = decode_io(trace_metadata)
-    shared = trace_metadata if isinstance(trace_metadata, dict) else {}
+    shared = _user_metadata(trace_metadata) if isinstance(trace_metadata, dict) else {}
     return build_trace(
         str(body.get("id", "")),
         [_from_api(raw, shared) for raw in rows],
@@ -42,6 +42,19 @@ def trace_from_observations(
     if not trace_id:
         trace_id = next((str(r["traceId"]) for r in rows if r.get("traceId")), "")
     return build_trace(trace_id, [_from_api(raw) for raw in rows], rules=rules)
+
+
+_SPAN_KEYS = ("attributes", "resourceAttributes", "scope")  # the server's keys for the span itself
+
+
+def _user_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The trace's metadata as users set it: without the OpenTelemetry attributes, resource and scope
+    the server also keeps there (of the span that set the trace), which are not its observations'."""
+    return {
+        k: v
+        for k, v in metadata.items()
+        if k not in _SPAN_KEYS and not k.startswith(tuple(f"{p}." for p in _SPAN_KEYS))
+    }
 
 
 def _newest_by_id(row_lists: Iterable[Iterable[Any]]) -> list[Mapping[str, Any]]:

@@ -78,6 +78,14 @@ def test_the_last_valid_object_is_the_answer_not_a_draft_or_a_quoted_one() -> No
     assert read_reply(nested, CorrectnessReply) == 'extra: unknown key "extra" (valid: reason, verdict)'
 
 
+def test_reasoning_tags_inside_a_valid_reply_are_its_text() -> None:
+    text = '{"verdict": "WRONG", "reason": "the answer leaks a <think> block and cites no year"}'
+    reply = read_reply(text, CorrectnessReply)
+    assert isinstance(reply, CorrectnessReply) and "<think> block" in reply.reason
+    quoted = 'Its answer reads "<think>x</think>". {"verdict": "WRONG", "reason": "r"}'
+    assert isinstance(read_reply(quoted, CorrectnessReply), CorrectnessReply)
+
+
 def test_a_reply_of_reasoning_alone_says_so() -> None:
     assert read_reply("<think>Hmm, the answer cites", CorrectnessReply) == (
         "the reply holds only the model's reasoning, no answer"

@@ -234,6 +234,14 @@ def test_an_endpoint_that_keeps_failing_is_not_asked_for_the_rest_of_the_run() -
     assert len(notices) == 1 and notices[0][0] == "warning"
 
 
+def test_requests_refused_for_their_content_do_not_stop_the_judges() -> None:
+    refused = JudgeUnavailableError("content filter", status=400)
+    fake = FakeJudgeModel([refused] * 4, default=QUALITY)
+    judges = Judges(model=fake, prompts=PromptLibrary(PROMPTS), retry=RetryPolicy(max_attempts=1))
+    outcomes = [judges.judge(_scenario(criteria="c"), f"a{i}", _trace(), run_id="r") for i in range(5)]
+    assert len(fake.calls) == 5 and outcomes[4].status.status == "scored"
+
+
 def test_one_failure_between_replies_does_not_stop_the_judges() -> None:
     down = JudgeUnavailableError("timed out", status=None)
     fake = FakeJudgeModel([down, down, QUALITY, down, down, QUALITY])

@@ -241,3 +241,40 @@ def test_a_v2_page_with_flattened_attributes_reads_as_the_nested_trace_view() ->
     assert trace.convention == "genai+langfuse"
     assert trace.agent_names == ["joke"] and trace.tool_path == ["lookup"]
     assert trace.tools[0].agent == "joke"
+
+
+def test_the_trace_views_metadata_joins_its_observations_without_the_span_attributes_it_keeps() -> None:
+    """The trace view's metadata holds the user's trace metadata (it joins every observation, as in
+    the v2 observations) and the OpenTelemetry attributes of the span that set the trace (it does not)."""
+    body = {
+        "id": "t1",
+        "metadata": {
+            "flow": "billing",
+            "attributes": {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "root"},
+            "scope": {"name": "pydantic-ai"},
+        },
+        "observations": [
+            {
+                "id": "a",
+                "type": "AGENT",
+                "name": "joke run",
+                "startTime": "2026-11-23T10:00:00.000Z",
+                "metadata": {
+                    "attributes": {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "joke"}
+                },
+            },
+            {
+                "id": "b",
+                "parentObservationId": "a",
+                "type": "TOOL",
+                "name": "lookup",
+                "startTime": "2026-11-23T10:00:01.000Z",
+                "metadata": {
+                    "attributes": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"}
+                },
+            },
+        ],
+    }
+    trace = trace_from_langfuse_trace(body)
+    assert trace.agent_names == ["joke"] and trace.tool_path == ["lookup"]
+    assert trace.flow == "billing"
