@@ -24,7 +24,6 @@ from evaluator.judge.model import ModelReply, TokenUsage
 from evaluator.prompts import ChatMessage
 
 _BODY_EXCERPT = 300
-_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)  # the openai client's own
 
 
 class OpenAIJudgeModel:
@@ -36,7 +35,9 @@ class OpenAIJudgeModel:
             base_url=endpoint.base_url,
             timeout=timeout,
             max_retries=0,
-            http_client=DefaultHttpxClient(transport=_WholeReplyDeadline()),
+            http_client=DefaultHttpxClient(
+                event_hooks={"request": [_stamp_start], "response": [_bound_whole_reply]}
+            ),
         )
 
     def complete(
@@ -128,31 +129,22 @@ def _retry_after(response: Any) -> float | None:
         return None
 
 
-class _WholeReplyDeadline(httpx2.BaseTransport):
-    """The request's read timeout for its whole reply, not for each read: a server that sends a byte
-    now and then (a stalled proxy, a server streaming keep-alive whitespace) would otherwise hold a
-    judge for ever."""
+# The request's read timeout bounds its whole reply, not each read: a server that sends a byte now and
+# then (a stalled proxy, keep-alive whitespace) would otherwise hold a judge for ever. Done with the
+# client's event hooks, so the client keeps its own transports (and the environment's proxies).
+_STARTED = "evaluator.started"
 
-    def __init__(self) -> None:
-        self._inner = httpx2.HTTPTransport(limits=_LIMITS)
 
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        seconds = (request.extensions.get("timeout") or {}).get("read")
-        started = time.monotonic()
-        response = self._inner.handle_request(request)
-        if not isinstance(seconds, int | float) or seconds <= 0:
-            return response
-        ends = started + seconds
-        return httpx2.Response(
-            status_code=response.status_code,
-            headers=response.headers,
-            stream=_Bounded(response.stream, ends, seconds),
-            extensions=response.extensions,
-            request=request,
-        )
+def _stamp_start(request: httpx2.Request) -> None:
+    request.extensions[_STARTED] = time.monotonic()
 
-    def close(self) -> None:
-        self._inner.close()
+
+def _bound_whole_reply(response: httpx2.Response) -> None:
+    extensions = response.request.extensions
+    seconds = (extensions.get("timeout") or {}).get("read")
+    started = extensions.get(_STARTED)
+    if isinstance(seconds, int | float) and seconds > 0 and isinstance(started, float):
+        response.stream = _Bounded(response.stream, started + seconds, seconds)
 
 
 class _Bounded(httpx2.SyncByteStream):

@@ -193,3 +193,21 @@ def test_a_reply_that_trickles_in_is_cut_off_at_the_timeout_for_the_whole_reply(
     assert time.monotonic() - started < 6  # two judges, 1 s each, with a wide margin
     assert outcome.status.status == "unscored"
     assert "did not answer within 1 s" in outcome.detail["quality"]["reason"]
+
+
+def test_the_judges_go_through_the_proxy_the_environment_names(
+    standin: JudgeStandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", standin.base_url.removesuffix("/v1"))  # the stand-in as the proxy
+    endpoint = LLMEndpoint(base_url="http://judge.example/v1", model="judge-model", api_key=SecretStr(KEY))
+    _models.append(OpenAIJudgeModel(endpoint))
+    judges = Judges(
+        model=_models[-1],
+        prompts=PromptLibrary(PROMPTS),
+        settings=JudgeSettings(model="judge-model"),
+        retry=RetryPolicy(max_attempts=1),
+    )
+    assert _judge(judges).status.status == "scored"
+    assert standin.requests[0].path == "http://judge.example/v1/chat/completions"  # as a proxy is asked
