@@ -21,6 +21,7 @@ TARGETS = {
     "routing": "tests.frameworks.systems.lg_workflows:route",
     "retrying": "tests.frameworks.systems.lg_workflows:retry",
     "functional": "tests.frameworks.systems.lg_workflows:functional",
+    "functional_agents": "tests.frameworks.systems.lg_workflows:functional_agents",
 }
 
 
@@ -246,5 +247,16 @@ CASES = [
         agents={"included": ["agent"], "unexpected": []},
         tools={"included": ["add"], "unexpected": []},
         flow="agent",
+    ),
+    Case(  # @tasks that run agents are agents; the entrypoint enclosing them is the entry agent
+        id="functional-api-tasks-run-agents",
+        target="functional_agents",
+        input="Where should I go, and where should I stay?",
+        expected={
+            "agents": {"include": ["call_travel_advisor", "call_hotel_advisor"]},
+            "tools": {"include": ["get_travel_recommendations"]},
+        },
+        status="passed",
+        agents={"included": ["call_travel_advisor", "call_hotel_advisor"], "unexpected": []},
     ),
 ]

@@ -109,13 +109,17 @@ def _is_plumbing(node: str, namespace: str, prebuilt_graphs: set[str]) -> bool:
 
 
 def _task_namespaces(tree: Tree, node_runs: dict[str, list[Observation]]) -> set[str]:
-    """Functional API `@task` runs: runs right inside a node's own run, with no sub-graph run between
-    (a sub-graph's nodes sit inside the sub-graph's run, which is inside the node's run)."""
+    """Functional API `@task` runs that are steps of their entrypoint (a model or tool call): runs
+    right inside a node's own run, with no sub-graph run between (a sub-graph's nodes sit inside the
+    sub-graph's run, which is inside the node's run). A task that runs a sub-graph (an agent) is an
+    agent, as a node would be."""
     tasks = set()
     for namespace, runs in node_runs.items():
         enclosing = node_runs.get(_parent_ns(namespace), [])
         parent = tree.parent(runs[0])
-        if parent is not None and any(parent.id == run.id for run in enclosing):
+        if parent is None or not any(parent.id == run.id for run in enclosing):
+            continue
+        if not any(other.startswith(namespace + "|") for other in node_runs):
             tasks.add(namespace)
     return tasks
 

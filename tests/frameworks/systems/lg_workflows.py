@@ -7,7 +7,9 @@ CallbackHandler created at import time, with scripted models:
 - retries: a `fetcher` node with a `RetryPolicy`, whose first attempt fails (a flaky data source)
   before it reaches the model, and whose second attempt calls it;
 - the Functional API quickstart: an `@entrypoint` named `agent` whose `@task`s call the model and
-  the tools.
+  the tools;
+- the Functional API's multi-agent pattern: an `@entrypoint` whose `@task`s each run a prebuilt
+  agent (`call_travel_advisor`, `call_hotel_advisor`): those tasks are agents.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from langchain_core.tools import tool
 from langfuse.langchain import CallbackHandler
 from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import create_react_agent
 from langgraph.types import Command, RetryPolicy
 
 from tests.frameworks.systems.scripted import ScriptedChat, call, question, tool_results
@@ -129,3 +132,40 @@ def functional(request: Any) -> object:
     return agent.invoke(
         [{"role": "user", "content": request.input}], config={"callbacks": [langfuse_handler]}
     )[-1].content
+
+
+@tool
+def get_travel_recommendations() -> str:
+    """Recommend a destination."""
+    return "Aruba"
+
+
+def _travel(messages: Sequence[BaseMessage]) -> AIMessage:
+    found = tool_results(messages, "get_travel_recommendations")
+    return AIMessage(content=f"Go to {found[-1]}") if found else call("get_travel_recommendations", "t1")
+
+
+travel_advisor = create_react_agent(ScriptedChat(script=_travel), tools=[get_travel_recommendations])
+hotel_advisor = create_react_agent(ScriptedChat(script=lambda _: AIMessage(content="Hotel Sol")), tools=[])
+
+
+@task
+def call_travel_advisor(messages: list[BaseMessage]) -> list[BaseMessage]:
+    return list(travel_advisor.invoke({"messages": messages})["messages"])
+
+
+@task
+def call_hotel_advisor(messages: list[BaseMessage]) -> list[BaseMessage]:
+    return list(hotel_advisor.invoke({"messages": messages})["messages"])
+
+
+@entrypoint()
+def travel(messages: list[BaseMessage]) -> str:
+    destination = call_travel_advisor(messages).result()
+    return str(call_hotel_advisor(destination).result()[-1].content)
+
+
+def functional_agents(request: Any) -> object:
+    return travel.invoke(
+        [{"role": "user", "content": request.input}], config={"callbacks": [langfuse_handler]}
+    )
