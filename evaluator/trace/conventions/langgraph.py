@@ -18,9 +18,10 @@ a `RetryPolicy` retry, or a resume after `interrupt()`).
   `__start__`/`__end__`, and the unnamed `LangGraph` root.
 - Tools: the tool runs (TOOL observations), named by the tool.
 - Entry agent: the graph's start node when it is an orchestrator: control comes back to it after
-  another agent (a supervisor), or it routes to other agent nodes without calling a tool itself (a
-  router, `Command(goto=...)` or conditional edges). A swarm's agents hand over for good, through
-  their hand-off tools, so none of them is an entry agent.
+  another agent (a supervisor), or it routes to another agent node, as its recorded choice shows (a
+  router: its output a `Command(goto=...)`, or its conditional edge's routing function answering
+  with the node). A pipeline's first stage (a plain edge) is not one, and a swarm's agents hand over
+  for good, through their hand-off tools, so none of them is an entry agent.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ class LangGraph:
         if not any(others):
             return set()
         comes_back = any(others[:-1]) and any(name == first_name for _, name in top[2:])
-        routes = not any(d.type == TOOL for d in tree.descendants(tree.by_id[first_id]))
+        routes = _routes_to(tree, tree.by_id[first_id], {n for _, n in top if n != first_name})
         return {i for i, n in top if n == first_name} if comes_back or routes else set()
 
 
@@ -97,6 +98,29 @@ def _node_runs(tree: Tree) -> dict[str, list[Observation]]:
         if not any(a.metadata.get(NAMESPACE) == namespace for a in tree.ancestors(obs)):
             runs.setdefault(namespace, []).append(obs)
     return runs
+
+
+def _routes_to(tree: Tree, run: Observation, agents: set[str]) -> bool:
+    """Whether the node's run routed to one of these agent nodes: its output is a `Command` whose
+    `goto` names one, or a routing function of its conditional edges (a run right inside it, in its
+    namespace) answered with one. A plain edge records no such choice: a pipeline's first stage is
+    not a router."""
+    namespace = run.metadata.get(NAMESPACE)
+    steps = [c for c in tree.children.get(run.id, []) if c.metadata.get(NAMESPACE) == namespace]
+    return any(_destinations(step.output) & agents for step in (run, *steps))
+
+
+def _destinations(value: object) -> set[str]:
+    """The nodes a node's output or a routing function's answer sends to (a `Command`'s `goto`, a node
+    name, a list of them, or `Send`s)."""
+    if isinstance(value, dict) and "goto" in value:
+        value = value["goto"]
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, list):
+        names = (v.get("node") if isinstance(v, dict) else v for v in value)
+        return {name for name in names if isinstance(name, str)}
+    return set()
 
 
 def _node_name(run: Observation, namespace: str) -> str:

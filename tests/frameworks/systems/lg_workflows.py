@@ -4,6 +4,8 @@ CallbackHandler created at import time, with scripted models:
 - routing: a `router` start node asks the model which specialist fits and routes there with
   `Command(goto=...)`; the specialist (`researcher` or `mathematician`, hand-built nodes calling a
   model) answers and the graph ends;
+- the same router routing with a conditional edge (`add_conditional_edges`) instead of a `Command`;
+- a pipeline: `drafter` then `editor`, plain edges, each calling the model: no stage is a router;
 - retries: a `fetcher` node with a `RetryPolicy`, whose first attempt fails (a flaky data source)
   before it reaches the model, and whose second attempt calls it;
 - the Functional API quickstart: an `@entrypoint` named `agent` whose `@task`s call the model and
@@ -64,6 +66,33 @@ routing.add_edge("researcher", END)
 routing.add_edge("mathematician", END)
 routing_graph = routing.compile()
 
+
+def classify(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [router_model.invoke(state["messages"])]}
+
+
+def chosen(state: MessagesState) -> str:
+    return str(state["messages"][-1].content)
+
+
+conditional = StateGraph(MessagesState)
+conditional.add_node("classifier", classify)
+conditional.add_node("researcher", researcher)
+conditional.add_node("mathematician", mathematician)
+conditional.add_edge(START, "classifier")
+conditional.add_conditional_edges("classifier", chosen, ["researcher", "mathematician"])
+conditional.add_edge("researcher", END)
+conditional.add_edge("mathematician", END)
+conditional_graph = conditional.compile()
+
+pipeline = StateGraph(MessagesState)
+pipeline.add_node("drafter", researcher)
+pipeline.add_node("editor", mathematician)
+pipeline.add_edge(START, "drafter")
+pipeline.add_edge("drafter", "editor")
+pipeline.add_edge("editor", END)
+pipeline_graph = pipeline.compile()
+
 _attempts: dict[str, int] = {}
 
 
@@ -118,6 +147,18 @@ def agent(messages: list[BaseMessage]) -> list[BaseMessage]:
 
 def route(request: Any) -> object:
     return routing_graph.invoke(
+        {"messages": [{"role": "user", "content": request.input}]}, config={"callbacks": [langfuse_handler]}
+    )
+
+
+def route_by_edge(request: Any) -> object:
+    return conditional_graph.invoke(
+        {"messages": [{"role": "user", "content": request.input}]}, config={"callbacks": [langfuse_handler]}
+    )
+
+
+def stages(request: Any) -> object:
+    return pipeline_graph.invoke(
         {"messages": [{"role": "user", "content": request.input}]}, config={"callbacks": [langfuse_handler]}
     )
 
