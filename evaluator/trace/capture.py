@@ -18,7 +18,7 @@ from opentelemetry.trace import StatusCode, format_span_id, format_trace_id
 
 from evaluator.trace.build import build_trace
 from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
-from evaluator.trace.model import ERROR_LEVEL, GENERATION, Observation, Trace
+from evaluator.trace.model import ERROR_LEVEL, GENERATION, TOOL, Observation, Trace
 from evaluator.trace.otel_mapping import (
     observation_name,
     observation_type,
@@ -38,6 +38,8 @@ TRACE_METADATA = "langfuse.trace.metadata"
 # Metadata keys the server also reads into both an observation's and a trace's metadata (OTel-native
 # libraries: Vercel's AI SDK, and the SDK's older spelling); a few of them it takes for other fields.
 _SHARED_METADATA = ("langfuse.metadata.", "ai.telemetry.metadata.")
+_OBSERVATION_PREFIX, _TRACE_PREFIX = OBSERVATION_METADATA + ".", TRACE_METADATA + "."
+_METADATA_PREFIXES = (_OBSERVATION_PREFIX, _TRACE_PREFIX, *_SHARED_METADATA)
 _NOT_METADATA = frozenset(
     f"ai.telemetry.metadata.{key}" for key in ("userId", "sessionId", "tags", "langfusePrompt")
 )
@@ -114,7 +116,9 @@ def _observation(span: ReadableSpan, attrs: dict[str, Any]) -> Observation:
     kind = observation_type(attrs)
     linked = kind == GENERATION  # the server links a prompt version to generations only
     raw_input, raw_output = attrs.get(OBSERVATION_INPUT), attrs.get(OBSERVATION_OUTPUT)
-    if raw_input is None and raw_output is None:  # the server then reads the framework's attributes
+    if raw_input is None and raw_output is None and kind == TOOL:
+        # The server then reads the framework's attributes. Only a tool's are read here: its output is
+        # what the judges see (a model span's would be a whole message history decoded for nothing).
         raw_input, raw_output = third_party_io(scope_name, attrs)
     return Observation(
         id=format_span_id(context.span_id) if context else "",
@@ -137,17 +141,22 @@ def _observation(span: ReadableSpan, attrs: dict[str, Any]) -> Observation:
 def _metadata(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """The metadata Langfuse's server stores for the span (v2 observations): the observation's, then
     the trace's (`propagate_attributes(metadata=...)`), which wins on a clash; each from its JSON blob
-    attribute, then its `<prefix>.<key>` attributes."""
-    return {**_domain_metadata(attrs, OBSERVATION_METADATA), **_domain_metadata(attrs, TRACE_METADATA)}
-
-
-def _domain_metadata(attrs: Mapping[str, Any], blob_key: str) -> dict[str, Any]:
-    blob = attrs.get(blob_key) or attrs.get("langfuse.metadata")
-    decoded = decode_metadata_value(blob) if blob else None
-    metadata: dict[str, Any] = dict(decoded) if isinstance(decoded, dict) else {}
-    prefixes = (blob_key + ".", *_SHARED_METADATA)
+    attribute, then its `<prefix>.<key>` attributes (one pass over the attributes)."""
+    observation, trace = _blob(attrs, OBSERVATION_METADATA), _blob(attrs, TRACE_METADATA)
     for key, value in attrs.items():
-        if key.startswith(prefixes) and key not in _NOT_METADATA:
-            prefix = next(p for p in prefixes if key.startswith(p))
-            metadata[key[len(prefix) :]] = decode_metadata_value(value)
-    return metadata
+        if not key.startswith(_METADATA_PREFIXES) or key in _NOT_METADATA:
+            continue
+        if key.startswith(_OBSERVATION_PREFIX):
+            observation[key[len(_OBSERVATION_PREFIX) :]] = decode_metadata_value(value)
+        elif key.startswith(_TRACE_PREFIX):
+            trace[key[len(_TRACE_PREFIX) :]] = decode_metadata_value(value)
+        else:  # read into both by the server: the trace's copy wins anyway
+            shared = next(p for p in _SHARED_METADATA if key.startswith(p))
+            trace[key[len(shared) :]] = decode_metadata_value(value)
+    return {**observation, **trace}
+
+
+def _blob(attrs: Mapping[str, Any], key: str) -> dict[str, Any]:
+    blob = attrs.get(key) or attrs.get("langfuse.metadata")
+    decoded = decode_metadata_value(blob) if blob else None
+    return dict(decoded) if isinstance(decoded, dict) else {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 AGENT = "AGENT"
@@ -132,6 +133,7 @@ class Trace:
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 
 
+@lru_cache(maxsize=4096)  # the same few names, scenario after scenario
 def normalize_name(name: str) -> str:
     """ "English agent", "english_agent" and "English-Agent" all read "english_agent"."""
     return _NON_ALNUM.sub("_", name.lower()).strip("_")

@@ -91,11 +91,13 @@ def _node_runs(tree: Tree) -> dict[str, list[Observation]]:
     """The outermost runs of each checkpoint namespace (start order), by namespace (start order of
     the first run): a run inside another run of its namespace is that run's inner step."""
     runs: dict[str, list[Observation]] = {}
-    for obs in tree.ordered:
+    enclosing: dict[str, object] = {}  # by observation: the namespace of its nearest ancestor with one
+    for obs in tree.ordered:  # ancestors first, so each looks at its parent only
+        parent = tree.parent(obs)
+        above = None if parent is None else parent.metadata.get(NAMESPACE, enclosing.get(parent.id))
         namespace = obs.metadata.get(NAMESPACE)
-        if not isinstance(namespace, str) or not namespace or NODE not in obs.metadata:
-            continue
-        if not any(a.metadata.get(NAMESPACE) == namespace for a in tree.ancestors(obs)):
+        enclosing[obs.id] = above
+        if isinstance(namespace, str) and namespace and NODE in obs.metadata and above != namespace:
             runs.setdefault(namespace, []).append(obs)
     return runs
 
