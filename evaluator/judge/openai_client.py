@@ -81,7 +81,7 @@ class OpenAIJudgeModel:
         status = exc.status_code
         body = exc.response.text[:_BODY_EXCERPT] if exc.response is not None else str(exc)
         message = f"the judge endpoint {self._where} answered HTTP {status}: {body}"
-        if asked_format and status in (400, 422, 500) and _names_structured_output(body):
+        if asked_format and _refuses_structured_output(status, body):
             return ResponseFormatRejectedError(message, status=status)
         if status in (401, 403):
             message += " Fix: check EVALUATOR_JUDGE_API_KEY (or OPENAI_API_KEY) and EVALUATOR_JUDGE_BASE_URL."
@@ -112,13 +112,16 @@ def _reply(completion: Any, model: str) -> ModelReply:
 
 
 # How servers that cannot give structured output say so: OpenAI-compatible 400s naming the field,
-# llama.cpp forks answering 500 naming the type, vLLM's guided decoding refusing the schema's features.
-_STRUCTURED_OUTPUT_WORDS = ("response_format", "json_schema", "xgrammar", "grammar", "guided", "structured")
+# vLLM's guided decoding refusing the schema's features, llama.cpp forks answering 500 naming the
+# field or the type (a 500 about anything else is a server error, retried as such).
+_REFUSAL_WORDS = ("response_format", "json_schema", "xgrammar", "grammar", "guided", "structured")
+_SERVER_ERROR_REFUSAL_WORDS = ("response_format", "json_schema")
 
 
-def _names_structured_output(body: str) -> bool:
+def _refuses_structured_output(status: int, body: str) -> bool:
     lowered = body.lower()
-    return any(word in lowered for word in _STRUCTURED_OUTPUT_WORDS)
+    words = _REFUSAL_WORDS if status in (400, 422) else _SERVER_ERROR_REFUSAL_WORDS if status == 500 else ()
+    return any(word in lowered for word in words)
 
 
 def _retry_after(response: Any) -> float | None:

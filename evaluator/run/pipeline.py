@@ -652,7 +652,7 @@ class _Run:
         """The result with the judges' verdicts; never raises (a judge that fails is *unscored*)."""
         result = item.done.result
         if self._interrupted.is_set():
-            return replace(result, judge_status=JUDGE_INTERRUPTED)
+            return _unjudged(item.done).result
         return judged_result(judges, item.scenario.scenario, result, item.trace, run_id=self._options.run_id)
 
     # --- stage 4: record ---------------------------------------------------------------------------

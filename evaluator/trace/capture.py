@@ -35,9 +35,10 @@ OBSERVATION_LEVEL = "langfuse.observation.level"
 OBSERVATION_STATUS_MESSAGE = "langfuse.observation.status_message"
 OBSERVATION_METADATA = "langfuse.observation.metadata"
 TRACE_METADATA = "langfuse.trace.metadata"
+METADATA_BLOB = "langfuse.metadata"  # the SDK's older spelling, read for both
 # Metadata keys the server also reads into both an observation's and a trace's metadata (OTel-native
 # libraries: Vercel's AI SDK, and the SDK's older spelling); a few of them it takes for other fields.
-_SHARED_METADATA = ("langfuse.metadata.", "ai.telemetry.metadata.")
+_SHARED_METADATA = (METADATA_BLOB + ".", "ai.telemetry.metadata.")
 _OBSERVATION_PREFIX, _TRACE_PREFIX = OBSERVATION_METADATA + ".", TRACE_METADATA + "."
 _METADATA_PREFIXES = (_OBSERVATION_PREFIX, _TRACE_PREFIX, *_SHARED_METADATA)
 _NOT_METADATA = frozenset(
@@ -157,6 +158,6 @@ def _metadata(attrs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _blob(attrs: Mapping[str, Any], key: str) -> dict[str, Any]:
-    blob = attrs.get(key) or attrs.get("langfuse.metadata")
+    blob = attrs.get(key) or attrs.get(METADATA_BLOB)
     decoded = decode_metadata_value(blob) if blob else None
     return dict(decoded) if isinstance(decoded, dict) else {}

@@ -100,16 +100,18 @@ def test_a_crashing_judge_leaves_the_verdicts_standing(
 
 def test_ctrl_c_records_what_the_judges_hold_unjudged_at_once(tracing: Tracing) -> None:
     """Judges waiting on a hung endpoint must not keep the finished verdicts from the store."""
-    release = threading.Event()
+    release, stop = threading.Event(), threading.Event()
+    hanging: list[str] = []
 
     def hang(call: ModelCall) -> str:
+        hanging.append(call.model)
+        if len(hanging) == 2:  # both judges hold a scenario (every target finished long before)
+            threading.Timer(0.3, stop.set).start()  # then Ctrl-C
         release.wait(60)
         return QUALITY
 
     judges = Judges(model=FakeJudgeModel(default=hang), prompts=PromptLibrary(PROMPTS), retry=RetryPolicy())
     store = Store(None)
-    stop = threading.Event()
-    threading.Timer(1.0, stop.set).start()  # Ctrl-C, once every target has finished
     started = time.monotonic()
     try:
         run, results = _pipeline(tracing, judges, store).run(
