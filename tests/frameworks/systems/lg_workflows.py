@@ -145,28 +145,27 @@ def agent(messages: list[BaseMessage]) -> list[BaseMessage]:
     return [*messages, response]
 
 
-def route(request: Any) -> object:
-    return routing_graph.invoke(
+def _asked(graph: Any, request: Any) -> object:
+    """The graph run on the scenario's input, traced as Langfuse's docs trace it."""
+    return graph.invoke(
         {"messages": [{"role": "user", "content": request.input}]}, config={"callbacks": [langfuse_handler]}
     )
+
+
+def route(request: Any) -> object:
+    return _asked(routing_graph, request)
 
 
 def route_by_edge(request: Any) -> object:
-    return conditional_graph.invoke(
-        {"messages": [{"role": "user", "content": request.input}]}, config={"callbacks": [langfuse_handler]}
-    )
+    return _asked(conditional_graph, request)
 
 
 def stages(request: Any) -> object:
-    return pipeline_graph.invoke(
-        {"messages": [{"role": "user", "content": request.input}]}, config={"callbacks": [langfuse_handler]}
-    )
+    return _asked(pipeline_graph, request)
 
 
 def retry(request: Any) -> object:
-    return retrying_graph.invoke(
-        {"messages": [{"role": "user", "content": request.input}]}, config={"callbacks": [langfuse_handler]}
-    )
+    return _asked(retrying_graph, request)
 
 
 def functional(request: Any) -> object:
