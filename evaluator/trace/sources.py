@@ -145,9 +145,9 @@ def decode_io(value: Any) -> Any:
 
 
 # How an observations page is asked for, by the read-back and by a user saving a trace file: every
-# field group a verdict needs (Langfuse returns only `core` and `basic` unless asked). Langfuse cuts
-# metadata values over 200 characters unless asked for them by key; the values verdicts read (the
-# `flow`, and the attributes naming agents and tools) are short.
+# field group a verdict needs (Langfuse returns only `core` and `basic` unless asked). With `io` asked
+# for, the server reads metadata whole (its full events table); without, it cuts values over 200
+# characters, and the values verdicts read (the `flow`, the attributes naming agents and tools) are short.
 OBSERVATION_FIELDS = "core,basic,io,metadata,prompt,time"
 _PAGE_REQUEST = f"GET /api/public/v2/observations?traceId=...&fields={OBSERVATION_FIELDS}"
 
