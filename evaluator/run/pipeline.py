@@ -242,10 +242,12 @@ class Pipeline:
         on_result: Callable[[ScenarioResult], None] = lambda _: None,
         on_start: Callable[[RunInfo], None] = lambda _: None,
         stop: threading.Event | None = None,
+        *,
+        all_stored: threading.Event | None = None,
     ) -> tuple[RunInfo, list[ScenarioResult]]:
         """Run every scenario; results in the scenarios' order. Ctrl-C (or `stop` being set, e.g. by
         a signal) stops starting scenarios, lets what finished reach the store, and returns it with
-        `interrupted=True`."""
+        `interrupted=True`. `all_stored` is set once every scenario's result is stored."""
         if not options.run_id:
             options = replace(options, run_id=new_run_id())
         run = RunInfo(
@@ -255,7 +257,10 @@ class Pipeline:
             prompt_pins=dict(options.prompt_pins),
         )
         on_start(run)
-        with collector_tuned_for_run(), _Run(self, scenarios, options, on_result) as active:
+        with (
+            collector_tuned_for_run(),
+            _Run(self, scenarios, options, on_result, all_stored or threading.Event()) as active,
+        ):
             stopped = active.wait(stop or threading.Event())
         finished = active.stored()  # after the stages ended: what they stored meanwhile counts too
         ordered = [finished[s.scenario.id] for s in scenarios if s.scenario.id in finished]
@@ -282,6 +287,7 @@ class _Run:
         scenarios: Sequence[LoadedScenario],
         options: RunOptions,
         on_result: Callable[[ScenarioResult], None],
+        all_stored: threading.Event,
     ) -> None:
         self._p = pipeline
         self._options = options
@@ -295,7 +301,7 @@ class _Run:
         self._finished: dict[str, ScenarioResult] = {}  # stored results, by scenario id
         self._finished_lock = threading.Lock()
         self._closed = False  # the run has returned its results: record nothing more
-        self._all_stored = threading.Event()
+        self._all_stored = all_stored
         if not scenarios:
             self._all_stored.set()
         self._stopping = threading.Event()

@@ -16,7 +16,6 @@ callbacks; nothing is printed.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -223,9 +222,10 @@ def run_suite(
                 run, results = pipeline.run(
                     selected,
                     options,
-                    on_result=_setting_when_all_stored(over, len(selected), on_result),
+                    on_result=on_result,
                     on_start=store.start_run,
                     stop=stop.requested,
+                    all_stored=over,
                 )
             over.set()
         except BaseException:
@@ -723,20 +723,6 @@ def _check_langfuse(connection: LangfuseConnection | None, on_notice: Notice) ->
         )
         return False
     return True
-
-
-def _setting_when_all_stored(
-    event: threading.Event, total: int, on_result: Callable[[ScenarioResult], None]
-) -> Callable[[ScenarioResult], None]:
-    """`on_result`, setting `event` first once the `total`-th result is stored."""
-    stored = itertools.count(1)
-
-    def stored_one(result: ScenarioResult) -> None:
-        if next(stored) == total:
-            event.set()
-        on_result(result)
-
-    return stored_one
 
 
 def _stopping(
