@@ -174,6 +174,8 @@ class CompareConfig(_Section):
     latency_floor_ms: float = Field(default=50.0, ge=0)
     min_scenarios: int = Field(default=10, ge=1)  # fewer paired scenarios: the verdict is flagged
     alpha: float = Field(default=0.05, gt=0, lt=1)  # "beyond the noise" when the paired test's p < alpha
+    # Thresholds of other gated figures, by figure name (a metric's own default otherwise).
+    thresholds: dict[str, float] = Field(default_factory=dict)
 
 
 class DatasetsConfig(_Section):

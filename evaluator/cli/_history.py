@@ -7,14 +7,18 @@ from typing import Literal
 from evaluator._time import Deadline
 from evaluator.cli._common import langfuse
 from evaluator.config import Config
+from evaluator.metrics import MetricSet
 from evaluator.reports import RunRecord, local_runs, runs_from_scores
 from evaluator.storage import Store
 
 Source = Literal["local", "langfuse"]
 
 
-def load_runs(config: Config, source: Source, *, last: int | None = None) -> tuple[list[RunRecord], str]:
-    """(runs oldest first, where they came from, for messages)."""
+def load_runs(
+    config: Config, source: Source, metrics: MetricSet, *, last: int | None = None
+) -> tuple[list[RunRecord], str]:
+    """(runs oldest first, where they came from, for messages); runs from Langfuse are rebuilt by
+    `metrics`."""
     if source == "local":
         return stored_runs(config, last=last), str(config.store_path)
     with langfuse(
@@ -22,7 +26,7 @@ def load_runs(config: Config, source: Source, *, last: int | None = None) -> tup
     ) as connection:
         connection.project_id()
         deadline = Deadline(config.settings.langfuse.read_deadline_seconds)
-        runs = runs_from_scores(connection.score_history.all_scores(deadline))
+        runs = runs_from_scores(connection.score_history.all_scores(deadline), metrics)
     return (runs[-last:] if last else runs), f"Langfuse at {connection.settings.base_url}"
 
 

@@ -12,7 +12,9 @@ from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, ConfigOption, app, o
 from evaluator.cli._history import Source, load_runs
 from evaluator.config import load_config
 from evaluator.errors import ConfigError
+from evaluator.metrics import MetricSet
 from evaluator.reports import compare_markdown, compare_runs, print_compare, resolve_run
+from evaluator.results import builtin_metrics
 
 Format = Literal["text", "markdown", "json"]
 
@@ -41,23 +43,26 @@ def compare(
     """Compare a candidate run with a baseline: per figure and per scenario (pass -> fail first), against
     the thresholds of [compare] in evaluator.toml. Exit 1 on a regression, 0 otherwise, 2 on bad input."""
     config = load_config(config_path)
-    runs, where = load_runs(config, source)
+    metrics = builtin_metrics(config)
+    runs, where = load_runs(config, source, metrics)
     base = resolve_run(runs, baseline, where=where)
     cand = resolve_run(runs, candidate, where=where)
-    document = compare_runs(base, cand, config.settings.compare, significant_only=significant_only)
+    document = compare_runs(
+        base, cand, config.settings.compare, significant_only=significant_only, metrics=metrics
+    )
     if not document["paired_scenarios"]:
         raise ConfigError(
             f"{base.label} and {cand.label} have no scenario in common: there is nothing to compare. "
             "Fix: compare two runs of the same suite (or of overlapping --tag selections)."
         )
-    show(document, "json" if as_json else output_format)
+    show(document, "json" if as_json else output_format, metrics)
     raise typer.Exit(EXIT_FAILED if document["verdict"] == "regression" else EXIT_PASSED)
 
 
-def show(document: dict[str, Any], output_format: Format) -> None:
+def show(document: dict[str, Any], output_format: Format, metrics: MetricSet | None = None) -> None:
     if output_format == "json":
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     elif output_format == "markdown":
-        sys.stdout.write(compare_markdown(document))
+        sys.stdout.write(compare_markdown(document, metrics))
     else:
-        print_compare(out, document)
+        print_compare(out, document, metrics)

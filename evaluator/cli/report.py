@@ -15,6 +15,7 @@ from evaluator.cli._history import Source, load_runs
 from evaluator.config import load_config
 from evaluator.errors import ConfigError
 from evaluator.reports import Grouping, history_tables, html_report, report_document
+from evaluator.results import builtin_metrics
 
 
 @app.command()
@@ -37,10 +38,13 @@ def report(
     """Summarise stored runs per prompt version, scenario or run: pass rates, trajectory means, judge
     quality and correctness, latency, and the change against the previous version."""
     config = load_config(config_path)
-    runs, where = load_runs(config, source, last=last)
-    document = report_document(runs, by, source)
+    metrics = builtin_metrics(config)
+    runs, where = load_runs(config, source, metrics, last=last)
+    document = report_document(runs, by, source, metrics)
     if html is not None:
-        page = html_report(runs, source=where, config=config.settings.compare, generated_at=utc_now())
+        page = html_report(
+            runs, source=where, config=config.settings.compare, generated_at=utc_now(), metrics=metrics
+        )
         try:
             html.write_text(page, encoding="utf-8")
         except OSError as exc:
@@ -53,7 +57,7 @@ def report(
         out.print(f"No results in {where} yet: run `evaluator run` first.", highlight=False)
     else:
         out.print(f"{len(runs)} runs from {where}", highlight=False)
-        tables = history_tables(document["rows"])
+        tables = history_tables(document["rows"], metrics)
         for table in tables:
             out.print(table)
         if not tables and by == "prompt":

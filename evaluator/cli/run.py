@@ -37,7 +37,7 @@ from evaluator.reports import (
     resolve_run,
     write_junit,
 )
-from evaluator.results import ScenarioResult
+from evaluator.results import ScenarioResult, builtin_metrics
 from evaluator.run import SuiteRun, run_suite
 
 
@@ -171,7 +171,8 @@ def _compare_with(base: RunRecord, suite: SuiteRun, config_path: Path | None) ->
     config = load_config(config_path)
     runs = stored_runs(config)
     candidate = resolve_run(runs, suite.run.id, where=str(config.store_path))
-    document = compare_runs(base, candidate, config.settings.compare)
+    metrics = builtin_metrics(config)
+    document = compare_runs(base, candidate, config.settings.compare, metrics=metrics)
     out.print()
     if not document["paired_scenarios"]:
         notice(
@@ -180,7 +181,7 @@ def _compare_with(base: RunRecord, suite: SuiteRun, config_path: Path | None) ->
             f"--baseline {base.label} has no scenario in common with this run: nothing was compared.",
         )
         return False
-    print_compare(out, document)
+    print_compare(out, document, metrics)
     return bool(document["verdict"] == "regression")
 
 

@@ -13,7 +13,7 @@ from evaluator.config import load_config
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse import LangfuseConnection
 from evaluator.reports import notice, print_delivery
-from evaluator.results import DEFINITIONS
+from evaluator.results import builtin_metrics
 from evaluator.storage import Store, deliver, deliver_spans
 
 
@@ -66,7 +66,7 @@ def sync(
                     spans = deliver_spans(
                         store, connection.spans, destination, deadline=deadline, now=utc_now
                     )
-                connection.scores.ensure_score_configs(DEFINITIONS, deadline)
+                connection.scores.ensure_score_configs(builtin_metrics(config).definitions, deadline)
             except LangfuseUnavailableError as exc:
                 notice(err, "error", str(exc))
     status = store.delivery_status(destination)

@@ -17,7 +17,7 @@ from evaluator.errors import ConfigError, did_you_mean
 from evaluator.langfuse import LangfuseConnection, LangfuseSettings
 from evaluator.prompts import PromptLibrary
 from evaluator.reports import notice, print_judges, summary_table
-from evaluator.results import evaluate
+from evaluator.results import builtin_metrics, evaluate
 from evaluator.run.judging import NOT_FINISHED, judge_result
 from evaluator.run.service import rules_for
 from evaluator.scenarios import load_scenarios
@@ -70,7 +70,8 @@ def validate(
         normalized = (
             load_trace_file(trace, rules) if trace is not None else _read(connection, trace_id, config, rules)
         )
-        result = evaluate(loaded, normalized, judge_status=NOT_FINISHED)
+        metrics = builtin_metrics(config)
+        result = evaluate(loaded, normalized, judge_status=NOT_FINISHED, metrics=metrics)
         result = judge_result(
             config,
             loaded,
@@ -80,6 +81,7 @@ def validate(
             no_judge=no_judge,
             no_cache=no_cache,
             notice=_warnings_only,
+            metrics=metrics,
         )
     if as_json:
         sys.stdout.write(json.dumps(result.to_json(), indent=2, default=str) + "\n")

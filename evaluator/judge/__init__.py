@@ -1,13 +1,17 @@
 """The LLM judges: the model client protocol with the OpenAI-compatible client and its recording fake,
 what the judges are shown, their reply models with the tolerant reader and one repair, the one retry
-policy and its shared limiter, the verdict cache, and `Judges`, which puts them together."""
+policy and its shared limiter, the verdict cache, `Judges` (the runtime that puts them together), and the
+two built-in judge metrics: `QualityJudge` and `CorrectnessJudge`."""
 
 from evaluator.judge.cache import CacheKey, MemoryVerdictCache, VerdictCache
+from evaluator.judge.correctness import CorrectnessJudge, crag_metrics
 from evaluator.judge.crag import exact_match, miss_phrase, normalise
 from evaluator.judge.fake import FakeJudgeModel, ModelCall
 from evaluator.judge.judges import NOTHING_TO_JUDGE, JudgeOutcome, Judges, JudgeSettings, overall_status
+from evaluator.judge.metric import JudgeMetric, JudgeRuntime, PromptRef
 from evaluator.judge.model import JudgeModel, ModelReply, TokenUsage
 from evaluator.judge.openai_client import OpenAIJudgeModel
+from evaluator.judge.quality import QualityJudge, quality_means
 from evaluator.judge.render import BLOCK_TAGS, Sources, sources_block, untrusted
 from evaluator.judge.replies import CorrectnessReply, QualityReply, json_objects, read_reply
 from evaluator.judge.retry import RateGate, RetryPolicy
@@ -19,12 +23,15 @@ __all__ = [
     "NOTHING_TO_JUDGE",
     "NO_TRACING",
     "CacheKey",
+    "CorrectnessJudge",
     "CorrectnessReply",
     "CorrectnessVerdict",
     "FakeJudgeModel",
     "GenerationRecord",
+    "JudgeMetric",
     "JudgeModel",
     "JudgeOutcome",
+    "JudgeRuntime",
     "JudgeSettings",
     "JudgeTracer",
     "Judgement",
@@ -34,6 +41,8 @@ __all__ = [
     "ModelCall",
     "ModelReply",
     "OpenAIJudgeModel",
+    "PromptRef",
+    "QualityJudge",
     "QualityReply",
     "QualityVerdict",
     "RateGate",
@@ -41,11 +50,13 @@ __all__ = [
     "Sources",
     "TokenUsage",
     "VerdictCache",
+    "crag_metrics",
     "exact_match",
     "json_objects",
     "miss_phrase",
     "normalise",
     "overall_status",
+    "quality_means",
     "read_reply",
     "sources_block",
     "untrusted",

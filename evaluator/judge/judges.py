@@ -1,12 +1,5 @@
-"""`Judges`: the quality judge and the correctness judge, for one scenario's answer at a time.
-
-- **Quality** (scenarios with `expected.answer.criteria`): one call to the quality prompt with the
-  question, the answer, the criteria and the sources the agents used (tool outputs, trimmed to
-  `source_budget_chars`); the reply scores answer_quality, factual_correctness and completeness (0-1).
-- **Correctness** (scenarios with `expected.answer.ground_truth`), in the seed's order: a miss ("I don't
-  know" and its variants, or an empty answer) is `miss`; an exact match after normalisation is
-  `correct` with no call; otherwise the correctness prompt's CORRECT / WRONG is `correct` /
-  `hallucination`.
+"""`Judges`: the judge runtime, running the judge-stage metrics (judge/quality.py, judge/correctness.py, or
+any `JudgeMetric`) on one scenario's answer at a time.
 
 Every model call goes through the one retry policy and its shared limiter. Structured output is asked
 for with the prompt's `json_schema` (header `config`) until the endpoint refuses it, then plain JSON for
@@ -18,23 +11,23 @@ A scored judgement is cached (prompt version, model, hash of the exact messages)
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Generic
 
 from evaluator.config import DEFAULT_MISS_PHRASES, JudgeConfig
 from evaluator.errors import EvaluatorError, JudgeUnavailableError, ResponseFormatRejectedError
 from evaluator.judge.cache import CacheKey, VerdictCache
-from evaluator.judge.crag import exact_match, miss_phrase
+from evaluator.judge.correctness import CorrectnessJudge
+from evaluator.judge.metric import JudgeMetric, PromptRef
 from evaluator.judge.model import JudgeModel, ModelReply, TokenUsage
-from evaluator.judge.render import correctness_variables, quality_variables, sources_block
-from evaluator.judge.replies import CorrectnessReply, QualityReply, Reply, read_reply, repair_request
+from evaluator.judge.quality import QualityJudge
+from evaluator.judge.replies import Reply, read_reply, repair_request
 from evaluator.judge.retry import RetryPolicy
 from evaluator.judge.tracing import NO_TRACING, JudgementTrace, JudgeTracer
-from evaluator.judge.verdicts import CorrectnessLabel, CorrectnessVerdict, Judgement, QualityVerdict
-from evaluator.metrics import Verdict, answer_text
+from evaluator.judge.verdicts import Judgement
+from evaluator.metrics import JudgeStatus, MetricContext, Verdict
 from evaluator.prompts import ChatMessage, Prompt, PromptSource
-from evaluator.results import JudgeStatus
 from evaluator.scenarios import Scenario
 from evaluator.trace import Trace
 
@@ -66,6 +59,13 @@ class JudgeSettings:
             use_cache=use_cache,
         )
 
+    def judge_metrics(self) -> tuple[QualityJudge, CorrectnessJudge]:
+        """The two built-in judges with these settings' prompts, budget and miss phrases."""
+        return (
+            QualityJudge(prompt=self.quality_prompt, source_budget_chars=self.source_budget_chars),
+            CorrectnessJudge(prompt=self.correctness_prompt, miss_phrases=self.miss_phrases),
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class JudgeOutcome:
@@ -90,7 +90,7 @@ def overall_status(judgements: Mapping[str, Judgement]) -> JudgeStatus:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Task:
+class _Task(Generic[Reply]):
     """One judgement to make: who asks, with which prompt and inputs, expecting which reply."""
 
     judge: str
@@ -98,14 +98,16 @@ class _Task:
     run_id: str
     prompt: Prompt
     messages: list[ChatMessage]  # the prompt compiled with the judged content
-    reply_type: type[QualityReply] | type[CorrectnessReply]
+    reply_type: type[Reply]
 
 
 _GIVE_UP_AFTER = 3  # judgements in a row whose endpoint failed, before the run stops asking it
 
 
 class Judges:
-    """Both judges, sharing one model client, one retry policy (and its limiter) and one cache."""
+    """The judge runtime of a run: the judge-stage metrics (`metrics`: by default the two built-in
+    judges of `settings`) sharing one model client, one retry policy (and its limiter), one verdict
+    cache and one tracer. Each judge asks through `ask`."""
 
     def __init__(
         self,
@@ -118,9 +120,13 @@ class Judges:
         tracer: JudgeTracer = NO_TRACING,
         retry: RetryPolicy | None = None,
         on_notice: Notice = lambda kind, message: None,
+        metrics: Sequence[JudgeMetric] | None = None,
     ) -> None:
         self.model = model
         self.settings = settings or JudgeSettings()
+        self.metrics: tuple[JudgeMetric, ...] = (
+            tuple(metrics) if metrics is not None else self.settings.judge_metrics()
+        )
         self._prompts = prompts
         self._pins = dict(pins or {})
         self._cache = cache if self.settings.use_cache else None
@@ -132,101 +138,59 @@ class Judges:
         self._given_up: str | None = None  # why the endpoint is not asked any more, for the whole run
         self._lock = threading.Lock()
 
-    @staticmethod
-    def applies(scenario: Scenario) -> bool:
-        spec = scenario.expected.answer
-        return spec is not None and bool(spec.criteria or spec.ground_truth)
+    def applies(self, scenario: Scenario) -> bool:
+        """Whether any of the judges applies to the scenario."""
+        return any(metric.applies(scenario) for metric in self.metrics)
 
     def judge(self, scenario: Scenario, answer: object, trace: Trace, *, run_id: str) -> JudgeOutcome:
-        """Every judge the scenario asks for, on `answer` (with the tool outputs of `trace`)."""
-        spec = scenario.expected.answer
+        """Every judge the scenario asks for, on `answer` (with the tool outputs of `trace`), in order."""
+        context = MetricContext(scenario=scenario, trace=trace, answer=answer)
         judged: dict[str, Verdict] = {}
         judgements: dict[str, Judgement] = {}
-        if spec is not None and spec.criteria:
-            quality, judgements["quality"] = self._quality(scenario, spec.criteria, answer, trace, run_id)
-            if quality is not None:
-                judged["quality"] = quality
-        if spec is not None and spec.ground_truth:
-            verdict, judgements["correctness"] = self._correctness(
-                scenario, spec.ground_truth, answer, run_id
-            )
+        for metric in self.metrics:
+            if not metric.applies(scenario):
+                continue
+            verdict, judgements[metric.key] = metric.judge(context, self, run_id)
             if verdict is not None:
-                judged["correctness"] = verdict
+                judged[metric.key] = verdict
         return JudgeOutcome(judged=judged, judgements=judgements, status=overall_status(judgements))
 
-    # --- the two judges ----------------------------------------------------------------------------
+    # --- one judgement (the runtime every judge asks through) ----------------------------------------
 
-    def _quality(
-        self, scenario: Scenario, criteria: str, answer: object, trace: Trace, run_id: str
-    ) -> tuple[QualityVerdict | None, Judgement]:
-        sources = sources_block(trace.tools, self.settings.source_budget_chars)
-        variables = quality_variables(
-            question=scenario.input, answer=answer, criteria=criteria, sources=sources
+    def ask(
+        self,
+        judge: str,
+        context: MetricContext,
+        *,
+        run_id: str,
+        prompt: PromptRef,
+        variables: Mapping[str, str],
+        reply_type: type[Reply],
+    ) -> tuple[Reply | None, Judgement]:
+        task = self._task(
+            judge, context.scenario, run_id=run_id, ref=prompt, variables=variables, reply_type=reply_type
         )
-        task = self._task("quality", scenario, run_id, variables, QualityReply)
         if isinstance(task, Judgement):
             return None, task
-        reply, judgement = self._ask(task)
-        if not isinstance(reply, QualityReply):
-            return None, judgement
-        verdict = QualityVerdict(
-            answer_quality=reply.answer_quality,
-            factual_correctness=reply.factual_correctness,
-            completeness=reply.completeness,
-            reasoning=reply.reasoning,
-            judgement=judgement,
-        )
-        return verdict, judgement
+        return self._ask(task)
 
-    def _correctness(
-        self, scenario: Scenario, ground_truth: str, answer: object, run_id: str
-    ) -> tuple[CorrectnessVerdict | None, Judgement]:
-        text = answer_text(answer)
-        ruled = self._by_rule(text, ground_truth)
-        if ruled is not None:
-            return ruled, ruled.judgement
-        variables = correctness_variables(question=scenario.input, answer=answer, ground_truth=ground_truth)
-        task = self._task("correctness", scenario, run_id, variables, CorrectnessReply)
-        if isinstance(task, Judgement):
-            return None, task
-        reply, judgement = self._ask(task)
-        if not isinstance(reply, CorrectnessReply):
-            return None, judgement
-        label: CorrectnessLabel = "correct" if reply.verdict == "CORRECT" else "hallucination"
-        verdict = CorrectnessVerdict(
-            verdict=label, exact_match=False, reason=reply.reason, judgement=judgement
-        )
-        return verdict, judgement
-
-    def _by_rule(self, answer: str, ground_truth: str) -> CorrectnessVerdict | None:
-        """The seed's first two steps, with no model call: a miss, then an exact match."""
-        phrase = "" if not answer.strip() else miss_phrase(answer, self.settings.miss_phrases)
-        if phrase is not None:
-            reason = f'the answer says it does not know ("{phrase}")' if phrase else "the answer is empty"
-            judgement = Judgement(judge="correctness", status="scored", reason=reason, decided_by="miss")
-            return CorrectnessVerdict(verdict="miss", exact_match=False, reason=reason, judgement=judgement)
-        if exact_match(answer, ground_truth):
-            judgement = Judgement(
-                judge="correctness", status="scored", reason="exact match", decided_by="exact match"
-            )
-            return CorrectnessVerdict(
-                verdict="correct", exact_match=True, reason="exact match", judgement=judgement
-            )
-        return None
-
-    # --- one judgement -----------------------------------------------------------------------------
+    def give_up_reason(self) -> str | None:
+        with self._lock:
+            return self._given_up
 
     def _task(
         self,
         judge: str,
         scenario: Scenario,
+        *,
         run_id: str,
+        ref: PromptRef,
         variables: Mapping[str, str],
-        reply_type: type[QualityReply] | type[CorrectnessReply],
-    ) -> _Task | Judgement:
+        reply_type: type[Reply],
+    ) -> _Task[Reply] | Judgement:
         """The judgement to make, or an unscored one when its prompt cannot be had."""
         try:
-            prompt = self._prompt(judge, scenario)
+            prompt = self._prompt(ref)
             messages = prompt.compile_messages(**variables)  # an unknown variable fails here
         except EvaluatorError as exc:
             return Judgement(judge=judge, status="unscored", reason=str(exc), model=self.settings.model)
@@ -239,19 +203,13 @@ class Judges:
             reply_type=reply_type,
         )
 
-    def _prompt(self, judge: str, scenario: Scenario) -> Prompt:
-        """`--prompt` pins first, then (for the quality judge) the scenario's `judge:`; else production."""
-        spec = scenario.judge if judge == "quality" else None
-        name = self.settings.quality_prompt if judge == "quality" else self.settings.correctness_prompt
-        if spec is not None and spec.prompt:
-            name = spec.prompt
-        if name in self._pins:
-            return self._prompts.get(name, version=self._pins[name])
-        if spec is not None:
-            return self._prompts.get(name, version=spec.version, label=spec.label)
-        return self._prompts.get(name)
+    def _prompt(self, ref: PromptRef) -> Prompt:
+        """`--prompt` pins first, then the version or label the judge asks for; else production."""
+        if ref.name in self._pins:
+            return self._prompts.get(ref.name, version=self._pins[ref.name])
+        return self._prompts.get(ref.name, version=ref.version, label=ref.label)
 
-    def _ask(self, task: _Task) -> tuple[QualityReply | CorrectnessReply | None, Judgement]:
+    def _ask(self, task: _Task[Reply]) -> tuple[Reply | None, Judgement]:
         messages, model = task.messages, self.settings.model
         base = Judgement(judge=task.judge, status="scored", prompt=task.prompt, model=model)
         key = CacheKey.of(task.prompt, model, messages) if self._cache is not None else None

@@ -1,4 +1,5 @@
-"""Pure checks, one shape: context in, typed verdict out, plus the scores it yields (`base`)."""
+"""The metric shape (`base`: every metric, rule check or judge, declares its key, stage, level, scores and
+figures), the `MetricSet` of a run, and the rule checks: `workflow`, `trajectory`, `answer`."""
 
 from evaluator.metrics.answer import (
     AnswerCheck,
@@ -7,32 +8,59 @@ from evaluator.metrics.answer import (
     check_answer,
     final_answer,
 )
-from evaluator.metrics.base import DataType, Metric, MetricContext, ScoreDefinition, ScoreValue, Verdict
-from evaluator.metrics.registry import METRICS, metric_definitions, run_metrics
+from evaluator.metrics.base import (
+    DataType,
+    Figure,
+    Gate,
+    JudgeStatus,
+    Level,
+    Metric,
+    MetricBase,
+    MetricContext,
+    ScoreDefinition,
+    ScoreValue,
+    SessionContext,
+    Stage,
+    Verdict,
+    at,
+    number,
+    number_at,
+    session_id,
+)
+from evaluator.metrics.metric_set import MetricSet
 from evaluator.metrics.trajectory import TrajectoryMetric, TrajectoryScore, score_paths, score_trajectory
 from evaluator.metrics.workflow import KindVerdict, WorkflowValidator, WorkflowVerdict, validate_kind
 
 __all__ = [
-    "METRICS",
     "AnswerCheck",
     "AnswerContainsMetric",
     "DataType",
+    "Figure",
+    "Gate",
+    "JudgeStatus",
     "KindVerdict",
+    "Level",
     "Metric",
+    "MetricBase",
     "MetricContext",
+    "MetricSet",
     "ScoreDefinition",
     "ScoreValue",
+    "SessionContext",
+    "Stage",
     "TrajectoryMetric",
     "TrajectoryScore",
     "Verdict",
     "WorkflowValidator",
     "WorkflowVerdict",
     "answer_text",
+    "at",
     "check_answer",
     "final_answer",
-    "metric_definitions",
-    "run_metrics",
+    "number",
+    "number_at",
     "score_paths",
     "score_trajectory",
+    "session_id",
     "validate_kind",
 ]

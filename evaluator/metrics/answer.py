@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.metrics.base import MetricContext, ScoreDefinition, ScoreValue
+from evaluator.metrics.base import MetricBase, MetricContext, ScoreDefinition, ScoreValue
 
 _AI_ROLES = frozenset({"ai", "assistant", "AIMessage", "AIMessageChunk"})
 
@@ -76,7 +76,7 @@ def check_answer(contains: tuple[str, ...], answer: Any) -> AnswerCheck:
     return AnswerCheck(contains=contains, missing=tuple(s for s in contains if s not in text))
 
 
-class AnswerContainsMetric:
+class AnswerContainsMetric(MetricBase):
     """`answer.contains`, for scenarios that list strings the answer must hold."""
 
     key = "answer"
@@ -87,7 +87,10 @@ class AnswerContainsMetric:
             description="Every expected string occurs in the answer (comment: the missing ones)",
         ),
     )
-    figures: Mapping[str, tuple[str, ...]] = {}
+
+    def from_scores(self, scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+        score = scores.get("answer_contains")
+        return None if score is None else {"pass": bool(score.get("value"))}
 
     def evaluate(self, context: MetricContext) -> AnswerCheck | None:
         spec = context.scenario.expected.answer

@@ -1,12 +1,20 @@
-"""The one shape every check has, as in pydantic_evals: a context in, a typed verdict out, plus the
-score definitions the check yields. A new metric family is one module with a `Metric` and its verdict,
-added to the registry; the pass rule, scores, the summary, the report columns and verify read verdicts
-through this shape only.
+"""The one shape of everything that yields a figure, as in pydantic_evals and inspect_ai: a metric declares
+its key (its field in the result object), its *stage* (``inline``: pure and fast, in the metrics stage;
+``judge``: in the judge pool, given the shared judge runtime), the *level* it scores (a trace, an
+observation, a session, the run), the score definitions it yields, and its figures with their aggregates
+(`Figure`, like inspect_ai's ``@scorer(metrics=[accuracy()])``). Everything downstream (the pass rule, the
+result JSON, scores and score configs, run figures, verify, the reports, compare's gate, runs rebuilt from
+Langfuse scores) reads metrics through this shape only, from the `MetricSet` of the run: a new metric
+family is one module and its tests.
+
+Levels: a *trace* metric scores one trace (a single-turn scenario's run); a *session* metric scores a
+session, every trace of one scenario's run (`session_id`: ``<run id>:<scenario id>``, as dialogues share
+in Langfuse), from its traces' verdicts (`SessionContext`), and its scores are session scores.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -14,6 +22,10 @@ from evaluator.scenarios import Scenario
 from evaluator.trace import Trace
 
 DataType = Literal["BOOLEAN", "NUMERIC", "CATEGORICAL"]
+Stage = Literal["inline", "judge"]
+Level = Literal["observation", "trace", "session", "run"]
+Direction = Literal["down", "up"]
+Unit = Literal["points", "score", "percent"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,12 +51,101 @@ class ScoreValue:
 
 
 @dataclass(frozen=True, kw_only=True)
+class JudgeStatus:
+    """Why there is (or is no) judge-stage verdict. A judge that did not run is never a score."""
+
+    status: Literal["scored", "skipped", "unscored"]
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"status": self.status, "reason": self.reason}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Gate:
+    """`compare`'s regression check on a figure: a change of more than `threshold` (in `unit`) in the bad
+    `direction` is a regression. `setting` names the `[compare]` key that overrides the threshold
+    (default: the figure's name in `[compare.thresholds]`); `floor_setting` a key whose value the raw
+    change must also exceed (latency: a few milliseconds are timer noise)."""
+
+    label: str
+    direction: Direction = "down"
+    unit: Unit = "points"
+    threshold: float
+    setting: str | None = None
+    floor_setting: str | None = None
+
+
+def _none(_: Mapping[str, Any]) -> float | None:
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Figure:
+    """A run-level figure: each result's value drawn from its JSON (`value`: None when the result does
+    not have it), aggregated over the results that have it (`aggregate`: the mean, the only one so far;
+    a session figure's per-result value is its session's). `rate`: a 0-1 rate, shown in % and compared in
+    points. `label`: its column in the history tables (None: not a column); `chart`: its trend chart's
+    title in the HTML report; `delta`: shown in the history's change column; `change`: listed among a
+    scenario's changes by compare (latency and cost always differ a little)."""
+
+    name: str
+    value: Callable[[Mapping[str, Any]], float | None] = _none
+    aggregate: Literal["mean"] = "mean"
+    level: Level = "trace"
+    rate: bool = False
+    gate: Gate | None = None
+    label: str | None = None
+    chart: str | None = None
+    delta: bool = False
+    change: bool = True
+
+
+def number(value: Any) -> float | None:
+    """A JSON number as a float; None for anything else (bools included)."""
+    return float(value) if type(value) in (int, float) else None
+
+
+def at(document: Mapping[str, Any], path: Sequence[str]) -> Any:
+    """The value at `path` inside a JSON document (None where a step is missing)."""
+    value: Any = document
+    for part in path:
+        # dict first: documents are JSON objects, and the Mapping check alone is several times slower
+        value = value.get(part) if isinstance(value, (dict, Mapping)) else None
+    return value
+
+
+def number_at(*path: str) -> Callable[[Mapping[str, Any]], float | None]:
+    """A figure's value: the number at `path` in the result object."""
+
+    def value(document: Mapping[str, Any]) -> float | None:
+        return number(at(document, path))
+
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
 class MetricContext:
-    """Everything a check may look at: the scenario's expectations, the normalized trace, the answer."""
+    """Everything a trace-level check may look at: the scenario's expectations, the normalized trace,
+    the answer."""
 
     scenario: Scenario
     trace: Trace
     answer: Any  # the final answer the system gave
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionContext:
+    """What a session-level metric sees: the scenario, and the verdicts of each of the session's traces
+    (by metric key, in trace order: one trace for a single-turn scenario, one per turn for a dialogue)."""
+
+    scenario: Scenario
+    traces: tuple[Mapping[str, Verdict], ...]
+
+
+def session_id(run_id: str, scenario_id: str) -> str:
+    """The session of one scenario's run (DESIGN.md, Dialogues: every turn of it shares this id)."""
+    return f"{run_id}:{scenario_id}"
 
 
 class Verdict(Protocol):
@@ -69,13 +170,21 @@ class Verdict(Protocol):
 
 
 class Metric(Protocol):
-    """A check: `evaluate` is pure and fast, never touches Langfuse, and returns None when the scenario
-    does not ask for it."""
+    """One metric. Inline trace metrics implement `evaluate`, inline session metrics `evaluate_session`
+    (pure and fast, never touching Langfuse; None when the scenario does not ask for it); judge-stage
+    metrics are run by the judge runtime (judge/). The rest says how the metric shows everywhere else;
+    `MetricBase` gives the defaults."""
 
     @property
     def key(self) -> str:
-        """The verdict's field in the result object."""
+        """Its field in the result object (and the prefix its figures and scores usually share)."""
         ...
+
+    @property
+    def stage(self) -> Stage: ...
+
+    @property
+    def level(self) -> Level: ...
 
     @property
     def definitions(self) -> tuple[ScoreDefinition, ...]:
@@ -83,8 +192,92 @@ class Metric(Protocol):
         ...
 
     @property
-    def figures(self) -> Mapping[str, tuple[str, ...]]:
-        """Numbers the history averages: a column name -> its path inside the verdict's JSON."""
+    def figures(self) -> tuple[Figure, ...]:
+        """Its run-level figures, in order."""
+        ...
+
+    @property
+    def order_sensitive(self) -> bool:
+        """Its verdict depends on the order of calls (verify: ties in start times)."""
         ...
 
     def evaluate(self, context: MetricContext) -> Verdict | None: ...
+
+    def evaluate_session(self, context: SessionContext) -> Verdict | None: ...
+
+    def error_scores(self, message: str) -> list[ScoreValue]:
+        """The scores of a run that raised or timed out (usually none)."""
+        ...
+
+    def passed_in(self, field: Mapping[str, Any]) -> bool | None:
+        """Whether its field of a result object (rebuilt from scores, say) says the scenario passed."""
+        ...
+
+    def from_scores(self, scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+        """Its field of a result object, rebuilt from a scenario's scores in Langfuse (by name)."""
+        ...
+
+    def run_summary(self, verdicts: Sequence[Verdict], unjudged: int) -> dict[str, Any] | None:
+        """Its run-level dictionary (the run's `metrics[key]`), from the run's verdicts; None: none."""
+        ...
+
+    def summary_line(self, summary: Mapping[str, Any]) -> str | None:
+        """That dictionary in one line, for the console."""
+        ...
+
+    def cell(self, verdict: Verdict) -> str:
+        """Its verdict in a cell of the console's table."""
+        ...
+
+    def column(self) -> str | None:
+        """Its column's heading in the console's table (None: no column of its own)."""
+        ...
+
+    def order_free(self, field: Mapping[str, Any]) -> object:
+        """What must still match when only the order of calls is unsure (verify)."""
+        ...
+
+
+class MetricBase:
+    """Defaults for a metric: an inline trace metric with no figures, no run summary and no column.
+    Subclass it and set `key` and `definitions` (and `figures`), then override what differs."""
+
+    key: str = ""
+    stage: Stage = "inline"
+    level: Level = "trace"
+    definitions: tuple[ScoreDefinition, ...] = ()
+    figures: tuple[Figure, ...] = ()
+    order_sensitive: bool = False
+
+    def evaluate(self, context: MetricContext) -> Verdict | None:
+        return None
+
+    def evaluate_session(self, context: SessionContext) -> Verdict | None:
+        return None
+
+    def error_scores(self, message: str) -> list[ScoreValue]:
+        return []
+
+    def passed_in(self, field: Mapping[str, Any]) -> bool | None:
+        passed = field.get("pass")
+        return passed if isinstance(passed, bool) else None
+
+    def from_scores(self, scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+        """Default: each of its scores by name, its value as posted."""
+        found = {d.name: scores[d.name].get("value") for d in self.definitions if d.name in scores}
+        return found or None
+
+    def run_summary(self, verdicts: Sequence[Verdict], unjudged: int) -> dict[str, Any] | None:
+        return None
+
+    def summary_line(self, summary: Mapping[str, Any]) -> str | None:
+        return None
+
+    def cell(self, verdict: Verdict) -> str:
+        return ""
+
+    def column(self) -> str | None:
+        return None
+
+    def order_free(self, field: Mapping[str, Any]) -> object:
+        return field

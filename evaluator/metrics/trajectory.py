@@ -20,7 +20,17 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.metrics.base import MetricContext, ScoreDefinition, ScoreValue
+from evaluator.metrics.base import (
+    Figure,
+    Gate,
+    MetricBase,
+    MetricContext,
+    ScoreDefinition,
+    ScoreValue,
+    Verdict,
+    number,
+    number_at,
+)
 from evaluator.scenarios import TrajectorySpec
 from evaluator.trace import Trace
 
@@ -109,10 +119,16 @@ def score_trajectory(spec: TrajectorySpec, trace: Trace, named: Collection[str] 
     return score_paths(spec.tools, actual, expected_flow=spec.flow, actual_flow=trace.flow)
 
 
-class TrajectoryMetric:
-    """The four trajectory modes, for scenarios that give `expected.trajectory`."""
+_PREFIX = "trajectory_"
+
+
+class TrajectoryMetric(MetricBase):
+    """The four trajectory modes, for scenarios that give `expected.trajectory`; its figures are each
+    mode's mean (`trajectory_<mode>`), the full-workflow one gated by compare. Its verdict depends on
+    the order of the calls."""
 
     key = "trajectory"
+    order_sensitive = True
     definitions = (
         ScoreDefinition(
             name="trajectory_partial_path",
@@ -135,9 +151,48 @@ class TrajectoryMetric:
             description="1 when the full path and the flow both match, else 0 (the strictest mode)",
         ),
     )
-    figures: Mapping[str, tuple[str, ...]] = {
-        mode: (mode,) for mode in ("partial_path", "full_path", "path_nodes", "full_workflow")
-    }
+    figures = (
+        Figure(name="trajectory_partial_path", value=number_at("trajectory", "partial_path"), rate=True),
+        Figure(name="trajectory_full_path", value=number_at("trajectory", "full_path"), rate=True),
+        Figure(name="trajectory_path_nodes", value=number_at("trajectory", "path_nodes"), rate=True),
+        Figure(
+            name="trajectory_full_workflow",
+            value=number_at("trajectory", "full_workflow"),
+            rate=True,
+            label="full wf",
+            chart="Tool path and flow exactly as expected (full workflow)",
+            delta=True,
+            gate=Gate(label="full-workflow trajectory mean", threshold=3.0, setting="full_workflow_drop"),
+        ),
+    )
+
+    def passed_in(self, field: Mapping[str, Any]) -> bool | None:
+        full = number(field.get("full_workflow"))
+        return None if full is None else full == 1.0
+
+    def from_scores(self, scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+        modes = {
+            name.removeprefix(_PREFIX): value
+            for name, score in scores.items()
+            if name.startswith(_PREFIX) and (value := number(score.get("value"))) is not None
+        }
+        return modes or None
+
+    def cell(self, verdict: Verdict) -> str:
+        t = verdict.to_json()
+        partial, full, nodes, workflow = (
+            t["partial_path"],
+            t["full_path"],
+            t["path_nodes"],
+            t["full_workflow"],
+        )
+        return f"{partial:.2f} / {full:.0f} / {nodes:.2f} / {workflow:.0f}"
+
+    def column(self) -> str:
+        return "trajectory\npartial / full / nodes / workflow"
+
+    def order_free(self, field: Mapping[str, Any]) -> object:
+        return sorted(field.get("actual") or ())
 
     def evaluate(self, context: MetricContext) -> TrajectoryScore | None:
         expected = context.scenario.expected

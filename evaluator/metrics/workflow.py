@@ -29,7 +29,14 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.metrics.base import MetricContext, ScoreDefinition, ScoreValue
+from evaluator.metrics.base import (
+    Figure,
+    Gate,
+    MetricBase,
+    MetricContext,
+    ScoreDefinition,
+    ScoreValue,
+)
 from evaluator.scenarios import Expectation, Expected
 from evaluator.trace import Trace, normalize_name
 
@@ -162,8 +169,16 @@ def called_tools(expected: Expected, trace: Trace) -> list[str]:
     return trace.tool_path_naming(named_tools(expected))
 
 
-class WorkflowValidator:
-    """Checks a trace's agents and tools against a scenario's expectations (the `workflow` metric)."""
+def _workflow_passed(document: Mapping[str, Any]) -> float:
+    """1 when the workflow verdict passed, else 0 (an `error` result counts as 0)."""
+    workflow = document.get("workflow")
+    passed = workflow.get("pass") if isinstance(workflow, dict) else None
+    return 1.0 if document.get("status") != "error" and passed is True else 0.0
+
+
+class WorkflowValidator(MetricBase):
+    """Checks a trace's agents and tools against a scenario's expectations (the `workflow` metric).
+    A run that raised or timed out scores `workflow_pass` = 0 (it never finished its workflow)."""
 
     key = "workflow"
     definitions = (
@@ -181,7 +196,23 @@ class WorkflowValidator:
             name="workflow_tools_pass", data_type="BOOLEAN", description="No tool missing, no unexpected tool"
         ),
     )
-    figures: Mapping[str, tuple[str, ...]] = {}
+    figures = (
+        Figure(
+            name="workflow_pass_rate",
+            value=_workflow_passed,
+            rate=True,
+            label="workflow",
+            chart="Workflow passed (right agents and tools)",
+            gate=Gate(label="workflow pass rate", threshold=2.0, setting="workflow_pass_rate_drop"),
+        ),
+    )
+
+    def error_scores(self, message: str) -> list[ScoreValue]:
+        return [ScoreValue(name="workflow_pass", value=0.0, comment=f"error: {message}")]
+
+    def from_scores(self, scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+        score = scores.get("workflow_pass")
+        return None if score is None else {"pass": bool(score.get("value"))}
 
     def evaluate(self, context: MetricContext) -> WorkflowVerdict:
         """Every scenario gets a workflow verdict (an empty expectation is strict: see above)."""

@@ -15,14 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evaluator.config import CompareConfig
+from evaluator.metrics import Figure, Gate, MetricSet
+from evaluator.metrics.base import Unit
 from evaluator.reports.noise import METHOD, sign_flip_p
 from evaluator.reports.runs import RunRecord
-from evaluator.results import FIGURES, scenario_values
-from evaluator.results.figures import agent_prompts, judge_prompts
-
-Unit = Literal["points", "score", "percent"]
-# Not listed as a scenario's changes: latency and cost always differ a little; pass is the status itself.
-_NOT_A_CHANGE = frozenset({"latency_ms", "cost", "pass_rate"})
+from evaluator.results import agent_prompts, default_metrics
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,46 +29,34 @@ class Check:
     direction: Literal["down", "up"]  # the bad direction
     unit: Unit
     threshold: float
+    floor: float | None = None  # the raw change must also exceed this (latency: timer noise)
 
 
-def checks(config: CompareConfig) -> list[Check]:
-    return [
-        Check(
-            figure="workflow_pass_rate",
-            label="workflow pass rate",
-            direction="down",
-            unit="points",
-            threshold=config.workflow_pass_rate_drop,
-        ),
-        Check(
-            figure="trajectory_full_workflow",
-            label="full-workflow trajectory mean",
-            direction="down",
-            unit="points",
-            threshold=config.full_workflow_drop,
-        ),
-        Check(
-            figure="quality_mean",
-            label="mean quality",
-            direction="down",
-            unit="score",
-            threshold=config.quality_drop,
-        ),
-        Check(
-            figure="correctness_accuracy",
-            label="correctness accuracy",
-            direction="down",
-            unit="points",
-            threshold=config.accuracy_drop,
-        ),
-        Check(
-            figure="latency_ms",
-            label="mean latency",
-            direction="up",
-            unit="percent",
-            threshold=config.latency_increase_percent,
-        ),
-    ]
+def _setting(config: CompareConfig, name: str | None) -> float | None:
+    value = getattr(config, name, None) if name else None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _gate(figure: Figure, gate: Gate, config: CompareConfig) -> Check:
+    """The check of a gated figure: its threshold from its `[compare]` setting, else from
+    `[compare.thresholds]` by the figure's name, else the metric's default."""
+    threshold = _setting(config, gate.setting)
+    if threshold is None:
+        threshold = config.thresholds.get(figure.name, gate.threshold)
+    return Check(
+        figure=figure.name,
+        label=gate.label,
+        direction=gate.direction,
+        unit=gate.unit,
+        threshold=threshold,
+        floor=_setting(config, gate.floor_setting),
+    )
+
+
+def checks(config: CompareConfig, metrics: MetricSet | None = None) -> list[Check]:
+    """The regression checks: one per gated figure of `metrics`, in the figures' order."""
+    gated = (metrics or default_metrics()).gated
+    return [_gate(figure, figure.gate, config) for figure in gated if figure.gate is not None]
 
 
 def _by_scenario(run: RunRecord) -> dict[str, Mapping[str, Any]]:
@@ -79,13 +64,17 @@ def _by_scenario(run: RunRecord) -> dict[str, Mapping[str, Any]]:
 
 
 def _paired_values(
-    base: Mapping[str, Mapping[str, Any]], cand: Mapping[str, Mapping[str, Any]], shared: Sequence[str]
+    base: Mapping[str, Mapping[str, Any]],
+    cand: Mapping[str, Mapping[str, Any]],
+    shared: Sequence[str],
+    metrics: MetricSet,
 ) -> dict[str, list[tuple[float, float]]]:
     """Per figure, the (baseline, candidate) values of the scenarios that have it in both runs."""
-    pairs: dict[str, list[tuple[float, float]]] = {name: [] for name in FIGURES}
+    names = metrics.figure_names
+    pairs: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
     for scenario_id in shared:
-        b, c = scenario_values(base[scenario_id]), scenario_values(cand[scenario_id])
-        for name in FIGURES:
+        b, c = metrics.scenario_values(base[scenario_id]), metrics.scenario_values(cand[scenario_id])
+        for name in names:
             if name in b and name in c:
                 pairs[name].append((b[name], c[name]))
     return pairs
@@ -128,7 +117,8 @@ def _check(
     change = _change(check.unit, before, after)
     p_value = round(sign_flip_p([c - b for b, c in pairs]), 4)
     worse = change is not None and (-change if check.direction == "down" else change) > check.threshold
-    if check.figure == "latency_ms" and after - before <= config.latency_floor_ms:
+    bad_change = after - before if check.direction == "up" else before - after
+    if check.floor is not None and bad_change <= check.floor:
         worse = False  # a few milliseconds more is timer noise, whatever the percentage
     beyond = p_value < config.alpha
     regression = worse and (beyond or not strict)
@@ -152,12 +142,16 @@ def _flip(before: str, after: str) -> str | None:
     return None
 
 
-def _scenario_row(scenario_id: str, base: Mapping[str, Any], cand: Mapping[str, Any]) -> dict[str, Any]:
-    b, c = scenario_values(base), scenario_values(cand)
+def _scenario_row(
+    scenario_id: str, base: Mapping[str, Any], cand: Mapping[str, Any], metrics: MetricSet
+) -> dict[str, Any]:
+    """Its status either side, the flip, and its figures that changed (not latency and cost, which
+    always differ a little, nor pass, which is the status itself)."""
+    b, c = metrics.scenario_values(base), metrics.scenario_values(cand)
     changes = {
-        name: {"baseline": b.get(name), "candidate": c.get(name)}
-        for name in FIGURES
-        if name not in _NOT_A_CHANGE and b.get(name) != c.get(name)
+        f.name: {"baseline": b.get(f.name), "candidate": c.get(f.name)}
+        for f in metrics.figures
+        if f.change and b.get(f.name) != c.get(f.name)
     }
     before, after = str(base.get("status")), str(cand.get("status"))
     return {
@@ -174,10 +168,13 @@ _ORDER = {"pass->fail": 0, "fail->pass": 1}
 
 
 def _scenario_rows(
-    base: Mapping[str, Mapping[str, Any]], cand: Mapping[str, Mapping[str, Any]], shared: Sequence[str]
+    base: Mapping[str, Mapping[str, Any]],
+    cand: Mapping[str, Mapping[str, Any]],
+    shared: Sequence[str],
+    metrics: MetricSet,
 ) -> list[dict[str, Any]]:
     """Flips pass -> fail first, then fail -> pass, then other changes, then the unchanged."""
-    rows = [_scenario_row(s, base[s], cand[s]) for s in shared]
+    rows = [_scenario_row(s, base[s], cand[s], metrics) for s in shared]
 
     def rank(row: Mapping[str, Any]) -> tuple[int, str]:
         flip = row["flip"]
@@ -187,23 +184,26 @@ def _scenario_rows(
     return sorted(rows, key=rank)
 
 
-def _prompt_versions(run: RunRecord, scenarios: set[str]) -> dict[str, list[int]]:
+def _prompt_versions(run: RunRecord, scenarios: set[str], metrics: MetricSet) -> dict[str, list[int]]:
     """The prompt versions the run's results for these scenarios used, by prompt."""
     versions: dict[str, set[int]] = {}
     for result in run.results:
         if str(result.get("scenario_id")) not in scenarios:
             continue
-        used = [(n, v) for n, v, _ in agent_prompts(result)] + judge_prompts(result)
+        used = [(n, v) for n, v, _ in agent_prompts(result)] + metrics.judge_prompts(result)
         for name, version in used:
             versions.setdefault(name, set()).add(version)
     return {name: sorted(v) for name, v in sorted(versions.items())}
 
 
-def _prompt_changes(baseline: RunRecord, candidate: RunRecord, shared: Sequence[str]) -> list[dict[str, Any]]:
+def _prompt_changes(
+    baseline: RunRecord, candidate: RunRecord, shared: Sequence[str], metrics: MetricSet
+) -> list[dict[str, Any]]:
     """Prompts whose versions differ over the compared scenarios (a prompt only the scenarios of one
     run used did not change)."""
     compared = set(shared)
-    before, after = _prompt_versions(baseline, compared), _prompt_versions(candidate, compared)
+    before = _prompt_versions(baseline, compared, metrics)
+    after = _prompt_versions(candidate, compared, metrics)
     return [
         {"name": name, "baseline": before.get(name, []), "candidate": after.get(name, [])}
         for name in sorted(set(before) | set(after))
@@ -212,13 +212,22 @@ def _prompt_changes(baseline: RunRecord, candidate: RunRecord, shared: Sequence[
 
 
 def compare_runs(
-    baseline: RunRecord, candidate: RunRecord, config: CompareConfig, *, significant_only: bool = False
+    baseline: RunRecord,
+    candidate: RunRecord,
+    config: CompareConfig,
+    *,
+    significant_only: bool = False,
+    metrics: MetricSet | None = None,
 ) -> dict[str, Any]:
-    """The comparison document (what `compare --json` prints); `verdict` is "regression" or "ok"."""
+    """The comparison document (what `compare --json` prints) on the figures of `metrics` (the
+    built-in ones by default); `verdict` is "regression" or "ok"."""
+    metrics = metrics or default_metrics()
     base, cand = _by_scenario(baseline), _by_scenario(candidate)
     shared = sorted(set(base) & set(cand))
-    pairs = _paired_values(base, cand, shared)
-    gated = [_check(check, pairs[check.figure], config, significant_only) for check in checks(config)]
+    pairs = _paired_values(base, cand, shared, metrics)
+    gated = [
+        _check(check, pairs[check.figure], config, significant_only) for check in checks(config, metrics)
+    ]
     regressions = [row["label"] for row in gated if row["regression"]]
     figures = [
         {
@@ -227,12 +236,12 @@ def compare_runs(
             "candidate": _mean([p[1] for p in pairs[name]]),
             "n": len(pairs[name]),
         }
-        for name in FIGURES
+        for name in metrics.figure_names
     ]
     return {
         "baseline": baseline.ref(),
         "candidate": candidate.ref(),
-        "prompt_changes": _prompt_changes(baseline, candidate, shared),
+        "prompt_changes": _prompt_changes(baseline, candidate, shared, metrics),
         "paired_scenarios": len(shared),
         "only_in_baseline": sorted(set(base) - set(cand)),
         "only_in_candidate": sorted(set(cand) - set(base)),
@@ -242,7 +251,7 @@ def compare_runs(
         "significant_only": significant_only,
         "checks": gated,
         "figures": figures,
-        "scenarios": _scenario_rows(base, cand, shared),
+        "scenarios": _scenario_rows(base, cand, shared, metrics),
         "regressions": regressions,
         "verdict": "regression" if regressions else "ok",
     }

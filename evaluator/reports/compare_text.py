@@ -11,16 +11,17 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from evaluator.results import RATE_FIGURES
+from evaluator.metrics import MetricSet
+from evaluator.results import default_metrics
 
 _UNIT_SUFFIX = {"points": " pts", "score": "", "percent": " %"}
 
 
-def figure_value(name: str, value: float | None) -> str:
-    """A figure as people read it: rates in %, latency in ms, scores with two decimals."""
+def figure_value(name: str, value: float | None, metrics: MetricSet | None = None) -> str:
+    """A figure as people read it: rates (of `metrics`) in %, latency in ms, scores with two decimals."""
     if value is None:
         return "-"
-    if name in RATE_FIGURES:
+    if name in (metrics or default_metrics()).rates:
         return f"{value:.0%}" if abs(value * 100 - round(value * 100)) < 0.05 else f"{value:.1%}"
     if name == "latency_ms":
         return f"{value:.0f} ms"
@@ -113,7 +114,7 @@ def _scenario_line(row: Mapping[str, Any]) -> str:
     )
 
 
-def compare_markdown(doc: Mapping[str, Any]) -> str:
+def compare_markdown(doc: Mapping[str, Any], metrics: MetricSet | None = None) -> str:
     icon = ":x:" if doc["verdict"] == "regression" else ":white_check_mark:"
     lines = [f"### {icon} {headline(doc)}", ""]
     lines += [f"> {note}" for note in _caveats(doc)] + [""]
@@ -123,8 +124,8 @@ def compare_markdown(doc: Mapping[str, Any]) -> str:
     ]
     for c in doc["checks"]:
         lines.append(
-            f"| {c['label']} | {figure_value(c['figure'], c['baseline'])} "
-            f"| {figure_value(c['figure'], c['candidate'])} | {_signed(c)} | {_limit(c)} | {c['n']} "
+            f"| {c['label']} | {figure_value(c['figure'], c['baseline'], metrics)} "
+            f"| {figure_value(c['figure'], c['candidate'], metrics)} | {_signed(c)} | {_limit(c)} | {c['n']} "
             f"| {_p(c)} | {c['status']} |"
         )
     changed = [
@@ -141,7 +142,7 @@ def compare_markdown(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def print_compare(console: Console, doc: Mapping[str, Any]) -> None:
+def print_compare(console: Console, doc: Mapping[str, Any], metrics: MetricSet | None = None) -> None:
     style = "bold red" if doc["verdict"] == "regression" else "bold green"
     console.print(Text(headline(doc), style=style))
     for note in _caveats(doc):
@@ -151,7 +152,8 @@ def print_compare(console: Console, doc: Mapping[str, Any]) -> None:
         table.add_column(column, justify="left" if column in ("figure", "verdict", "p") else "right")
     for c in doc["checks"]:
         table.add_row(
-            c["label"], figure_value(c["figure"], c["baseline"]), figure_value(c["figure"], c["candidate"]),
+            c["label"], figure_value(c["figure"], c["baseline"], metrics),
+            figure_value(c["figure"], c["candidate"], metrics),
             _signed(c), _limit(c), str(c["n"]), _p(c),
             Text(c["status"], style="red" if c["regression"] else ""),
         )  # fmt: skip

@@ -16,16 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from evaluator.metrics import MetricSet
 from evaluator.reports.compare_text import figure_value
-from evaluator.results import (
-    RATE_FIGURES,
-    RunInfo,
-    ScenarioResult,
-    correctness_metrics,
-    judge_usage,
-    quality_means,
-    totals,
-)
+from evaluator.results import RunInfo, ScenarioResult, default_metrics, judge_usage, run_summaries, totals
 from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
 
 _STATUS_STYLE = {"passed": "green", "failed": "red", "error": "bold red"}
@@ -56,45 +49,46 @@ def _problems(result: ScenarioResult) -> str:
     return "; ".join(result.problems()) or "-"
 
 
-def _trajectory_cell(result: ScenarioResult) -> str:
-    tj = result.trajectory
-    if tj is None:
-        return "-"
-    return f"{tj.partial_path:.2f} / {tj.full_path:.0f} / {tj.path_nodes:.2f} / {tj.full_workflow:.0f}"
+def _metrics_of(results: Sequence[ScenarioResult]) -> MetricSet:
+    return results[0].metrics if results else default_metrics()
 
 
-def _judges_cell(result: ScenarioResult) -> str:
-    """The judges' verdicts in one cell: quality scores, correctness; or why there are none."""
-    parts = []
-    quality = result.judged.get("quality")
-    if quality is not None:
-        q = quality.to_json()
-        parts.append(f"{q['answer_quality']:.2f} / {q['factual_correctness']:.2f} / {q['completeness']:.2f}")
-    correctness = result.judged.get("correctness")
-    if correctness is not None:
-        parts.append(str(correctness.to_json()["verdict"]))
+def _judges_cell(result: ScenarioResult, metrics: MetricSet) -> str:
+    """The judges' verdicts in one cell (each judge's line, in order); or why there are none."""
+    parts = [
+        metric.cell(verdict)
+        for metric in metrics.judges
+        if (verdict := result.judged.get(metric.key)) is not None
+    ]
     if result.judge_status.status == "unscored":
         parts.append("unscored")
     return "\n".join(parts) or "-"
 
 
 def summary_table(results: Sequence[ScenarioResult], title: str = "Scenario results") -> Table:
+    """One row per result: its status, what went wrong, a column per inline metric that has one (the
+    trajectory's modes), the judges' verdicts in one column, the latency."""
+    metrics = _metrics_of(results)
+    own = [m for m in metrics if m.stage == "inline" and m.column() is not None]
+    headings = [j for m in metrics.judges if (j := m.column()) is not None]
     table = Table(title=title, show_lines=False)
     table.add_column("scenario", no_wrap=True)
     table.add_column("status")
     table.add_column("missing / unexpected", overflow="fold")
-    table.add_column("trajectory\npartial / full / nodes / workflow", justify="center")
-    table.add_column("judges\nquality / factual / complete", justify="center")
+    for metric in own:
+        table.add_column(str(metric.column()), justify="center")
+    table.add_column("judges\n" + " / ".join(headings), justify="center")
     table.add_column("latency", justify="right")
     for r in results:
         status = "evaluator error" if r.evaluator_error is not None else r.status
         latency = f"{r.latency_ms / 1000:.2f} s" if r.latency_ms is not None else "-"
+        cells = [m.cell(v) if (v := r.verdicts.get(m.key)) is not None else "-" for m in own]
         table.add_row(
             Text(r.scenario_id),
             Text(status, style=_STATUS_STYLE[r.status]),
             Text(_problems(r)),
-            _trajectory_cell(r),
-            Text(_judges_cell(r)),
+            *cells,
+            Text(_judges_cell(r, metrics)),
             latency,
         )
     return table
@@ -157,7 +151,7 @@ _UNSCORED_REASONS_SHOWN = 3
 
 
 def print_judges(console: Console, results: Sequence[ScenarioResult]) -> None:
-    """What the judges did and cost, and the run-level figures of their verdicts."""
+    """What the judges did and cost, and each metric's run-level dictionary in a line (the judges')."""
     if not any(r.judge_detail for r in results):
         return
     use = judge_usage(results)
@@ -179,23 +173,13 @@ def print_judges(console: Console, results: Sequence[ScenarioResult]) -> None:
             f"  and {len(reasons) - _UNSCORED_REASONS_SHOWN} more reasons: see `judge` in the results",
             highlight=False,
         )
-    quality = quality_means(results)
-    if quality is not None:
-        console.print(
-            f"Quality (mean of {quality['scored']}): answer quality {quality['answer_quality']:.2f}, "
-            f"factual correctness {quality['factual_correctness']:.2f}, "
-            f"completeness {quality['completeness']:.2f}",
-            highlight=False,
-        )
-    crag = correctness_metrics(results)
-    if crag is not None:
-        unjudged = f", {crag['unjudged']} not judged" if crag["unjudged"] else ""
-        console.print(
-            f"Correctness ({crag['total']} with a verdict{unjudged}): accuracy {crag['accuracy']:.2f}, "
-            f"exact match {crag['exact_match']:.2f}, missing {crag['missing']:.2f}, hallucination rate "
-            f"{crag['hallucination_rate']:.2f}, truthfulness {crag['truthfulness_score']:.2f}",
-            highlight=False,
-        )
+    metrics = _metrics_of(results)
+    summaries = run_summaries(results, metrics)
+    for metric in metrics:  # in the set's order
+        summary = summaries.get(metric.key)
+        line = metric.summary_line(summary) if summary is not None else None
+        if line is not None:
+            console.print(line, highlight=False)
 
 
 def print_delivery(
@@ -245,15 +229,6 @@ def print_delivery(
         )
 
 
-_HISTORY_COLUMNS = (
-    ("pass", "pass_rate"),
-    ("workflow", "workflow_pass_rate"),
-    ("full wf", "trajectory_full_workflow"),
-    ("quality", "quality_mean"),
-    ("accuracy", "correctness_accuracy"),
-    ("truthful", "correctness_truthfulness"),
-    ("latency", "latency_ms"),
-)
 _TITLES = {
     "agent_prompt": "Per agent prompt version",
     "judge_prompt": "Per judge prompt version",
@@ -262,31 +237,28 @@ _TITLES = {
 }
 
 
-def _delta(row: Mapping[str, Any]) -> str:
+def _delta(row: Mapping[str, Any], metrics: MetricSet) -> str:
     change = row.get("change") or {}
     parts = [
-        f"{label} {value * 100:+.0f} pts" if name in RATE_FIGURES else f"{label} {value:+.2f}"
-        for label, name in (
-            ("pass", "pass_rate"),
-            ("full wf", "trajectory_full_workflow"),
-            ("quality", "quality_mean"),
-        )
-        if (value := change.get(name))
+        f"{f.label} {value * 100:+.0f} pts" if f.rate else f"{f.label} {value:+.2f}"
+        for f in metrics.figures
+        if f.delta and (value := change.get(f.name))
     ]
     return ", ".join(parts) or ("=" if change else "")
 
 
-def history_tables(rows: Sequence[Mapping[str, Any]]) -> list[Table]:
-    """One table per kind of row (agent prompt versions, judge prompt versions, scenarios or runs).
-    Figures no row has a value for (no judge ran, say) are left out."""
+def history_tables(rows: Sequence[Mapping[str, Any]], metrics: MetricSet | None = None) -> list[Table]:
+    """One table per kind of row (agent prompt versions, judge prompt versions, scenarios or runs), a
+    column per figure of `metrics` that has a label. Figures no row has a value for (no judge ran, say)
+    are left out."""
+    metrics = metrics or default_metrics()
+    labelled = [(f.label, f.name) for f in metrics.figures if f.label is not None]
     tables = []
     for kind, title in _TITLES.items():
         chosen = [row for row in rows if row["group"] == kind]
         if not chosen:
             continue
-        columns = [
-            (label, name) for label, name in _HISTORY_COLUMNS if any(r[name] is not None for r in chosen)
-        ]
+        columns = [(label, name) for label, name in labelled if any(r.get(name) is not None for r in chosen)]
         table = Table(title=title)
         table.add_column(kind.replace("_", " "), no_wrap=True)
         for label in ("runs", "scenarios", *(label for label, _ in columns), "unscored", "runs from / to"):
@@ -300,8 +272,8 @@ def history_tables(rows: Sequence[Mapping[str, Any]]) -> list[Table]:
             key = row["key"] + (f" ({stopped})" if stopped else "")
             table.add_row(
                 Text(key), str(row["runs"]), str(row["scenarios"]),
-                *(figure_value(name, row[name]) for _, name in columns),
-                str(row["judge_unscored"]), Text(span), Text(_delta(row)),
+                *(figure_value(name, row[name], metrics) for _, name in columns),
+                str(row["judge_unscored"]), Text(span), Text(_delta(row, metrics)),
             )  # fmt: skip
         tables.append(table)
     return tables

@@ -3,7 +3,7 @@
 `--by prompt` (the default) gives one row per agent prompt version (`group: "agent_prompt"`, from each
 result's `prompts`) and, apart from them, one per judge prompt version (`group: "judge_prompt"`, from
 `quality.prompt` and `correctness.prompt`): a result counts toward every prompt version it used. Each
-row carries the run-level figures of results/figures.py over its results, how many results each rests
+row carries the run-level figures of the `MetricSet` over its results, how many results each rests
 on (`n`), the first and last run, and `change`: each figure minus the same figure of the row before it
 (the previous version of the same prompt, or the previous run; none for scenarios).
 """
@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from evaluator.metrics import MetricSet
 from evaluator.reports.runs import RunRecord
-from evaluator.results import FIGURES, summarize
-from evaluator.results.figures import agent_prompts, judge_prompts
+from evaluator.results import agent_prompts, default_metrics
 
 Grouping = Literal["prompt", "scenario", "run"]
 GROUPINGS: tuple[Grouping, ...] = ("prompt", "scenario", "run")
@@ -39,7 +39,9 @@ class _Group:
             self.sources.add(source)
 
 
-def _groups_of(run: RunRecord, result: Mapping[str, Any], by: Grouping) -> list[tuple[_Group, str | None]]:
+def _groups_of(
+    run: RunRecord, result: Mapping[str, Any], by: Grouping, metrics: MetricSet
+) -> list[tuple[_Group, str | None]]:
     if by == "run":
         return [(_Group(kind="run", key=run.label), None)]
     if by == "scenario":
@@ -50,15 +52,15 @@ def _groups_of(run: RunRecord, result: Mapping[str, Any], by: Grouping) -> list[
     ]
     return found + [
         (_Group(kind="judge_prompt", key=f"{name}@v{version}", name=name, version=version), None)
-        for name, version in judge_prompts(result)
+        for name, version in metrics.judge_prompts(result)
     ]
 
 
-def _grouped(runs: Sequence[RunRecord], by: Grouping) -> list[_Group]:
+def _grouped(runs: Sequence[RunRecord], by: Grouping, metrics: MetricSet) -> list[_Group]:
     groups: dict[tuple[str, str], _Group] = {}
     for run in runs:
         for result in run.results:
-            for fresh, source in _groups_of(run, result, by):
+            for fresh, source in _groups_of(run, result, by, metrics):
                 group = groups.setdefault((fresh.kind, fresh.key), fresh)
                 group.add(run, result, source)
     order = {"agent_prompt": 0, "judge_prompt": 1, "scenario": 2, "run": 3}
@@ -68,8 +70,8 @@ def _grouped(runs: Sequence[RunRecord], by: Grouping) -> list[_Group]:
     return sorted(listed, key=lambda g: (order[g.kind], g.name or g.key, g.version or 0))
 
 
-def _row(group: _Group) -> dict[str, Any]:
-    summary = summarize(group.results)
+def _row(group: _Group, metrics: MetricSet) -> dict[str, Any]:
+    summary = metrics.summarize(group.results)
     results = summary.pop("scenarios")
     runs = list(group.runs.values())
     return {
@@ -87,22 +89,30 @@ def _row(group: _Group) -> dict[str, Any]:
     }
 
 
-def change(current: Mapping[str, Any], previous: Mapping[str, Any]) -> dict[str, float | None]:
+def change(
+    current: Mapping[str, Any], previous: Mapping[str, Any], metrics: MetricSet | None = None
+) -> dict[str, float | None]:
     """Each figure of `current` minus the same figure of `previous` (None when either is missing)."""
     return {
         name: round(current[name] - previous[name], 4)
         if current[name] is not None and previous[name] is not None
         else None
-        for name in FIGURES
+        for name in (metrics or default_metrics()).figure_names
     }
 
 
-def history(runs: Sequence[RunRecord], by: Grouping) -> list[dict[str, Any]]:
-    """The report rows (see the module docstring), each with `change` against the row before it."""
-    rows = [_row(group) for group in _grouped(runs, by)]
+def history(
+    runs: Sequence[RunRecord], by: Grouping, metrics: MetricSet | None = None
+) -> list[dict[str, Any]]:
+    """The report rows (see the module docstring), each with `change` against the row before it; the
+    figures are those of `metrics` (the built-in ones by default)."""
+    metrics = metrics or default_metrics()
+    rows = [_row(group, metrics) for group in _grouped(runs, by, metrics)]
     for index, row in enumerate(rows):
         before = _previous(rows[:index], row, by)
-        row["change"] = {"against": before["key"], **change(row, before)} if before is not None else None
+        row["change"] = (
+            {"against": before["key"], **change(row, before, metrics)} if before is not None else None
+        )
     return rows
 
 
@@ -117,11 +127,13 @@ def _previous(
     return dict(same[-1]) if same else None
 
 
-def report_document(runs: Sequence[RunRecord], by: Grouping, source: str) -> dict[str, Any]:
+def report_document(
+    runs: Sequence[RunRecord], by: Grouping, source: str, metrics: MetricSet | None = None
+) -> dict[str, Any]:
     """What `evaluator report --json` prints."""
     return {
         "by": by,
         "source": source,
         "runs": [run.ref() for run in runs],
-        "rows": history(runs, by),
+        "rows": history(runs, by, metrics),
     }

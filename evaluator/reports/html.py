@@ -3,8 +3,9 @@ from the network) that someone who never used a terminal can read and pass on:
 
 1. what the page is and the runs it covers;
 2. per prompt version (agent prompts, then judge prompts): the report rows of reports/history.py;
-3. trend charts over runs, one per figure, each point coloured by the prompt versions its run used
-   (only the prompts whose version changed between runs), so a version change shows as a colour change;
+3. trend charts over runs, one per charted figure, each point coloured by the prompt versions its run
+   used (only the prompts whose version changed between runs), so a version change shows as a colour
+   change;
 4. the latest run against the one before it (reports/compare.py), flips first;
 5. a table per scenario: its status in each run.
 """
@@ -16,19 +17,13 @@ from html import escape
 from typing import Any
 
 from evaluator.config import CompareConfig
+from evaluator.metrics import MetricSet
 from evaluator.reports.compare import compare_runs
 from evaluator.reports.compare_text import figure_value, headline
 from evaluator.reports.history import history
 from evaluator.reports.runs import RunRecord
-from evaluator.results.figures import agent_prompts, summarize
+from evaluator.results import agent_prompts, default_metrics
 
-CHARTED = (
-    ("pass_rate", "Scenarios passed"),
-    ("workflow_pass_rate", "Workflow passed (right agents and tools)"),
-    ("trajectory_full_workflow", "Tool path and flow exactly as expected (full workflow)"),
-    ("quality_mean", "Answer quality (LLM judge, 0-1)"),
-    ("correctness_accuracy", "Correct answers (correctness judge)"),
-)
 _PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#4d7c0f", "#be185d")
 _MAX_SCENARIO_RUNS = 12
 _W, _H, _LEFT, _RIGHT, _TOP, _BOTTOM = 680, 230, 52, 20, 16, 64
@@ -70,8 +65,16 @@ document.body.dataset.ready = 'yes';
 """
 
 
-def html_report(runs: Sequence[RunRecord], *, source: str, config: CompareConfig, generated_at: str) -> str:
-    """The page for `runs` (oldest first)."""
+def html_report(
+    runs: Sequence[RunRecord],
+    *,
+    source: str,
+    config: CompareConfig,
+    generated_at: str,
+    metrics: MetricSet | None = None,
+) -> str:
+    """The page for `runs` (oldest first), on the figures of `metrics` (the built-in ones by default)."""
+    metrics = metrics or default_metrics()
     body = [
         "<h1>Agent evaluation report</h1>",
         f'<p class="lead">{len(runs)} runs from {escape(source)}, '
@@ -80,9 +83,9 @@ def html_report(runs: Sequence[RunRecord], *, source: str, config: CompareConfig
         f'<p class="note">{_scenario_sets(runs)} A scenario '
         "passes when the right agents and tools were used, in the expected order, and the answer "
         "contains what it must. Higher is better everywhere except latency.</p>",
-        _versions_section(runs),
-        _trends_section(runs),
-        _comparison_section(runs, config),
+        _versions_section(runs, metrics),
+        _trends_section(runs, metrics),
+        _comparison_section(runs, config, metrics),
         _scenarios_section(runs),
     ]
     return (
@@ -93,14 +96,14 @@ def html_report(runs: Sequence[RunRecord], *, source: str, config: CompareConfig
     )
 
 
-def _cell(name: str, value: Any) -> str:
+def _cell(name: str, value: Any, metrics: MetricSet) -> str:
     number = "" if value is None else f' data-value="{value}"'
-    return f"<td{number}>{escape(figure_value(name, value))}</td>"
+    return f"<td{number}>{escape(figure_value(name, value, metrics))}</td>"
 
 
-def _versions_section(runs: Sequence[RunRecord]) -> str:
-    rows = history(runs, "prompt")
-    columns = [name for name, _ in CHARTED] + ["correctness_truthfulness", "latency_ms"]
+def _versions_section(runs: Sequence[RunRecord], metrics: MetricSet) -> str:
+    rows = history(runs, "prompt", metrics)
+    columns = [f.name for f in metrics.figures if f.label is not None]
     parts = ["<h2>How each prompt version did</h2>"]
     for kind, title in (("agent_prompt", "Agent prompts"), ("judge_prompt", "Judge prompts")):
         chosen = [r for r in rows if r["group"] == kind]
@@ -112,7 +115,7 @@ def _versions_section(runs: Sequence[RunRecord]) -> str:
         )
         body = "".join(
             f"<tr><td>{escape(r['key'])}</td><td>{r['runs']}</td><td>{r['scenarios']}</td>"
-            + "".join(_cell(c, r[c]) for c in columns)
+            + "".join(_cell(c, r[c], metrics) for c in columns)
             + "</tr>"
             for r in chosen
         )
@@ -136,15 +139,22 @@ def _signatures(runs: Sequence[RunRecord]) -> list[str]:
     ]
 
 
-def _trends_section(runs: Sequence[RunRecord]) -> str:
+def _trends_section(runs: Sequence[RunRecord], metrics: MetricSet) -> str:
     signatures = _signatures(runs)
     colors = {sig: _PALETTE[i % len(_PALETTE)] for i, sig in enumerate(dict.fromkeys(signatures))}
-    summaries = [summarize(run.results) for run in runs]
+    summaries = [metrics.summarize(run.results) for run in runs]
+    charted = [(f.name, f.chart) for f in metrics.figures if f.chart is not None]
     charts = [
         _chart(
-            name, title, runs=runs, values=[s[name] for s in summaries], signatures=signatures, colors=colors
+            name,
+            title,
+            runs=runs,
+            values=[s[name] for s in summaries],
+            signatures=signatures,
+            colors=colors,
+            metrics=metrics,
         )
-        for name, title in CHARTED
+        for name, title in charted
         if any(s[name] is not None for s in summaries)
     ]
     legend = "".join(
@@ -174,6 +184,7 @@ def _chart(
     values: Sequence[float | None],
     signatures: Sequence[str],
     colors: Mapping[str, str],
+    metrics: MetricSet,
 ) -> str:
     grid = "".join(
         f'<line x1="{_LEFT}" x2="{_W - _RIGHT}" y1="{_y(t):.1f}" y2="{_y(t):.1f}" stroke="#e5e7eb"/>'
@@ -192,7 +203,7 @@ def _chart(
     dots = "".join(
         f'<circle cx="{_x(i, len(runs)):.1f}" cy="{_y(v):.1f}" r="5" fill="{colors[signatures[i]]}" '
         f'data-run="{escape(runs[i].id)}" data-value="{v}" data-versions="{escape(signatures[i])}">'
-        f"<title>{escape(runs[i].label)}: {escape(figure_value(name, v))}"
+        f"<title>{escape(runs[i].label)}: {escape(figure_value(name, v, metrics))}"
         f"{' - ' + escape(signatures[i]) if signatures[i] else ''}</title></circle>"
         for i, v in points
     )
@@ -205,13 +216,13 @@ def _chart(
     )
 
 
-def _comparison_section(runs: Sequence[RunRecord], config: CompareConfig) -> str:
+def _comparison_section(runs: Sequence[RunRecord], config: CompareConfig, metrics: MetricSet) -> str:
     if len(runs) < 2:
         return "<h2>Latest run against the one before</h2><p>Only one run so far: nothing to compare.</p>"
-    doc = compare_runs(runs[-2], runs[-1], config)
+    doc = compare_runs(runs[-2], runs[-1], config, metrics=metrics)
     rows = "".join(
         f"<tr><td>{escape(c['label'])}</td>"
-        f"{_cell(c['figure'], c['baseline'])}{_cell(c['figure'], c['candidate'])}"
+        f"{_cell(c['figure'], c['baseline'], metrics)}{_cell(c['figure'], c['candidate'], metrics)}"
         f"<td>{escape(_signed(c))}</td><td>{c['n']}</td>"
         f"<td>{'-' if c['p_value'] is None else c['p_value']}</td>"
         f'<td class="{"failed" if c["regression"] else "passed"}">{escape(c["status"])}</td></tr>'

@@ -1,9 +1,9 @@
-"""Result values, the JSON contract, and the scores a result yields."""
+"""Result values, the JSON contract, the scores a result yields, and the built-in `MetricSet`."""
 
+from evaluator.results.builtin import builtin_metrics, default_metrics
 from evaluator.results.evaluate import as_evaluator_error, error_result, evaluate, evaluator_error_result
-from evaluator.results.figures import FIGURES, QUALITY_DIMENSIONS, RATE_FIGURES, scenario_values, summarize
+from evaluator.results.figures import agent_prompts, judge_prompts, scenario_values, summarize
 from evaluator.results.model import (
-    JUDGE_KEYS,
     LATEST,
     PREVIOUS,
     RUN_KEYWORDS,
@@ -17,32 +17,12 @@ from evaluator.results.model import (
     run_to_json,
     totals,
 )
-from evaluator.results.scores import (
-    CORRECTNESS_CATEGORIES,
-    DEFINITIONS,
-    JUDGE_DEFINITIONS,
-    Score,
-    score_id,
-    scores_for,
-)
-from evaluator.results.summary import (
-    correctness_metrics,
-    crag_metrics,
-    judge_usage,
-    quality_means,
-    run_metrics,
-)
+from evaluator.results.scores import Score, score_id, scores_for
+from evaluator.results.summary import judge_usage, run_summaries
 
 __all__ = [
-    "CORRECTNESS_CATEGORIES",
-    "DEFINITIONS",
-    "FIGURES",
-    "JUDGE_DEFINITIONS",
-    "JUDGE_KEYS",
     "LATEST",
     "PREVIOUS",
-    "QUALITY_DIMENSIONS",
-    "RATE_FIGURES",
     "RUN_KEYWORDS",
     "EvaluatorFailure",
     "JudgeStatus",
@@ -51,16 +31,17 @@ __all__ = [
     "ScenarioResult",
     "Score",
     "Status",
+    "agent_prompts",
     "as_evaluator_error",
-    "correctness_metrics",
-    "crag_metrics",
+    "builtin_metrics",
+    "default_metrics",
     "error_result",
     "evaluate",
     "evaluator_error_result",
+    "judge_prompts",
     "judge_usage",
-    "quality_means",
-    "run_metrics",
     "run_provenance",
+    "run_summaries",
     "run_to_json",
     "scenario_values",
     "score_id",

@@ -1,4 +1,5 @@
-"""From a scenario and its trace to a result: every metric of the registry, then the pass rule.
+"""From a scenario and its trace to a result: every inline metric of the run's `MetricSet`, then the pass
+rule.
 
 A scenario *passes* when no verdict says it failed: the workflow passes, the trajectory (if the
 scenario gives one) scores 1.0 in the seed's default mode, full workflow, and every `contains` string
@@ -8,10 +9,11 @@ threshold for them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from evaluator.metrics import METRICS, Metric, MetricContext, WorkflowVerdict, run_metrics
+from evaluator.metrics import MetricContext, MetricSet
+from evaluator.results.builtin import default_metrics
 from evaluator.results.model import EvaluatorFailure, JudgeStatus, PromptUse, ScenarioResult
 from evaluator.scenarios import Scenario
 from evaluator.trace import Trace
@@ -26,14 +28,16 @@ def evaluate(
     latency_ms: float | None = None,
     prompts: Mapping[str, PromptUse] | None = None,
     finished_at: str = "",
-    metrics: Sequence[Metric] = METRICS,
+    metrics: MetricSet | None = None,
 ) -> ScenarioResult:
-    """The result of a completed run. `output` defaults to the trace's final output."""
+    """The result of a completed run. `output` defaults to the trace's final output; `metrics` to the
+    built-in ones. A verdict's `warnings` (the workflow's) join the trace's."""
+    metrics = metrics or default_metrics()
     final = output if output is not None else trace.output
-    verdicts = run_metrics(MetricContext(scenario=scenario, trace=trace, answer=final), metrics)
+    verdicts = metrics.evaluate(MetricContext(scenario=scenario, trace=trace, answer=final))
     passed = all(verdict.passed is not False for verdict in verdicts.values())
-    workflow = verdicts.get("workflow")
-    warnings = (*trace.warnings, *(workflow.warnings if isinstance(workflow, WorkflowVerdict) else ()))
+    said = (w for verdict in verdicts.values() for w in getattr(verdict, "warnings", ()))
+    warnings = (*trace.warnings, *said)
     return ScenarioResult(
         scenario_id=scenario.id,
         trace_id=trace.id,
@@ -47,6 +51,7 @@ def evaluate(
         observation_count=trace.observation_count,
         handoffs=tuple(h.to_json() for h in trace.handoffs),
         warnings=tuple(dict.fromkeys(warnings)),
+        metrics=metrics,
     )
 
 
@@ -59,9 +64,11 @@ def error_result(
     latency_ms: float | None,
     prompts: Mapping[str, PromptUse] | None = None,
     finished_at: str = "",
+    metrics: MetricSet | None = None,
 ) -> ScenarioResult:
     """A run that raised or timed out: no verdict is drawn from a run that did not finish."""
     return ScenarioResult(
+        metrics=metrics or default_metrics(),
         scenario_id=scenario.id,
         trace_id=trace_id,
         status="error",
@@ -82,9 +89,11 @@ def evaluator_error_result(
     latency_ms: float | None = None,
     prompts: Mapping[str, PromptUse] | None = None,
     finished_at: str = "",
+    metrics: MetricSet | None = None,
 ) -> ScenarioResult:
     """The evaluator failed around this scenario: kept with its traceback, scored against nobody."""
     run = ScenarioResult(
+        metrics=metrics or default_metrics(),
         scenario_id=scenario.id,
         trace_id=trace_id,
         status="error",
@@ -114,4 +123,5 @@ def as_evaluator_error(result: ScenarioResult, exc: BaseException) -> ScenarioRe
         prompts=dict(result.prompts),
         finished_at=result.finished_at,
         evaluator_error=failure,
+        metrics=result.metrics,
     )

@@ -1,11 +1,12 @@
 """Result values: one per scenario run, and the run around them. `to_json` gives DESIGN.md's shapes.
 
-A result's verdicts are its metrics' verdicts by key (`workflow`, `trajectory`, `answer`); the result
-passes when no verdict says it failed. Three ways a result has no verdicts: the target raised or timed
-out (`status="error"`, `error` the message), or the evaluator itself failed around it
+A result's verdicts are its inline metrics' verdicts by key (the rule checks: `workflow`, `trajectory`,
+`answer`); the result passes when no verdict says it failed. `metrics` is the run's `MetricSet`: the
+result object has one field per metric, in the set's order. Three ways a result has no verdicts: the
+target raised or timed out (`status="error"`, `error` the message), or the evaluator failed around it
 (`evaluator_error`, kept with its traceback: an evaluator bug, never the agent's failure).
 
-The LLM judges' verdicts (`quality`, `correctness`) are kept apart in `judged`: they inform and never
+The judge-stage metrics' verdicts (`quality`, `correctness`) are kept apart in `judged`: they inform and never
 decide pass or fail. `judge_status` says whether they scored, and `judge_detail` (the result's `judge`
 field) how each judgement went: its prompt version, model, judge trace, tokens, and for an unscored
 one the reason, the messages sent and the raw reply.
@@ -18,23 +19,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evaluator.metrics import METRICS, AnswerCheck, TrajectoryScore, Verdict, WorkflowVerdict
-from evaluator.results.figures import agent_prompts, judge_models, judge_prompts, summarize
-from evaluator.results.summary import judge_usage, run_metrics
+from evaluator.metrics import AnswerCheck, JudgeStatus, MetricSet, TrajectoryScore, Verdict, WorkflowVerdict
+from evaluator.results.builtin import default_metrics
+from evaluator.results.figures import agent_prompts
+from evaluator.results.summary import judge_usage, run_summaries
 
 Status = Literal["passed", "failed", "error"]
-JUDGE_KEYS = ("quality", "correctness")  # the judges' fields in the result object, in order
-
-
-@dataclass(frozen=True, kw_only=True)
-class JudgeStatus:
-    """Why there is (or is no) quality verdict. A judge that did not run is never a score."""
-
-    status: Literal["scored", "skipped", "unscored"]
-    reason: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"status": self.status, "reason": self.reason}
+__all__ = ["JudgeStatus"]  # defined with the metric shape; re-exported here, where results use it
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,9 +62,9 @@ class ScenarioResult:
     scenario_id: str
     trace_id: str
     status: Status
-    verdicts: Mapping[str, Verdict] = field(default_factory=dict)  # by metric key, in registry order
+    verdicts: Mapping[str, Verdict] = field(default_factory=dict)  # by metric key, in the set's order
     judge_status: JudgeStatus
-    judged: Mapping[str, Verdict] = field(default_factory=dict)  # the judges' verdicts, by JUDGE_KEYS
+    judged: Mapping[str, Verdict] = field(default_factory=dict)  # the judge-stage verdicts, by key
     judge_detail: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # per judge, as JSON
     output: Any = None
     latency_ms: float | None = None
@@ -84,6 +75,7 @@ class ScenarioResult:
     evaluator_error: EvaluatorFailure | None = None
     handoffs: tuple[Mapping[str, Any], ...] = ()  # agent transitions ({"from", "to", "via"}), call order
     warnings: tuple[str, ...] = ()  # what makes the verdict less certain, and how to fix it
+    metrics: MetricSet = field(default_factory=default_metrics, compare=False, repr=False)
 
     @property
     def workflow(self) -> WorkflowVerdict | None:
@@ -114,14 +106,11 @@ class ScenarioResult:
             "trace_id": self.trace_id,
             "status": self.status,
         }
-        for metric in METRICS:
-            verdict = self.verdicts.get(metric.key)
-            document[metric.key] = verdict.to_json() if verdict is not None else None
-            if metric.key == "workflow":  # DESIGN.md's result object: hand-offs right after the workflow
+        for index, metric in enumerate(self.metrics):
+            found = (self.judged if metric.stage == "judge" else self.verdicts).get(metric.key)
+            document[metric.key] = found.to_json() if found is not None else None
+            if index == 0:  # DESIGN.md's result object: hand-offs right after the first field (workflow)
                 document["handoffs"] = [dict(h) for h in self.handoffs]
-        for key in JUDGE_KEYS:
-            judged = self.judged.get(key)
-            document[key] = judged.to_json() if judged is not None else None
         document |= {
             "judge_status": self.judge_status.to_json(),
             "warnings": list(self.warnings),
@@ -166,14 +155,17 @@ def totals(results: Sequence[ScenarioResult]) -> dict[str, int]:
     return counts
 
 
-def run_provenance(run: RunInfo, documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def run_provenance(
+    run: RunInfo, documents: Sequence[Mapping[str, Any]], metrics: MetricSet | None = None
+) -> dict[str, Any]:
     """What a run remembers beyond its id and times (additive keys of the `run` header and of the
     store's run info): targets, git, models, the agent and judge prompt versions its results used,
-    and the run-level figures (results/figures.py)."""
+    and the run-level figures of `metrics` (the built-in ones by default)."""
+    metrics = metrics or default_metrics()
     agents = sorted({use for doc in documents for use in agent_prompts(doc)})
-    judges = sorted({use for doc in documents for use in judge_prompts(doc)})
+    judges = sorted({use for doc in documents for use in metrics.judge_prompts(doc)})
     models = dict(run.models)
-    seen = sorted({model for doc in documents for model in judge_models(doc)})
+    seen = sorted({model for doc in documents for model in metrics.judge_models(doc)})
     if seen:
         models["judge"] = ", ".join(seen)
     return {
@@ -182,7 +174,7 @@ def run_provenance(run: RunInfo, documents: Sequence[Mapping[str, Any]]) -> dict
         "models": models,
         "agent_prompts": [{"name": n, "version": v, "source": src} for n, v, src in agents],
         "judge_prompts": [{"name": n, "version": v} for n, v in judges],
-        "metrics": summarize(documents),
+        "metrics": metrics.summarize(documents),
     }
 
 
@@ -190,13 +182,16 @@ def run_to_json(
     run: RunInfo,
     results: Sequence[ScenarioResult],
     documents: Sequence[Mapping[str, Any]] | None = None,
+    metrics: MetricSet | None = None,
 ) -> dict[str, Any]:
     """The `run --output` document: the run, then one result object per scenario (`documents`, when
-    the caller has them already). The run's `metrics` hold the figures of results/figures.py, then
-    CRAG's run-level figures (`correctness`) and the quality means (`quality`)."""
+    the caller has them already). The run's `metrics` hold the figures of `metrics` (by default the
+    results' own set), then each judge's run-level dictionary by its key, in the keys' alphabetical
+    order (CRAG's under `correctness`, the quality means under `quality`)."""
+    metrics = metrics or (results[0].metrics if results else default_metrics())
     documents = [r.to_json() for r in results] if documents is None else documents
-    provenance = run_provenance(run, documents)
-    provenance["metrics"] = {**provenance["metrics"], **run_metrics(results)}
+    provenance = run_provenance(run, documents, metrics)
+    provenance["metrics"] = {**provenance["metrics"], **run_summaries(results, metrics)}
     versions: dict[str, list[int]] = {}
     for result in results:
         for name, use in result.prompts.items():

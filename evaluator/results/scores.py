@@ -1,7 +1,11 @@
-"""Scores: the contract names of DESIGN.md, built from a result's verdicts, with deterministic ids.
+"""Scores: the contract names of DESIGN.md, built from a result's verdicts, with deterministic ids; their
+types are the definitions of the result's `MetricSet`.
 
 A score id is a UUID5 of (run id, trace id, name), and its timestamp is the result's finish time, frozen:
-posting the same score again updates it in Langfuse instead of adding a second one.
+posting the same score again updates it in Langfuse instead of adding a second one. A session metric's
+scores are session scores (`session_id`: the scenario's run, `<run id>:<scenario id>`), their id a UUID5
+of (run id, session id, name); they keep the trace id of the result, so they wait for its spans as the
+trace's own scores do.
 """
 
 from __future__ import annotations
@@ -12,39 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.metrics import DataType, ScoreDefinition, ScoreValue, metric_definitions
+from evaluator.metrics import DataType, ScoreValue, session_id
 from evaluator.results.model import ScenarioResult
 
 _NAMESPACE = uuid.UUID("6f1d3c1e-4d7b-5a7e-9b0f-2f4c8a1e5d10")
 _NAMESPACE_BYTES = _NAMESPACE.bytes
-
-CORRECTNESS_CATEGORIES = ("correct", "miss", "hallucination")
-QUALITY_DEFINITIONS = (
-    ScoreDefinition(
-        name="quality_answer_quality",
-        data_type="NUMERIC",
-        description="LLM judge: clear, well-structured, helpful (0-1)",
-    ),
-    ScoreDefinition(
-        name="quality_factual_correctness",
-        data_type="NUMERIC",
-        description="LLM judge: supported by the sources, no hallucination (0-1)",
-    ),
-    ScoreDefinition(
-        name="quality_completeness",
-        data_type="NUMERIC",
-        description="LLM judge: meets the scenario's expected answer criteria (0-1)",
-    ),
-)
-CORRECTNESS_DEFINITION = ScoreDefinition(
-    name="correctness",
-    data_type="CATEGORICAL",
-    description="Against the ground truth: correct (exact or judged), miss (I don't know), hallucination",
-    categories=CORRECTNESS_CATEGORIES,
-)
-JUDGE_DEFINITIONS = (*QUALITY_DEFINITIONS, CORRECTNESS_DEFINITION)
-DEFINITIONS: tuple[ScoreDefinition, ...] = (*metric_definitions(), *JUDGE_DEFINITIONS)
-_TYPES: Mapping[str, DataType] = {d.name: d.data_type for d in DEFINITIONS}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +35,7 @@ class Score:
     comment: str | None
     timestamp: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    session_id: str | None = None  # a session score: its subject is this session, not the trace
 
 
 def score_id(run_id: str, trace_id: str, name: str) -> str:
@@ -75,8 +52,8 @@ def score_id(run_id: str, trace_id: str, name: str) -> str:
 def _values(result: ScenarioResult) -> list[ScoreValue]:
     if result.evaluator_error is not None:
         return []  # the evaluator failed, not the agent: nothing is scored against it
-    if result.status == "error":  # the run never finished its workflow: dashboards must see it fail
-        return [ScoreValue(name="workflow_pass", value=0.0, comment=f"error: {result.error}")]
+    if result.status == "error":  # the run never finished: dashboards must see it fail
+        return [value for metric in result.metrics for value in metric.error_scores(str(result.error))]
     verdicts = [*result.verdicts.values(), *result.judged.values()]
     return [value for verdict in verdicts for value in verdict.scores()]
 
@@ -90,22 +67,29 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
     comment the error (it never finished its workflow; leaving it out would flatter dashboards); nothing
     is scored that was not evaluated (no trajectory of an unfinished run, no skipped or unscored judge),
     and nothing at all when the evaluator itself failed. A judge's scores add its prompt name and
-    version, model and judge trace id to the metadata."""
+    version, model and judge trace id to the metadata. (The error scores are those the metrics give
+    for a run that did not finish: the workflow's.)"""
     metadata: dict[str, Any] = {
         "scenario_id": result.scenario_id,
         "run_id": run_id,
         "prompts": {name: use.version for name, use in result.prompts.items()},
     }
-    return [
-        Score(
-            id=score_id(run_id, result.trace_id, value.name),
-            trace_id=result.trace_id,
-            name=value.name,
-            value=_typed(value.value, _TYPES[value.name]),
-            data_type=_TYPES[value.name],
-            comment=value.comment,
-            timestamp=result.finished_at,
-            metadata={**metadata, **value.metadata},
+    types, levels = result.metrics.score_types, result.metrics.score_levels
+    session = session_id(run_id, result.scenario_id)
+    scores = []
+    for value in _values(result):
+        in_session = levels[value.name] == "session"
+        scores.append(
+            Score(
+                id=score_id(run_id, session if in_session else result.trace_id, value.name),
+                trace_id=result.trace_id,
+                name=value.name,
+                value=_typed(value.value, types[value.name]),
+                data_type=types[value.name],
+                comment=value.comment,
+                timestamp=result.finished_at,
+                metadata={**metadata, **value.metadata},
+                session_id=session if in_session else None,
+            )
         )
-        for value in _values(result)
-    ]
+    return scores

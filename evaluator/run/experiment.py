@@ -33,7 +33,8 @@ from evaluator.langfuse import (
     experiment_id,
     item_id,
 )
-from evaluator.results import FIGURES, RunInfo, ScenarioResult, run_provenance
+from evaluator.metrics import MetricSet
+from evaluator.results import RunInfo, ScenarioResult, run_provenance
 from evaluator.scenarios import LoadedScenario
 
 RUN_SCORE_PREFIX = "run_"
@@ -169,10 +170,13 @@ def plan_experiment(
     return ExperimentPlan(dataset=dataset, experiment=experiment, links=links)
 
 
-def run_scores(metrics: Mapping[str, Any]) -> dict[str, float]:
-    """The run-level metrics (results.summarize) that have a value, as experiment score names."""
+def run_scores(figures: Mapping[str, Any], metrics: MetricSet) -> dict[str, float]:
+    """The run-level figures of `metrics` (MetricSet.summarize) that have a value, as experiment score
+    names."""
     return {
-        f"{RUN_SCORE_PREFIX}{name}": float(metrics[name]) for name in FIGURES if metrics[name] is not None
+        f"{RUN_SCORE_PREFIX}{name}": float(value)
+        for name in metrics.figure_names
+        if (value := figures.get(name)) is not None
     }
 
 
@@ -196,14 +200,15 @@ def report_experiment(
     )
     if not linked:  # no trace joined it: Langfuse has no such experiment to score
         return report
+    metrics = results[0].metrics  # `linked` is not empty
     documents = [r.to_json() for r in results]
-    header = run_provenance(run, documents)
+    header = run_provenance(run, documents, metrics)
     metadata = {
         **plan.experiment.metadata,
         "agent_prompts": {p["name"]: p["version"] for p in header["agent_prompts"]},
         "judge_prompts": {p["name"]: p["version"] for p in header["judge_prompts"]},
     }
-    scores = run_scores(header["metrics"])  # the provenance summarised the results already
+    scores = run_scores(header["metrics"], metrics)  # the provenance summarised the results already
     try:
         datasets.post_run_scores(
             plan.experiment.id, scores, run_id=run.id, metadata=metadata, deadline=deadline

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from evaluator.config import Config
 from evaluator.judge import (
     NOTHING_TO_JUDGE,
+    JudgeMetric,
     JudgeModel,
     Judges,
     JudgeSettings,
@@ -26,8 +27,9 @@ from evaluator.judge import (
     VerdictCache,
 )
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
+from evaluator.metrics import MetricSet
 from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
-from evaluator.results import EvaluatorFailure, JudgeStatus, ScenarioResult
+from evaluator.results import EvaluatorFailure, JudgeStatus, ScenarioResult, builtin_metrics
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
 from evaluator.trace import Trace
@@ -51,9 +53,15 @@ HOW_TO_ENABLE = (
 Notice = Callable[[str, str], None]
 
 
+def judge_metrics(metrics: MetricSet) -> tuple[JudgeMetric, ...]:
+    """The judge-stage metrics of a set (each implements judge.JudgeMetric)."""
+    return tuple(m for m in metrics.judges if isinstance(m, JudgeMetric))
+
+
 class JudgePlan:
     """The judge model of one run (None: the judges do not run) and the status of results they do not
-    judge. The plan owns a client it made, and closes it."""
+    judge; the judges are the judge-stage metrics of `metrics` (the built-in ones of `config` by
+    default). The plan owns a client it made, and closes it."""
 
     def __init__(
         self,
@@ -62,8 +70,10 @@ class JudgePlan:
         no_judge: bool = False,
         model: JudgeModel | None = None,
         env: Mapping[str, str] | None = None,
+        metrics: MetricSet | None = None,
     ) -> None:
         self._config = config
+        self.metrics = judge_metrics(metrics or builtin_metrics(config))
         self._owned: OpenAIJudgeModel | None = None
         self.model: JudgeModel | None = None
         self.unjudged = NO_JUDGE if no_judge else NOT_FINISHED
@@ -81,7 +91,7 @@ class JudgePlan:
 
     def skip_reason(self, scenarios: Sequence[Scenario], notice: Notice) -> JudgeStatus | None:
         """Why the judges do not run for these scenarios (how to enable them is said once), or None."""
-        if not any(Judges.applies(s) for s in scenarios):
+        if not any(m.applies(s) for s in scenarios for m in self.metrics):
             return NOTHING_TO_JUDGE if self.model is not None else self.unjudged
         if self.model is None:
             if self.unjudged is NO_ENDPOINT:
@@ -107,8 +117,9 @@ class JudgePlan:
             self.unjudged = skip or self.unjudged
             return None
         settings = JudgeSettings.from_config(self._config.settings.judge, use_cache=use_cache)
-        check_judge_prompts([s for s in scenarios if Judges.applies(s)], settings, library, pins)
+        check_judge_prompts(scenarios, self.metrics, library, pins)
         return Judges(
+            metrics=self.metrics,
             model=self.model,
             prompts=prompts,
             settings=settings,
@@ -130,31 +141,28 @@ class JudgePlan:
 
 
 def check_judge_prompts(
-    scenarios: Sequence[Scenario], settings: JudgeSettings, library: PromptLibrary, pins: Mapping[str, int]
+    scenarios: Sequence[Scenario],
+    judges: Sequence[JudgeMetric],
+    library: PromptLibrary,
+    pins: Mapping[str, int],
 ) -> None:
-    """Every judge prompt version these scenarios need exists (PromptError names the file and fix)."""
+    """Every judge prompt version these scenarios need exists (PromptError names the file and fix): a
+    `--prompt` pin first, else the version or label the judge asks for."""
     for scenario in scenarios:
-        answer = scenario.expected.answer
-        if answer is None:
-            continue
-        if answer.criteria:
-            spec = scenario.judge
-            name = spec.prompt if spec is not None and spec.prompt else settings.quality_prompt
-            pinned = pins.get(name)
-            if pinned is not None or spec is None:
-                library.get(name, version=pinned)
+        for judge in judges:
+            if not judge.applies(scenario):
+                continue
+            ref = judge.prompt(scenario)
+            if ref.name in pins:
+                library.get(ref.name, version=pins[ref.name])
             else:
-                library.get(name, version=spec.version, label=spec.label)
-        if answer.ground_truth:
-            name = settings.correctness_prompt
-            library.get(name, version=pins.get(name))
+                library.get(ref.name, version=ref.version, label=ref.label)
 
 
-def judge_prompt_names(config: Config, scenarios: Sequence[LoadedScenario]) -> set[str]:
+def judge_prompt_names(metrics: MetricSet, scenarios: Sequence[LoadedScenario]) -> set[str]:
     """The prompts the judges may use on these scenarios: the configured ones and the scenarios' own."""
-    judge = config.settings.judge
-    own = {s.scenario.judge.prompt for s in scenarios if s.scenario.judge and s.scenario.judge.prompt}
-    return {judge.quality_prompt, judge.correctness_prompt, *own}
+    judges = judge_metrics(metrics)
+    return {j.prompt_name for j in judges} | {j.prompt(s.scenario).name for j in judges for s in scenarios}
 
 
 def judge_result(
@@ -169,11 +177,12 @@ def judge_result(
     model: JudgeModel | None = None,
     run_id: str | None = None,
     notice: Notice = lambda kind, message: None,
+    metrics: MetricSet | None = None,
 ) -> ScenarioResult:
     """One result judged outside a run (`evaluator validate`): judge prompts from Langfuse when
     connected (else the files), the judge trace in that project (else in-process only), and the
     store's verdict cache (unless `no_cache`)."""
-    plan = JudgePlan(config, no_judge=no_judge, model=model)
+    plan = JudgePlan(config, no_judge=no_judge, model=model, metrics=metrics or result.metrics)
     skip = plan.skip_reason([scenario], notice)
     if skip is not None:
         return replace(result, judge_status=skip)

@@ -43,6 +43,7 @@ from evaluator.config import LLMEndpoint
 from evaluator.errors import TargetTimeoutError, TraceError
 from evaluator.judge import Judges
 from evaluator.langfuse import ExperimentLink
+from evaluator.metrics import MetricSet
 from evaluator.prompts import PromptSource
 from evaluator.results import (
     JudgeStatus,
@@ -50,6 +51,7 @@ from evaluator.results import (
     RunInfo,
     ScenarioResult,
     as_evaluator_error,
+    default_metrics,
     error_result,
     evaluate,
     evaluator_error_result,
@@ -223,6 +225,7 @@ class Pipeline:
         llm: LLMEndpoint | None = None,
         trace_rules: Mapping[str, TraceRules] | None = None,  # by target name
         judges: Judges | None = None,
+        metrics: MetricSet | None = None,
     ) -> None:
         """`destination`: the Langfuse the run's scores and spans are bound for (None: embedded, so
         its spans are not kept)."""
@@ -234,6 +237,7 @@ class Pipeline:
         self._destination = destination
         self._llm = llm
         self._judges = judges
+        self._metrics = metrics or default_metrics()  # the run's metrics: results carry them
 
     def run(
         self,
@@ -456,7 +460,12 @@ class _Run:
         _log.error("evaluator error before running scenario %s", item.scenario.id, exc_info=exc)
         try:
             result = evaluator_error_result(
-                item.scenario, "", exc, judge_status=self._options.judge_status, finished_at=utc_now()
+                item.scenario,
+                "",
+                exc,
+                judge_status=self._options.judge_status,
+                finished_at=utc_now(),
+                metrics=self._p._metrics,
             )
             self._to_record.put(_Done(result))
         except BaseException as failure:  # noqa: BLE001 - handed to the waiting thread, which raises it
@@ -614,6 +623,7 @@ class _Run:
                 latency_ms=ran.latency_ms,
                 prompts=attempt.prompts_used(),
                 finished_at=utc_now(),
+                metrics=self._p._metrics,
             )
             return self._kept(result, captured), captured.trace
         except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's
@@ -737,6 +747,7 @@ class _Run:
             latency_ms=latency_ms,
             prompts=attempt.prompts_used(),
             finished_at=utc_now(),
+            metrics=self._p._metrics,
         )
 
     def _evaluator_error(
@@ -755,6 +766,7 @@ class _Run:
             latency_ms=latency_ms,
             prompts=attempt.prompts_used(),
             finished_at=utc_now(),
+            metrics=self._p._metrics,
         )
 
 

@@ -46,8 +46,9 @@ from evaluator.langfuse import (
     Tracing,
     experiments_available,
 )
+from evaluator.metrics import MetricSet
 from evaluator.prompts import ManagedPrompts, Prompt, PromptLibrary, PromptSource
-from evaluator.results import DEFINITIONS, RUN_KEYWORDS, RunInfo, ScenarioResult, run_to_json
+from evaluator.results import RUN_KEYWORDS, RunInfo, ScenarioResult, builtin_metrics, run_to_json
 from evaluator.run._signals import StopSignals
 from evaluator.run.experiment import (
     ExperimentPlan,
@@ -144,6 +145,7 @@ def run_suite(
     on_result: Callable[[ScenarioResult], None] = lambda _: None,
     on_start: Callable[[int], None] = lambda _: None,
     on_notice: Notice = lambda kind, message: None,
+    metrics: MetricSet | None = None,
 ) -> SuiteRun:
     """Run scenarios (files, folders, globs; default `scenarios/` beside the configuration) against
     their targets. `prompts` pins versions as "NAME=VERSION". `on_start` gets the number of scenarios,
@@ -151,7 +153,8 @@ def run_suite(
     `judge_model` is given, e.g. a `judge.FakeJudgeModel` in tests) and `no_judge` is not set.
 
     From Python, `scenarios` may be given as `Scenario` objects instead of files, and `targets` as
-    callables by name instead of the configuration's `module:callable` entries."""
+    callables by name instead of the configuration's `module:callable` entries. `metrics`: the run's
+    metrics (default: the built-in ones of the configuration)."""
     cfg = config if isinstance(config, Config) else load_config(config)
     library = PromptLibrary(cfg.prompts_dir)
     _check_arguments(targets, run_name)
@@ -166,7 +169,7 @@ def run_suite(
         given_targets=set(targets or {}),
     )
     _check_output(output)
-    store = Store(cfg.store_path)
+    store, metrics = Store(cfg.store_path), metrics or builtin_metrics(cfg)
     connection = LangfuseConnection.from_env()
     tracing = connection.tracing if connection is not None else Tracing.embedded()
     with tracing.process_default():  # targets' import-time clients record into the capture
@@ -183,10 +186,12 @@ def run_suite(
         run_name=run_name or "",
         judge_concurrency=judge_concurrency or cfg.settings.judge.concurrency,
     )
-    session = _Session(cfg, store, connection, reachable, on_notice, run_id=options.run_id, tracing=tracing)
+    session = _Session(
+        cfg, store, connection, reachable, on_notice, run_id=options.run_id, tracing=tracing, metrics=metrics
+    )
     git = git_state(cfg.base_dir)
     options = replace(options, experiment_links=session.plan_experiment(selected, options, git))
-    plan = JudgePlan(cfg, no_judge=no_judge, model=judge_model)
+    plan = JudgePlan(cfg, no_judge=no_judge, model=judge_model, metrics=metrics)
     prompt_source = session.prompt_source(library)  # one for the judges and the targets: warned once
     judges = plan.judges(
         [s.scenario for s in selected],
@@ -209,6 +214,7 @@ def run_suite(
         llm=pipeline_llm,
         trace_rules=trace_rules(cfg),
         judges=judges,
+        metrics=metrics,
     )
     on_start(len(selected))
     over = threading.Event()  # every scenario is stored: a signal now stops nothing more
@@ -242,9 +248,9 @@ def run_suite(
             models=model_names(cfg, llm_used=pipeline_llm is not None),
         )
         documents = [r.to_json() for r in results]
-        store.finish_run(run, results, documents)
+        store.finish_run(run, results, documents, metrics)
         if output is not None:  # written before the steps after the run
-            _write_output(output, run_to_json(run, results, documents), on_notice)
+            _write_output(output, run_to_json(run, results, documents, metrics), on_notice)
         suite = SuiteRun(
             run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=output
         )
@@ -268,8 +274,10 @@ class _Session:
         *,
         run_id: str,
         tracing: Tracing,
+        metrics: MetricSet,
     ) -> None:
         self._config = config
+        self._metrics = metrics
         self._store = store
         self._connection = connection
         self._reachable = reachable
@@ -350,7 +358,7 @@ class _Session:
     def _ensure_score_configs(self, connection: LangfuseConnection) -> None:
         """Best effort, beside the run: a missing score config only makes the UI plainer."""
         try:
-            connection.scores.ensure_score_configs(DEFINITIONS, self._configs_deadline)
+            connection.scores.ensure_score_configs(self._metrics.definitions, self._configs_deadline)
         except EvaluatorError as exc:
             self._notice(
                 "warning", f"score configs were not checked ({exc}); scores are posted all the same."
@@ -470,7 +478,7 @@ class _Session:
                 metadata=experiment_metadata(
                     run_id=options.run_id,
                     pins=options.prompt_pins,
-                    judge_prompts=judge_prompt_names(self._config, scenarios),
+                    judge_prompts=judge_prompt_names(self._metrics, scenarios),
                     git=git,
                     targets=targets_of(scenarios),
                 ),

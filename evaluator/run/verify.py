@@ -2,8 +2,10 @@
 gives the same verdict as the spans captured in-process (a delivery check, not a second opinion).
 
 Langfuse stores times in milliseconds, so calls made within the same millisecond come back with equal
-start times and an order Langfuse cannot know. A trajectory (its tool path, or its flow: the first
-non-entry agent) that differs only inside such a tie is reported as *unsure*, not as different.
+start times and an order Langfuse cannot know. The verdicts of order-sensitive metrics (the trajectory:
+its tool path, or its flow, the first non-entry agent) that differ only inside such a tie, their
+order-free part the same, are reported as *unsure*, not as different. The stored trace is judged with
+the result's own metrics.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evaluator.errors import EvaluatorError
+from evaluator.metrics import MetricSet
 from evaluator.results import ScenarioResult, evaluate
 from evaluator.scenarios import Scenario
 from evaluator.trace import DEFAULT_RULES, Trace, TraceReader, TraceRules, read_trace
@@ -35,6 +38,12 @@ def _verdict(result: ScenarioResult) -> dict[str, object]:
     """What must come out the same from the stored trace: the status and every verdict. (The answer
     is the target's output either way, so its checks come out the same by construction.)"""
     return {"status": result.status, **{key: v.to_json() for key, v in result.verdicts.items()}}
+
+
+def metrics_order_free(metrics: MetricSet, key: str, verdicts: Mapping[str, object]) -> object:
+    """What the metric `key` says must match whatever the order of calls (its tool path, as a set)."""
+    field, metric = verdicts.get(key), metrics.get(key)
+    return metric.order_free(field) if metric is not None and isinstance(field, Mapping) else field
 
 
 def _tied_starts(trace: Trace) -> bool:
@@ -83,16 +92,20 @@ def verify_run(
 
 
 def _compare(report: VerifyReport, scenario: Scenario, result: ScenarioResult, stored: Trace) -> None:
-    again = evaluate(scenario, stored, judge_status=result.judge_status, output=result.output)
+    metrics = result.metrics
+    again = evaluate(
+        scenario, stored, judge_status=result.judge_status, output=result.output, metrics=metrics
+    )
     local, remote = _verdict(result), _verdict(again)
     if local == remote:
         report.matched.append(result.scenario_id)
         return
-    changed = [key for key in local if local[key] != remote[key]]
-    same_tools = sorted(result.trajectory.actual if result.trajectory else ()) == sorted(
-        again.trajectory.actual if again.trajectory else ()
+    changed = [key for key in local if local.get(key) != remote.get(key)]
+    ordered = [key for key in changed if (m := metrics.get(key)) is not None and m.order_sensitive]
+    same_calls = all(
+        metrics_order_free(metrics, key, local) == metrics_order_free(metrics, key, remote) for key in ordered
     )
-    if changed in (["trajectory"], ["status", "trajectory"]) and same_tools and _tied_starts(stored):
+    if ordered and set(changed) <= {"status", *ordered} and same_calls and _tied_starts(stored):
         report.ambiguous[result.scenario_id] = (
             "the same tools and agents, but some share a start time in Langfuse, so their stored order "
             "(and the flow) is unsure"

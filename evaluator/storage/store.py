@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 from evaluator._time import utc_now
 from evaluator.errors import ConfigError
 from evaluator.judge import CacheKey
+from evaluator.metrics import MetricSet
 from evaluator.results import RunInfo, ScenarioResult, run_provenance, totals
 from evaluator.results.scores import Score
 
@@ -208,11 +209,14 @@ class Store:
         run: RunInfo,
         results: Sequence[ScenarioResult],
         documents: Sequence[Mapping[str, Any]] | None = None,
+        metrics: MetricSet | None = None,
     ) -> None:
-        """The run's end, totals and provenance; `documents` are the results' JSON objects when the
-        caller has them already (`run_to_json` needs them too)."""
+        """The run's end, totals and provenance (the figures of `metrics`: the results' own by default);
+        `documents` are the results' JSON objects when the caller has them already (`run_to_json` needs
+        them too)."""
         documents = [r.to_json() for r in results] if documents is None else documents
-        info = {**asdict(run), "totals": totals(results), **run_provenance(run, documents)}
+        metrics = metrics or (results[0].metrics if results else None)
+        info = {**asdict(run), "totals": totals(results), **run_provenance(run, documents, metrics)}
         with self._transaction() as db:
             db.execute(
                 "UPDATE runs SET finished_at=?, interrupted=?, info=? WHERE id=?",

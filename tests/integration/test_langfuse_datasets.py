@@ -15,7 +15,7 @@ import pytest
 from langfuse import Langfuse
 
 from evaluator.langfuse import experiments
-from evaluator.results import FIGURES
+from evaluator.results import default_metrics
 from evaluator.storage import Store
 from tests.integration.conftest import ROOT, Cli
 from tests.standin.langfuse_server import LangfuseStandIn
@@ -179,7 +179,7 @@ def test_report_from_langfuse_rebuilds_the_local_figures(
     remote = json.loads(out)["rows"]
     pages = langfuse_standin.requests_to("/api/public/v3/scores", "GET")
     assert [r.status for r in pages[:2]] == [429, 200] and len(pages) >= 3  # > 100 scores: several pages
-    same = [f for f in FIGURES if f not in ("latency_ms", "cost")]
+    same = [f for f in default_metrics().figure_names if f not in ("latency_ms", "cost")]
     assert [{k: r[k] for k in ("key", "runs", "results", "passed", *same)} for r in remote] == [
         {k: r[k] for k in ("key", "runs", "results", "passed", *same)} for r in local
     ]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.langfuse import LangfuseSettings, Tracing
-from evaluator.results import DEFINITIONS, ScenarioResult
+from evaluator.results import ScenarioResult, default_metrics
 from evaluator.run import run_suite
 from tests.integration.conftest import ROOT, Cli, langfuse_deadlines
 from tests.standin.langfuse_server import LangfuseStandIn
@@ -84,7 +84,7 @@ def test_suite_leaves_spans_scores_and_configs_in_langfuse(
     with sqlite3.connect(with_langfuse / "evaluator.db") as db:
         assert db.execute("SELECT COUNT(*) FROM scores WHERE sent_at IS NULL").fetchone()[0] == 0
     configs = {c["name"]: c for c in langfuse_standin.score_configs}
-    assert set(configs) == {d.name for d in DEFINITIONS}
+    assert set(configs) == {d.name for d in default_metrics().definitions}
     assert configs["workflow_pass"]["dataType"] == "BOOLEAN"
     assert (configs["trajectory_full_path"]["minValue"], configs["trajectory_full_path"]["maxValue"]) == (
         0,

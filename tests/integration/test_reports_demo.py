@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from evaluator.cli import main
-from evaluator.results import FIGURES
+from evaluator.results import default_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
+FIGURES = default_metrics().figure_names
 JUDGE_FIGURES = [f for f in FIGURES if f.startswith(("quality_", "correctness_"))]
 
 

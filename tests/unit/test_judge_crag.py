@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evaluator.config import DEFAULT_MISS_PHRASES
-from evaluator.judge import exact_match, miss_phrase, normalise
-from evaluator.results import crag_metrics
+from evaluator.judge import crag_metrics, exact_match, miss_phrase, normalise
 
 
 def test_normalise_ignores_case_whitespace_and_punctuation() -> None:

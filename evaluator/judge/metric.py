@@ -1,0 +1,78 @@
+"""What makes a metric a judge: it runs in the judge stage (`stage = "judge"`), asks its prompt through
+the shared `JudgeRuntime` (client, retry policy and limiter, verdict cache, judge traces: one per run),
+and says how each judgement went (`Judgement`). A judge owns its prompt name, its score definitions and
+its figures (judge/quality.py, judge/correctness.py); the runtime knows none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from evaluator.judge.replies import Reply
+from evaluator.judge.verdicts import Judgement
+from evaluator.metrics import Metric, MetricContext, Verdict
+from evaluator.scenarios import Scenario
+
+
+@dataclass(frozen=True, kw_only=True)
+class PromptRef:
+    """The prompt a judgement asks: by name, and a version or label (None: the production one). A
+    `--prompt` pin of the same name wins over both."""
+
+    name: str
+    version: int | None = None
+    label: str | None = None
+
+
+class JudgeRuntime(Protocol):
+    """The shared machinery a judge asks through."""
+
+    def ask(
+        self,
+        judge: str,
+        context: MetricContext,
+        *,
+        run_id: str,
+        prompt: PromptRef,
+        variables: Mapping[str, str],
+        reply_type: type[Reply],
+    ) -> tuple[Reply | None, Judgement]:
+        """The reply to `prompt` compiled with `variables` (None when it could not be had or read), and
+        how the judgement went; never raises for the endpoint's failures."""
+        ...
+
+    def give_up_reason(self) -> str | None:
+        """Why the endpoint is no longer asked this run (None: it is)."""
+        ...
+
+
+@runtime_checkable
+class JudgeMetric(Metric, Protocol):
+    """A judge-stage metric."""
+
+    @property
+    def prompt_name(self) -> str:
+        """Its configured prompt."""
+        ...
+
+    def applies(self, scenario: Scenario) -> bool:
+        """Whether the scenario asks for this judge."""
+        ...
+
+    def prompt(self, scenario: Scenario) -> PromptRef:
+        """The prompt it would ask for this scenario."""
+        ...
+
+    def judge(
+        self, context: MetricContext, runtime: JudgeRuntime, run_id: str
+    ) -> tuple[Verdict | None, Judgement]:
+        """Its verdict on the context's answer (None: unscored, the judgement says why)."""
+        ...
+
+
+def judge_of(score: Mapping[str, Any]) -> dict[str, Any]:
+    """The judge prompt and model a score's `judge` metadata names, for a result rebuilt from scores."""
+    judge = (score.get("metadata") or {}).get("judge") or {}
+    return {"prompt": judge.get("prompt"), "model": judge.get("model")} if isinstance(judge, Mapping) else {}

@@ -1,0 +1,210 @@
+"""`MetricSet`: the metrics of one run, an ordered immutable value built once (from the configuration:
+results/builtin.py) and handed to everything that reads verdicts: the pipeline, the result object, the
+scores and score configs, the run figures, verify, the reports, compare and runs rebuilt from Langfuse.
+There is no registry: what is not in the set does not exist for that run.
+
+Order is meaning: metrics' fields appear in the result object in the set's order, and the figures are
+the result's own first figure (`pass_rate`), every metric's figures in order, then the result's own last
+ones (`latency_ms`, `cost`). Everything the set derives (figure names, rates, score types, gates) is
+computed once, when it is built.
+
+Every figure is the mean of a per-result value over the results that have it, so a run, a prompt
+version, a scenario's history and a pair of runs are all summarised the same way. Results with an
+`evaluator_error` are counted but never enter a figure: the evaluator failed, not the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from evaluator.errors import ConfigError
+from evaluator.metrics.base import (
+    DataType,
+    Figure,
+    Gate,
+    Metric,
+    MetricContext,
+    ScoreDefinition,
+    SessionContext,
+    Verdict,
+    at,
+    number_at,
+)
+
+
+def _passed(document: Mapping[str, Any]) -> float:
+    return 1.0 if document.get("status") == "passed" else 0.0
+
+
+# The result's own figures, whatever the metrics: whether it passed, and what it took.
+PASS_RATE = Figure(name="pass_rate", value=_passed, rate=True, label="pass", chart="Scenarios passed",
+                   delta=True, change=False)  # fmt: skip
+LATENCY = Figure(
+    name="latency_ms",
+    value=number_at("latency_ms"),
+    label="latency",
+    change=False,
+    gate=Gate(
+        label="mean latency",
+        direction="up",
+        unit="percent",
+        threshold=20.0,
+        setting="latency_increase_percent",
+        floor_setting="latency_floor_ms",
+    ),
+)
+COST = Figure(name="cost", value=number_at("cost"), change=False)
+
+
+class MetricSet:
+    """The metrics of a run, in order (see the module docstring). Keys, score names and figure names
+    must be unique across the set (ConfigError names the clash)."""
+
+    __slots__ = (
+        "_by_key",
+        "_inline",
+        "_judges",
+        "_metrics",
+        "_sessions",
+        "definitions",
+        "figure_names",
+        "figures",
+        "gated",
+        "rates",
+        "score_levels",
+        "score_types",
+    )
+
+    def __init__(self, metrics: Iterable[Metric]) -> None:
+        self._metrics: tuple[Metric, ...] = tuple(metrics)
+        self._by_key = {m.key: m for m in self._metrics}
+        _unique("metric key", [m.key for m in self._metrics])
+        self._inline = tuple(m for m in self._metrics if m.stage == "inline" and m.level != "session")
+        self._sessions = tuple(m for m in self._metrics if m.stage == "inline" and m.level == "session")
+        self._judges = tuple(m for m in self._metrics if m.stage == "judge")
+        self.definitions: tuple[ScoreDefinition, ...] = tuple(d for m in self._metrics for d in m.definitions)
+        _unique("score name", [d.name for d in self.definitions])
+        self.score_types: Mapping[str, DataType] = {d.name: d.data_type for d in self.definitions}
+        self.score_levels: Mapping[str, str] = {d.name: m.level for m in self._metrics for d in m.definitions}
+        self.figures: tuple[Figure, ...] = (
+            PASS_RATE,
+            *(f for m in self._metrics for f in m.figures),
+            LATENCY,
+            COST,
+        )
+        self.figure_names: tuple[str, ...] = tuple(f.name for f in self.figures)
+        _unique("figure name", list(self.figure_names))
+        self.rates = frozenset(f.name for f in self.figures if f.rate)
+        self.gated: tuple[Figure, ...] = tuple(f for f in self.figures if f.gate is not None)
+
+    def __iter__(self) -> Iterator[Metric]:
+        return iter(self._metrics)
+
+    def __len__(self) -> int:
+        return len(self._metrics)
+
+    def __repr__(self) -> str:
+        return f"MetricSet({', '.join(self._by_key)})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MetricSet) and self._metrics == other._metrics
+
+    def __hash__(self) -> int:
+        return hash(self._metrics)
+
+    def __add__(self, extra: Iterable[Metric]) -> MetricSet:
+        """A new set: this one's metrics, then `extra`."""
+        return MetricSet((*self._metrics, *extra))
+
+    def get(self, key: str) -> Metric | None:
+        return self._by_key.get(key)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self._by_key)
+
+    @property
+    def judges(self) -> tuple[Metric, ...]:
+        """The judge-stage metrics, in order."""
+        return self._judges
+
+    # --- the metrics stage ----------------------------------------------------------------------------
+
+    def evaluate(self, context: MetricContext) -> dict[str, Verdict]:
+        """Each applicable inline metric's verdict, by key (one that does not apply is left out): the
+        trace metrics, then the session metrics from them (the scenario's run is one session)."""
+        verdicts: dict[str, Verdict] = {}
+        for metric in self._inline:
+            verdict = metric.evaluate(context)
+            if verdict is not None:
+                verdicts[metric.key] = verdict
+        if self._sessions:
+            session = SessionContext(scenario=context.scenario, traces=(dict(verdicts),))
+            for metric in self._sessions:
+                found = metric.evaluate_session(session)
+                if found is not None:
+                    verdicts[metric.key] = found
+        return verdicts
+
+    # --- run figures ------------------------------------------------------------------------------------
+
+    def scenario_values(self, result: Mapping[str, Any]) -> dict[str, float]:
+        """The per-result value of every figure this result object has."""
+        if result.get("evaluator_error"):
+            return {}
+        values: dict[str, float] = {}
+        for figure in self.figures:
+            value = figure.value(result)
+            if value is not None:
+                values[figure.name] = value
+        return values
+
+    def summarize(self, results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+        """Counts, then every figure's mean (None when no result has it) and how many results it rests
+        on (`n`: {figure: count})."""
+        counts = {"scenarios": 0, "passed": 0, "failed": 0, "errors": 0, "evaluator_errors": 0}
+        unscored = 0
+        sums: dict[str, list[float]] = {}
+        for result in results:
+            counts["scenarios"] += 1
+            status = result.get("status")
+            counts["passed"] += status == "passed"
+            counts["failed"] += status == "failed"
+            counts["errors"] += status == "error"
+            counts["evaluator_errors"] += bool(result.get("evaluator_error"))
+            unscored += at(result, ("judge_status", "status")) == "unscored"
+            for name, value in self.scenario_values(result).items():
+                sums.setdefault(name, []).append(value)
+        names = self.figure_names
+        means = {name: round(sum(v) / len(v), 4) if (v := sums.get(name)) else None for name in names}
+        return {
+            **counts,
+            "judge_unscored": unscored,
+            **means,
+            "n": {name: len(sums.get(name, [])) for name in names},
+        }
+
+    def judge_prompts(self, result: Mapping[str, Any]) -> list[tuple[str, int]]:
+        """(name, version) of each judge prompt a result was judged with, in the judges' order."""
+        found = []
+        for metric in self._judges:
+            prompt = at(result, (metric.key, "prompt"))
+            if isinstance(prompt, Mapping) and isinstance(prompt.get("name"), str):
+                version = prompt.get("version")
+                if isinstance(version, int) and (prompt["name"], version) not in found:
+                    found.append((prompt["name"], version))
+        return found
+
+    def judge_models(self, result: Mapping[str, Any]) -> list[str]:
+        return [m for metric in self._judges if isinstance(m := at(result, (metric.key, "model")), str)]
+
+
+def _unique(what: str, names: Sequence[str]) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ConfigError(
+                f"two metrics declare the {what} {name!r}. Fix: give each metric its own {what}s."
+            )
+        seen.add(name)
