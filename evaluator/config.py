@@ -21,7 +21,8 @@
                  read_deadline_seconds = 60, verify_deadline_seconds = 120
     [compare]    workflow_pass_rate_drop = 2, full_workflow_drop = 3, quality_drop = 0.1,
                  accuracy_drop = 2, latency_increase_percent = 20, latency_floor_ms = 50,
-                 min_scenarios = 10, alpha = 0.05
+                 min_scenarios = 10, alpha = 0.05, thresholds = {figure = points or units}
+    [metrics]    extra = ["module:metric"]   # metrics of your own, after the built-in ones
     [datasets]   name = "scenarios", link_runs = true   # runs as Langfuse experiments
 
 Secrets never live here: the OpenAI-compatible endpoint comes from OPENAI_API_KEY / OPENAI_BASE_URL, the
@@ -178,6 +179,13 @@ class CompareConfig(_Section):
     thresholds: dict[str, float] = Field(default_factory=dict)
 
 
+class MetricsConfig(_Section):
+    """Metrics of the project's own, each `module:attribute` naming a metric (or a class or function
+    that makes one with no arguments), run, scored and reported after the built-in ones."""
+
+    extra: list[str] = Field(default_factory=list)
+
+
 class DatasetsConfig(_Section):
     """The Langfuse dataset a suite is pushed to, and whether connected runs are experiments on it."""
 
@@ -194,6 +202,7 @@ class Settings(_Section):
     judge: JudgeConfig = JudgeConfig()
     langfuse: LangfuseConfig = LangfuseConfig()
     compare: CompareConfig = CompareConfig()
+    metrics: MetricsConfig = MetricsConfig()
     datasets: DatasetsConfig = DatasetsConfig()
 
     @field_validator("targets", mode="before")

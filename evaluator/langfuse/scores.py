@@ -118,10 +118,12 @@ def _config_shape(definition: ScoreDefinition) -> dict[str, Any]:
 
 
 def _score_body(score: Score) -> dict[str, Any]:
-    """The JSON of one score, as `POST /api/public/scores` takes it (openapi.yml: CreateScoreRequest)."""
+    """The JSON of one score, as `POST /api/public/scores` takes it (openapi.yml: CreateScoreRequest): on
+    its trace, or a session score on its session (`sessionId`, no trace)."""
+    subject = {"sessionId": score.session_id} if score.session_id else {"traceId": score.trace_id}
     body: dict[str, Any] = {
         "id": score.id,
-        "traceId": score.trace_id,
+        **subject,
         "name": score.name,
         "value": score.value,
         "dataType": score.data_type,

@@ -1,22 +1,31 @@
-"""The built-in metrics of a run, as a `MetricSet` built from the configuration: the rule checks
-(workflow, trajectory, answer), then the judges (quality, correctness) with their configured prompts,
-source budget and miss phrases. Commands build it once per run (and `report`, `compare` once per
-command) and pass it on; `extra` metrics follow the built-in ones.
+"""The metrics of a run, as a `MetricSet` built from the configuration: the rule checks (workflow,
+trajectory, answer), the judges (quality, correctness) with their configured prompts, source budget
+and miss phrases, then the project's own (`[metrics] extra`, each `module:attribute`). Commands build
+it once per run (and `report`, `compare` once per command) and pass it on.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
+from typing import cast
 
 from evaluator.config import Config, JudgeConfig
+from evaluator.errors import ConfigError
 from evaluator.judge import CorrectnessJudge, QualityJudge
 from evaluator.metrics import AnswerContainsMetric, Metric, MetricSet, TrajectoryMetric, WorkflowValidator
 
+_SHAPE = ("key", "stage", "level", "definitions", "figures")  # what a metric must have (metrics/base.py)
+
 
 def builtin_metrics(config: Config | None = None, *, extra: Sequence[Metric] = ()) -> MetricSet:
-    """The built-in metrics with `config`'s judge settings (the defaults without one), then `extra`."""
+    """The built-in metrics with `config`'s judge settings (the defaults without one), then the
+    configuration's own metrics, then `extra`."""
     judge = config.settings.judge if config is not None else JudgeConfig()
+    own = [configured_metric(spec, config) for spec in config.settings.metrics.extra] if config else []
     return MetricSet(
         (
             WorkflowValidator(),
@@ -24,6 +33,7 @@ def builtin_metrics(config: Config | None = None, *, extra: Sequence[Metric] = (
             AnswerContainsMetric(),
             QualityJudge(prompt=judge.quality_prompt, source_budget_chars=judge.source_budget_chars),
             CorrectnessJudge(prompt=judge.correctness_prompt, miss_phrases=judge.miss_phrases),
+            *own,
             *extra,
         )
     )
@@ -33,3 +43,41 @@ def builtin_metrics(config: Config | None = None, *, extra: Sequence[Metric] = (
 def default_metrics() -> MetricSet:
     """The built-in metrics with the default settings: for library callers that give no set."""
     return builtin_metrics()
+
+
+def configured_metric(spec: str, config: Config) -> Metric:
+    """The metric `[metrics] extra` names as `module:attribute` (a class or function is called with no
+    arguments); ConfigError says what is wrong and how to fix it."""
+    where = f"{config.source or 'evaluator.toml'}: [metrics] extra"
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        fix = 'write it like "mypkg.metrics:MyMetric"'
+        raise ConfigError(f'{where}: "{spec}" is not of the form module:attribute. Fix: {fix}.')
+    found: object = _module(module_name, where, config.base_dir)
+    for part in attr.split("."):
+        if not hasattr(found, part):
+            fix = "name a metric defined there"
+            raise ConfigError(f'{where}: module "{module_name}" has no attribute "{attr}". Fix: {fix}.')
+        found = getattr(found, part)
+    maker = isinstance(found, type) or (callable(found) and not hasattr(found, "key"))
+    metric = found() if maker and callable(found) else found
+    missing = [name for name in _SHAPE if not hasattr(metric, name)]
+    if missing:
+        raise ConfigError(
+            f'{where}: "{spec}" is not a metric (it has no {", ".join(missing)}). Fix: name a metric '
+            "(evaluator.metrics.MetricBase shows the shape), or a class that makes one."
+        )
+    return cast(Metric, metric)  # its shape checked above
+
+
+def _module(name: str, where: str, base_dir: Path) -> object:
+    if str(base_dir) not in sys.path:  # the configuration's folder is importable, like a cwd
+        sys.path.insert(0, str(base_dir))
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        fix = f"check the module path, relative to {base_dir}"
+        raise ConfigError(f'{where}: cannot import module "{name}" ({exc}). Fix: {fix}.') from None
+    except Exception as exc:  # noqa: BLE001 - the module itself is broken: say where, not a traceback
+        failed = f"{type(exc).__name__}: {exc}"
+        raise ConfigError(f'{where}: importing "{name}" failed: {failed}. Fix: correct the module.') from None

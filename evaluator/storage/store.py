@@ -81,7 +81,8 @@ CREATE TABLE IF NOT EXISTS scores (
     name TEXT NOT NULL, value REAL NOT NULL, data_type TEXT NOT NULL, comment TEXT,
     metadata TEXT NOT NULL, timestamp TEXT NOT NULL,
     destination TEXT,  -- the Langfuse it is bound for; NULL: an embedded run's score, kept locally only
-    sent_at TEXT, rejected TEXT
+    sent_at TEXT, rejected TEXT,
+    session_id TEXT  -- a session score's session (its subject); NULL: a score of its trace
 );
 CREATE TABLE IF NOT EXISTS traces (  -- every span a connected run captured, durable with its result
     destination TEXT NOT NULL, trace_id TEXT NOT NULL, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL,
@@ -109,7 +110,8 @@ CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id)
 # trace with late spans (a timed-out target's, ending after its capture closed: they would count in
 # place of kept ones the exporter dropped); such a trace is in Langfuse only once re-sent. A score
 # with no trace row (from before spans were kept) counts as on a trace Langfuse has.
-_UNSENT_QUERY = """SELECT scores.id, scores.trace_id, name, value, data_type, comment, timestamp, metadata
+_UNSENT_QUERY = """SELECT scores.id, scores.trace_id, name, value, data_type, comment, timestamp, metadata,
+    scores.session_id
     FROM scores
     LEFT JOIN traces ON traces.destination = scores.destination AND traces.trace_id = scores.trace_id
     LEFT JOIN span_acks
@@ -277,7 +279,7 @@ class Store:
             _insert(
                 db,
                 """INSERT INTO scores (id, run_id, scenario_id, trace_id, name, value, data_type, comment,
-                       metadata, timestamp, destination)""",
+                       metadata, timestamp, destination, session_id)""",
                 [
                     (
                         s.id,
@@ -291,6 +293,7 @@ class Store:
                         json.dumps(s.metadata, default=str),
                         s.timestamp,
                         destination,
+                        s.session_id,
                     )
                     for f in finished
                     for s in f.scores
@@ -352,6 +355,7 @@ class Store:
                 comment=r[5],
                 timestamp=r[6],
                 metadata=json.loads(r[7]),
+                session_id=r[8],
             )
             for r in rows
         ]
@@ -482,6 +486,7 @@ def _open(path: Path | None) -> sqlite3.Connection:
                 db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
             _add_late_spans(db)
+            _add_session_ids(db)
         except sqlite3.OperationalError as exc:
             db.close()
             if "locked" not in str(exc) or time.monotonic() > ends:
@@ -499,6 +504,16 @@ def _add_late_spans(db: sqlite3.Connection) -> None:
     if "late_spans" not in {row[1] for row in db.execute("PRAGMA table_info(traces)")}:
         try:
             db.execute("ALTER TABLE traces ADD COLUMN late_spans INTEGER NOT NULL DEFAULT 0")
+        except sqlite3.OperationalError as exc:  # another process added it meanwhile
+            if "duplicate column" not in str(exc):
+                raise
+
+
+def _add_session_ids(db: sqlite3.Connection) -> None:
+    """A store made before session scores gets their column (NULL: every score so far is a trace's)."""
+    if "session_id" not in {row[1] for row in db.execute("PRAGMA table_info(scores)")}:
+        try:
+            db.execute("ALTER TABLE scores ADD COLUMN session_id TEXT")
         except sqlite3.OperationalError as exc:  # another process added it meanwhile
             if "duplicate column" not in str(exc):
                 raise
