@@ -182,6 +182,28 @@ def test_a_store_from_before_late_spans_gets_the_column(tmp_path: Path) -> None:
     assert [t for t, _, _ in store.unsent_traces(DEST)] == [result.trace_id]
 
 
+def test_a_store_from_before_session_scores_gets_the_column(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:  # the scores table as earlier versions made it
+        db.execute(
+            "CREATE TABLE scores (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL, "
+            "trace_id TEXT NOT NULL, name TEXT NOT NULL, value REAL NOT NULL, data_type TEXT NOT NULL, "
+            "comment TEXT, metadata TEXT NOT NULL, timestamp TEXT NOT NULL, destination TEXT, sent_at TEXT, "
+            "rejected TEXT)"
+        )
+        db.execute(
+            "INSERT INTO scores VALUES ('old', 'r0', 's1', 't0', 'workflow_pass', 1, 'BOOLEAN', NULL, '{}', "
+            "'2026-11-22T10:00:00Z', ?, NULL, NULL)",
+            (DEST,),
+        )
+    db.close()
+    store = Store(path)
+    session = replace(scores_for(_result(["a"]), run_id="r")[0], id="new", session_id="r:s1")
+    store.record_many("r", [Finished(_result(["a"]), [session])], destination=DEST)
+    unsent = {s.id: s.session_id for s in store.unsent_scores(DEST)}
+    assert unsent == {"old": None, "new": "r:s1"}
+
+
 def test_stores_opened_at_once_on_a_new_file_all_open(tmp_path: Path) -> None:
     # Two runs started together set up the same new store; SQLite does not wait out every lock of
     # that (switching to WAL), so the later ones try again.
