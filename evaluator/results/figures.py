@@ -2,16 +2,9 @@
 figures of a `MetricSet` (metrics/metric_set.py; the built-in metrics' by default), and the prompt
 versions a result used.
 
-The built-in figures:
-
-    pass_rate                 1 when the scenario passed, else 0 (an `error` result counts as 0)
-    workflow_pass_rate        1 when the workflow verdict passed, else 0 (an `error` result counts as 0)
-    trajectory_<mode>         the trajectory's mode value, for scenarios with a trajectory
-    quality_<dimension>       the quality judge's score, for judged results (`quality_mean`: their mean)
-    correctness_accuracy      1 when the correctness verdict is `correct`   (results with a verdict)
-    correctness_hallucination_rate / correctness_missing_rate   likewise for `hallucination` / `miss`
-    correctness_truthfulness  +1 correct, 0 miss, -1 hallucination; its mean is (2*correct + miss)/n - 1
-    latency_ms, cost          as stored (cost only when a result carries one)
+Each figure is declared with its metric (metrics/workflow.py, trajectory.py, judge/quality.py,
+correctness.py; `pass_rate`, `latency_ms` and `cost`, the result's own, in metrics/metric_set.py) and
+is the mean of its per-result value over the results that have it.
 
 Results with an `evaluator_error` are counted but never enter a figure: the evaluator failed, not the
 agent. A judge that did not run gives no quality or correctness value (never a 0).

@@ -19,7 +19,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evaluator.metrics import AnswerCheck, JudgeStatus, MetricSet, TrajectoryScore, Verdict, WorkflowVerdict
+from evaluator.metrics import (
+    AnswerCheck,
+    AnswerContainsMetric,
+    JudgeStatus,
+    MetricSet,
+    TrajectoryMetric,
+    TrajectoryScore,
+    Verdict,
+    WorkflowValidator,
+    WorkflowVerdict,
+)
 from evaluator.results.builtin import default_metrics
 from evaluator.results.figures import agent_prompts
 from evaluator.results.summary import judge_usage, run_summaries
@@ -79,17 +89,17 @@ class ScenarioResult:
 
     @property
     def workflow(self) -> WorkflowVerdict | None:
-        verdict = self.verdicts.get("workflow")
+        verdict = self.verdicts.get(WorkflowValidator.key)
         return verdict if isinstance(verdict, WorkflowVerdict) else None
 
     @property
     def trajectory(self) -> TrajectoryScore | None:
-        verdict = self.verdicts.get("trajectory")
+        verdict = self.verdicts.get(TrajectoryMetric.key)
         return verdict if isinstance(verdict, TrajectoryScore) else None
 
     @property
     def answer(self) -> AnswerCheck | None:
-        verdict = self.verdicts.get("answer")
+        verdict = self.verdicts.get(AnswerContainsMetric.key)
         return verdict if isinstance(verdict, AnswerCheck) else None
 
     def problems(self) -> list[str]:
