@@ -174,10 +174,6 @@ class Judges:
             return None, task
         return self._ask(task)
 
-    def give_up_reason(self) -> str | None:
-        with self._lock:
-            return self._given_up
-
     def _task(
         self,
         judge: str,

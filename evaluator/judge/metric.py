@@ -43,10 +43,6 @@ class JudgeRuntime(Protocol):
         how the judgement went; never raises for the endpoint's failures."""
         ...
 
-    def give_up_reason(self) -> str | None:
-        """Why the endpoint is no longer asked this run (None: it is)."""
-        ...
-
 
 @runtime_checkable
 class JudgeMetric(Metric, Protocol):
