@@ -5,9 +5,10 @@ The package is layered, imports pointing down only (tests/unit/test_layering.py)
     errors, config, _time, _yaml, _problems     the exception tree, settings, plumbing
     scenarios/                                  scenario files, target catalogs, the loader
     trace/                                      the normalized trace and its sources
-    metrics/                                    pure checks, one shape (context -> verdict + scores)
-    results/                                    result values, the JSON contract, scores
+    metrics/                                    the metric shape, MetricSet, the rule checks
     prompts/                                    prompt files, the library, push
+    judge/                                      the judge metrics and the runtime they share
+    results/                                    result values, the JSON contract, scores, the run's metrics
     storage/                                    SQLite store, the outbox and its delivery
     langfuse/                                   the only package importing `langfuse`
     run/                                        targets, the staged pipeline, run_suite, verify
@@ -16,8 +17,17 @@ The package is layered, imports pointing down only (tests/unit/test_layering.py)
 """
 
 from evaluator.errors import ConfigError, EvaluatorError, InputError, ScenarioError, TraceError
-from evaluator.metrics import TrajectoryScore, WorkflowValidator, WorkflowVerdict, score_paths
-from evaluator.results import ScenarioResult
+from evaluator.metrics import (
+    Figure,
+    Gate,
+    MetricBase,
+    MetricSet,
+    TrajectoryScore,
+    WorkflowValidator,
+    WorkflowVerdict,
+    score_paths,
+)
+from evaluator.results import ScenarioResult, builtin_metrics
 from evaluator.run import SuiteRun, TargetRequest, run_suite
 from evaluator.scenarios import Scenario, load_scenarios
 from evaluator.trace import Trace, build_trace
@@ -25,7 +35,11 @@ from evaluator.trace import Trace, build_trace
 __all__ = [
     "ConfigError",
     "EvaluatorError",
+    "Figure",
+    "Gate",
     "InputError",
+    "MetricBase",
+    "MetricSet",
     "Scenario",
     "ScenarioError",
     "ScenarioResult",
@@ -37,6 +51,7 @@ __all__ = [
     "WorkflowValidator",
     "WorkflowVerdict",
     "build_trace",
+    "builtin_metrics",
     "load_scenarios",
     "run_suite",
     "score_paths",
