@@ -38,8 +38,15 @@ def _passed(document: Mapping[str, Any]) -> float:
 
 
 # The result's own figures, whatever the metrics: whether it passed, and what it took.
-PASS_RATE = Figure(name="pass_rate", value=_passed, rate=True, label="pass", chart="Scenarios passed",
-                   delta=True, change=False)  # fmt: skip
+PASS_RATE = Figure(
+    name="pass_rate",
+    value=_passed,
+    rate=True,
+    label="pass",
+    chart="Scenarios passed",
+    delta=True,
+    change=False,  # the status itself, not one of a scenario's changes
+)
 LATENCY = Figure(
     name="latency_ms",
     value=number_at("latency_ms"),
