@@ -18,7 +18,7 @@ The package is layered, imports pointing down only (tests/unit/test_layering.py)
 from evaluator.errors import ConfigError, EvaluatorError, InputError, ScenarioError, TraceError
 from evaluator.metrics import TrajectoryScore, WorkflowValidator, WorkflowVerdict, score_paths
 from evaluator.results import ScenarioResult
-from evaluator.run import SuiteRun, TargetRequest, run_suite
+from evaluator.run import SuiteOptions, SuiteRun, TargetRequest, run_suite
 from evaluator.scenarios import Scenario, load_scenarios
 from evaluator.trace import Trace, build_trace
 
@@ -29,6 +29,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "ScenarioResult",
+    "SuiteOptions",
     "SuiteRun",
     "TargetRequest",
     "Trace",

@@ -9,7 +9,7 @@ import typer
 from evaluator.cli._common import ConfigOption, app, out
 from evaluator.config import load_config
 from evaluator.prompts import PromptLibrary
-from evaluator.run.service import catalogs
+from evaluator.run import catalogs
 from evaluator.scenarios import load_scenarios
 
 

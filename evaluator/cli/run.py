@@ -38,7 +38,7 @@ from evaluator.reports import (
     write_junit,
 )
 from evaluator.results import ScenarioResult
-from evaluator.run import SuiteRun, run_suite
+from evaluator.run import SuiteOptions, SuiteRun, run_suite
 
 
 @app.command()
@@ -114,17 +114,19 @@ def run(
     try:
         suite = run_suite(
             paths or [],
-            tags=tag or [],
-            target=target,
-            concurrency=concurrency,
-            timeout=timeout,
-            no_judge=no_judge,
-            judge_concurrency=judge_concurrency,
-            no_cache=no_cache,
-            prompts=prompt or [],
-            output=output,
-            run_name=run_name,
-            verify_langfuse=verify_langfuse,
+            SuiteOptions(
+                tags=tag or [],
+                target=target,
+                concurrency=concurrency,
+                timeout=timeout,
+                no_judge=no_judge,
+                judge_concurrency=judge_concurrency,
+                no_cache=no_cache,
+                prompts=prompt or [],
+                output=output,
+                run_name=run_name,
+                verify_langfuse=verify_langfuse,
+            ),
             config=config_path,
             on_start=progress.start,
             on_result=progress.advance,

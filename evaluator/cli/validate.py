@@ -18,8 +18,7 @@ from evaluator.langfuse import LangfuseConnection, LangfuseSettings
 from evaluator.prompts import PromptLibrary
 from evaluator.reports import notice, print_judges, summary_table
 from evaluator.results import evaluate
-from evaluator.run.judging import NOT_FINISHED, judge_result
-from evaluator.run.service import rules_for
+from evaluator.run import NOT_FINISHED, judge_result, rules_for
 from evaluator.scenarios import load_scenarios
 from evaluator.trace import CONVENTION_NAMES, Trace, TraceRules, load_trace_file, read_trace
 

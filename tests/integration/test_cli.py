@@ -365,15 +365,15 @@ def test_an_unreachable_langfuse_gets_the_runs_own_account_not_the_exporters_ret
 
 def test_run_suite_raises_the_error_class_of_what_is_wrong(project: Path) -> None:
     from evaluator.errors import PromptError, ScenarioError
-    from evaluator.run import run_suite
+    from evaluator.run import SuiteOptions, run_suite
 
     with pytest.raises(PromptError):  # a bad pin alone
-        run_suite(prompts=["nope=1"])
+        run_suite(options=SuiteOptions(prompts=["nope=1"]))
     (project / "scenarios/bad.yaml").write_text(PASSING.replace("id: toy-pass", "id: toy-bad\nnope: 1"))
     with pytest.raises(ScenarioError):  # a bad scenario file, alone or with a bad pin
         run_suite()
     with pytest.raises(ScenarioError) as both:
-        run_suite(prompts=["nope=1"])
+        run_suite(options=SuiteOptions(prompts=["nope=1"]))
     assert len(both.value.problems) == 2
 
 
@@ -390,7 +390,7 @@ def test_run_suite_runs_scenario_files_against_a_target_given_as_a_callable(proj
 
 def test_run_suite_checks_python_scenarios_as_it_checks_files(project: Path) -> None:
     from evaluator.errors import ConfigError, ScenarioError
-    from evaluator.run import run_suite
+    from evaluator.run import SuiteOptions, run_suite
     from evaluator.scenarios import Scenario
     from tests.integration.toy_targets import good
 
@@ -406,7 +406,9 @@ def test_run_suite_checks_python_scenarios_as_it_checks_files(project: Path) -> 
     assert [r.status for r in suite.results] == ["passed", "passed"]
     assert [
         r.scenario_id
-        for r in run_suite(scenarios=[scenario("a", tags=["smoke"]), scenario("b")], tags=["smoke"]).results
+        for r in run_suite(
+            options=SuiteOptions(tags=["smoke"]), scenarios=[scenario("a", tags=["smoke"]), scenario("b")]
+        ).results
     ] == ["a"]
     with pytest.raises(ScenarioError) as bad:
         run_suite(
