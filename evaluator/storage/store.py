@@ -24,11 +24,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from evaluator._time import utc_now
 from evaluator.errors import ConfigError
-from evaluator.judge import CacheKey
 from evaluator.results import RunInfo, ScenarioResult, run_provenance, totals
 from evaluator.results.scores import Score
 
@@ -51,6 +50,20 @@ class DeliveryStatus:
     @property
     def complete(self) -> bool:
         return not self.traces_waiting and not self.scores_waiting and not self.scores_rejected
+
+
+class VerdictKey(Protocol):
+    """What a cached verdict is kept under (judge.CacheKey is one): the judge prompt's name and
+    version, the model, and the sha256 of the exact messages."""
+
+    @property
+    def prompt_name(self) -> str: ...
+    @property
+    def prompt_version(self) -> int: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def inputs_sha256(self) -> str: ...
 
 
 class Finished(NamedTuple):
@@ -437,12 +450,12 @@ class Store:
                 (sent_at, destination, trace_id),
             )
 
-    def cached_verdict(self, key: CacheKey) -> dict[str, Any] | None:
+    def cached_verdict(self, key: VerdictKey) -> dict[str, Any] | None:
         with self._lock:
             row = self._db.execute(_VERDICT_QUERY, _key_values(key)).fetchone()
         return json.loads(row[0]) if row is not None else None
 
-    def keep_verdict(self, key: CacheKey, entry: Mapping[str, Any]) -> None:
+    def keep_verdict(self, key: VerdictKey, entry: Mapping[str, Any]) -> None:
         with self._transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?)",
@@ -454,7 +467,7 @@ class Store:
             self._db.close()
 
 
-def _key_values(key: CacheKey) -> tuple[str, int, str, str]:
+def _key_values(key: VerdictKey) -> tuple[str, int, str, str]:
     return (key.prompt_name, key.prompt_version, key.model, key.inputs_sha256)
 
 

@@ -77,6 +77,18 @@ def test_only_the_langfuse_package_imports_langfuse() -> None:
     assert importers and all(name.startswith("langfuse/") for name in importers)
 
 
+def test_the_store_does_not_import_the_judges() -> None:
+    """The store keeps verdicts under a key of its own (storage.VerdictKey), not judge.CacheKey."""
+    wrong = [
+        f"{path.relative_to(PACKAGE)} imports {module}"
+        for part, path in _modules()
+        if part == "storage"
+        for module in _imports(path)
+        if module.startswith("evaluator.") and _part(module) == "judge"
+    ]
+    assert wrong == []
+
+
 def test_an_upward_import_is_caught(tmp_path: Path) -> None:
     module = tmp_path / "bad.py"
     module.write_text("import json\nfrom evaluator.trace import Trace\nfrom evaluator.cli import main\n")
