@@ -2,7 +2,8 @@
 its options, calling the library and mapping errors to exit codes.
 
 Exit codes: 0 every scenario passed, 1 any scenario failed or errored, 2 bad input or configuration
-(a clear message on stderr, no traceback).
+(a clear message on stderr, no traceback), 4 the local store cannot be used (errors.StoreError: disk
+full, locked, damaged, read-only; the message says which and what to do).
 """
 
 import logging
@@ -10,8 +11,8 @@ import sys
 from collections.abc import Sequence
 
 from evaluator.cli import compare, datasets, lint, prompts, report, run, sync, validate
-from evaluator.cli._common import EXIT_BAD_INPUT, app, err
-from evaluator.errors import EvaluatorError, InputError
+from evaluator.cli._common import EXIT_BAD_INPUT, EXIT_STORE, app, err
+from evaluator.errors import EvaluatorError, InputError, StoreError
 from evaluator.langfuse import OwnPromptFetchLines
 from evaluator.reports import notice
 
@@ -47,6 +48,9 @@ def main(args: Sequence[str] | None = None) -> None:
             notice(err, "error", str(problem))
         err.print(f"{len(exc.problems)} problem(s); fix them and run the command again.", highlight=False)
         sys.exit(EXIT_BAD_INPUT)
+    except StoreError as exc:  # not bad input: the disk, another program, or the file itself
+        notice(err, "error", str(exc))
+        sys.exit(EXIT_STORE)
     except EvaluatorError as exc:
         notice(err, "error", str(exc))
         sys.exit(EXIT_BAD_INPUT)

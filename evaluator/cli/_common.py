@@ -15,7 +15,7 @@ from evaluator.config import Config
 from evaluator.errors import ConfigError
 from evaluator.langfuse import LangfuseConnection, LangfuseSettings
 
-EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_UNDELIVERED = 0, 1, 2, 3
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_UNDELIVERED, EXIT_STORE = 0, 1, 2, 3, 4
 
 app = typer.Typer(
     help="Evaluate multi-agent LLM systems through their Langfuse traces.",

@@ -16,6 +16,7 @@ version, model, sha256 of the exact messages), so re-running an unchanged scenar
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 import threading
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from evaluator._time import utc_now
-from evaluator.errors import ConfigError
+from evaluator.errors import StoreError
 from evaluator.results import RunInfo, ScenarioResult, run_provenance, totals
 from evaluator.results.scores import Score
 
@@ -169,7 +170,7 @@ class Store:
     """A thread-safe handle on the evaluator database (one connection, one lock)."""
 
     def __init__(self, path: Path | None) -> None:
-        """`path=None`: an in-memory database (tests). ConfigError when the file cannot be used."""
+        """`path=None`: an in-memory database (tests). StoreError when the file cannot be used."""
         self.path = path
         self._lock = threading.Lock()
         try:
@@ -177,37 +178,34 @@ class Store:
                 path.parent.mkdir(parents=True, exist_ok=True)
             self._db = _open(path)
         except (OSError, sqlite3.Error) as exc:
-            reason = str(exc)
-            if "locked" in reason:
-                fix = (
-                    "wait for the other program using it (another run, say) to finish, or set another "
-                    "[store] path in evaluator.toml"
-                )
-            elif "not a database" in reason or "malformed" in reason:
-                fix = (
-                    "the file is damaged: move it aside (a new store is made; `sqlite3 FILE .recover` may "
-                    "save what it holds), or set another [store] path in evaluator.toml"
-                )
-            else:
-                fix = "set [store] path in evaluator.toml to a writable file"
-            raise ConfigError(f"cannot use the store {path} ({exc}). Fix: {fix}.") from None
+            raise _store_error(path, exc, writing=False) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction. A failure (disk full, locked past the busy timeout, read-only, a
+        damaged page) rolls back this transaction only and raises a StoreError: what earlier ones
+        committed stays."""
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
                     yield self._db
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    _rollback(self._db)
                     raise
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise ConfigError(
-                    f"cannot write to the store {self.path} ({exc}). Fix: check the disk, and "
-                    "that no other program holds the database locked."
-                ) from None
+                _rollback(self._db)  # a COMMIT that failed leaves its transaction open
+                raise _store_error(self.path, exc, writing=True) from None
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection, to read from; a StoreError when the file cannot be read (a damaged page)."""
+        with self._lock:
+            try:
+                yield self._db
+            except sqlite3.Error as exc:
+                raise _store_error(self.path, exc, writing=False) from None
 
     def start_run(self, run: RunInfo) -> None:
         with self._transaction() as db:
@@ -311,24 +309,22 @@ class Store:
             )
 
     def results(self, run_id: str) -> list[dict[str, Any]]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT result FROM results WHERE run_id=? ORDER BY scenario_id", (run_id,)
-            )
+        with self._reading() as db:
+            rows = db.execute("SELECT result FROM results WHERE run_id=? ORDER BY scenario_id", (run_id,))
             return [json.loads(row[0]) for row in rows]
 
     def history(self, *, last_runs: int | None = None) -> list[tuple[str, str, str, dict[str, Any]]]:
         """(run id, run name, finished_at, result object) of the last runs, oldest first."""
-        with self._lock:
-            rows = self._db.execute(_HISTORY_QUERY, (last_runs or -1,)).fetchall()
+        with self._reading() as db:
+            rows = db.execute(_HISTORY_QUERY, (last_runs or -1,)).fetchall()
         return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
     def runs(self, *, last_runs: int | None = None) -> list[dict[str, Any]]:
         """The last runs with results (all by default), oldest first: their row and stored info, and their
         results. (A run stopped before its first result, or starting just now, has nothing to show.)"""
-        with self._lock:
-            rows = self._db.execute(_RUNS_QUERY, (last_runs or -1,)).fetchall()
-            results = self._db.execute("SELECT run_id, result FROM results ORDER BY scenario_id").fetchall()
+        with self._reading() as db:
+            rows = db.execute(_RUNS_QUERY, (last_runs or -1,)).fetchall()
+            results = db.execute("SELECT run_id, result FROM results ORDER BY scenario_id").fetchall()
         by_run: dict[str, list[dict[str, Any]]] = {}
         for run_id, document in results:
             by_run.setdefault(run_id, []).append(json.loads(document))
@@ -349,8 +345,8 @@ class Store:
     ) -> list[Score]:
         """Scores for `destination` not yet acknowledged nor rejected, whose trace is in Langfuse (all of
         them with `force`), oldest first (one run, or all)."""
-        with self._lock:
-            rows = self._db.execute(_UNSENT_QUERY, (destination, run_id, run_id, force)).fetchall()
+        with self._reading() as db:
+            rows = db.execute(_UNSENT_QUERY, (destination, run_id, run_id, force)).fetchall()
         return [
             Score(
                 id=r[0],
@@ -367,8 +363,8 @@ class Store:
 
     def waiting_by_destination(self) -> dict[str, int]:
         """How many scores wait, per destination."""
-        with self._lock:
-            rows = self._db.execute(_WAITING_QUERY).fetchall()
+        with self._reading() as db:
+            rows = db.execute(_WAITING_QUERY).fetchall()
         return {str(r[0]): int(r[1]) for r in rows}
 
     def mark_sent(self, score_ids: Sequence[str], sent_at: str) -> None:
@@ -392,8 +388,8 @@ class Store:
     def count_scores(self, *, waiting_only: bool = False, rejected_only: bool = False) -> int:
         """All scores, or those waiting to be sent (any destination), or those Langfuse rejected."""
         query = _COUNT_QUERIES["waiting" if waiting_only else "rejected" if rejected_only else "all"]
-        with self._lock:
-            return int(self._db.execute(query).fetchone()[0])
+        with self._reading() as db:
+            return int(db.execute(query).fetchone()[0])
 
     def ack_spans(self, destination: str, delivered: Mapping[str, int]) -> None:
         """The exporter delivered these many more spans of these traces."""
@@ -406,14 +402,14 @@ class Store:
 
     def unsent_traces(self, destination: str, *, run_id: str | None = None) -> list[tuple[str, bytes, int]]:
         """(trace id, OTLP request body, spans) of the traces Langfuse has not got whole, oldest first."""
-        with self._lock:
-            rows = self._db.execute(_UNSENT_TRACES_QUERY, (destination, run_id, run_id)).fetchall()
+        with self._reading() as db:
+            rows = db.execute(_UNSENT_TRACES_QUERY, (destination, run_id, run_id)).fetchall()
         return [(str(r[0]), bytes(r[1]), int(r[2])) for r in rows]
 
     def count_unsent_scores(self, destination: str, *, run_id: str | None = None, force: bool = False) -> int:
         """How many scores `unsent_scores` would give, without loading them."""
-        with self._lock:
-            row = self._db.execute(
+        with self._reading() as db:
+            row = db.execute(
                 f"SELECT COUNT(*) FROM ({_UNSENT_QUERY})",  # noqa: S608 - a constant query
                 (destination, run_id, run_id, force),
             ).fetchone()
@@ -424,11 +420,11 @@ class Store:
         held = self.count_unsent_scores(destination, run_id=run_id, force=True) - self.count_unsent_scores(
             destination, run_id=run_id
         )
-        with self._lock:
-            traces, spans, confirmed, waiting = self._db.execute(
+        with self._reading() as db:
+            traces, spans, confirmed, waiting = db.execute(
                 _SPAN_STATUS_QUERY, (destination, run_id, run_id)
             ).fetchone()
-            scores, sent, unsent, rejected = self._db.execute(
+            scores, sent, unsent, rejected = db.execute(
                 _SCORE_STATUS_QUERY, (destination, run_id, run_id)
             ).fetchone()
         return DeliveryStatus(
@@ -451,8 +447,8 @@ class Store:
             )
 
     def cached_verdict(self, key: VerdictKey) -> dict[str, Any] | None:
-        with self._lock:
-            row = self._db.execute(_VERDICT_QUERY, _key_values(key)).fetchone()
+        with self._reading() as db:
+            row = db.execute(_VERDICT_QUERY, _key_values(key)).fetchone()
         return json.loads(row[0]) if row is not None else None
 
     def keep_verdict(self, key: VerdictKey, entry: Mapping[str, Any]) -> None:
@@ -473,6 +469,7 @@ def _key_values(key: VerdictKey) -> tuple[str, int, str, str]:
 
 _ROWS_PER_INSERT = 256  # at most; a power of two (see _insert)
 _OPEN_SECONDS = 10.0  # how long opening a store another process is setting up may take
+_BUSY_TIMEOUT_MS = 5000  # how long a statement waits for another program's lock before it fails
 
 
 def _open(path: Path | None) -> sqlite3.Connection:
@@ -484,7 +481,7 @@ def _open(path: Path | None) -> sqlite3.Connection:
         db = sqlite3.connect(path or ":memory:", check_same_thread=False, isolation_level=None)
         try:
             if path is not None:
-                db.execute("PRAGMA busy_timeout=5000")
+                db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
                 db.execute("PRAGMA journal_mode=WAL")
                 # Under WAL, NORMAL keeps every commit through a crash of the process (Ctrl-C, kill);
                 # only an OS crash or power loss can take the last commits back.
@@ -531,3 +528,68 @@ def _insert(db: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]], 
         chunk = rows[start : start + count]
         db.execute(f"{head} VALUES {values} {tail}", [value for row in chunk for value in row])
         start += count
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Undo the open transaction, unless SQLite already has (it does after some errors, a full disk
+    among them: a ROLLBACK then would fail and hide the cause)."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
+
+
+_ANOTHER_PATH = "or set another [store] path in evaluator.toml"
+# (SQLite error names, words of the message, errnos) -> (what happened, what to do); the first that
+# matches says it. A message is matched too: an error raised by hand (tests) has no error name.
+_DIAGNOSES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...], str, str], ...] = (
+    (
+        ("SQLITE_FULL",),
+        ("disk is full", "database or disk is full"),
+        (errno.ENOSPC, errno.EDQUOT),
+        "the disk is full",
+        f"free space on the disk that holds it, then run the command again, {_ANOTHER_PATH}",
+    ),
+    (
+        ("SQLITE_BUSY", "SQLITE_LOCKED"),
+        ("locked",),
+        (),
+        "another program (another run, say) held the database locked for more than {seconds:g} s",
+        f"wait for the other program using it to finish, then run the command again, {_ANOTHER_PATH}",
+    ),
+    (
+        ("SQLITE_NOTADB", "SQLITE_CORRUPT"),
+        ("not a database", "malformed"),
+        (),
+        "the file is not an intact SQLite database",
+        "the file is damaged: move it aside (a new store is made; `sqlite3 FILE .recover` may save "
+        f"what it holds), {_ANOTHER_PATH}",
+    ),
+    (
+        ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH"),
+        ("readonly", "read-only", "unable to open"),
+        (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST),
+        "it cannot be written there (a read-only place, no permission, or a file where a folder should be)",
+        "set [store] path in evaluator.toml to a writable file",
+    ),
+)
+
+
+def _store_error(path: Path | None, exc: BaseException, *, writing: bool) -> StoreError:
+    """The StoreError for `exc`, raised using the store at `path`: what happened, the file, that
+    what was committed before stays (`writing`: a write failed), and what to do. An error none of
+    the known ones (disk full, locked, damaged, read-only) is said as SQLite or the OS gave it."""
+    what, fix = _diagnosis(exc)
+    doing = "write to" if writing else "use"
+    kept = " Nothing committed to it before is lost." if writing else ""
+    return StoreError(f"cannot {doing} the store {path or ':memory:'} ({what}: {exc}).{kept} Fix: {fix}.")
+
+
+def _diagnosis(exc: BaseException) -> tuple[str, str]:
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    message = str(exc).lower()
+    code = exc.errno if isinstance(exc, OSError) else None
+    for names, words, codes, what, fix in _DIAGNOSES:
+        if name.startswith(names) or any(w in message for w in words) or code in codes:
+            return what.format(seconds=_BUSY_TIMEOUT_MS / 1000), fix
+    return "an error of the database or the disk", (
+        f"check the disk, and that no other program holds the database locked, {_ANOTHER_PATH}"
+    )
