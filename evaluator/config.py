@@ -44,6 +44,24 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from evaluator._problems import validation_problems
 from evaluator.errors import ConfigError
 
+__all__ = [
+    "DEFAULT_MISS_PHRASES",
+    "CompareConfig",
+    "Config",
+    "ConventionName",
+    "DatasetsConfig",
+    "JudgeConfig",
+    "LLMConfig",
+    "LLMEndpoint",
+    "LangfuseConfig",
+    "PromptsConfig",
+    "RunConfig",
+    "Settings",
+    "StoreConfig",
+    "TargetConfig",
+    "load_config",
+]
+
 CONFIG_FILE = "evaluator.toml"
 
 

@@ -30,6 +30,24 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Self
 
+__all__ = [
+    "ConfigError",
+    "EvaluatorError",
+    "InputError",
+    "JudgeUnavailableError",
+    "LangfuseAuthError",
+    "LangfuseUnavailableError",
+    "Problem",
+    "PromptError",
+    "PromptVariableError",
+    "ResponseFormatRejectedError",
+    "ScenarioError",
+    "StoreError",
+    "TargetTimeoutError",
+    "TraceError",
+    "did_you_mean",
+]
+
 
 @dataclass(frozen=True, kw_only=True)
 class Problem:

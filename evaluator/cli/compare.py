@@ -14,6 +14,8 @@ from evaluator.config import load_config
 from evaluator.errors import ConfigError
 from evaluator.reports import compare_markdown, compare_runs, print_compare, resolve_run
 
+__all__ = ["compare"]
+
 Format = Literal["text", "markdown", "json"]
 
 

@@ -12,6 +12,8 @@ from evaluator.config import load_config
 from evaluator.prompts import PromptLibrary
 from evaluator.run import push_suite, select_scenarios
 
+__all__ = ["datasets_push"]
+
 datasets_app = typer.Typer(help="Scenario suites as Langfuse datasets.", no_args_is_help=True)
 app.add_typer(datasets_app, name="datasets")
 

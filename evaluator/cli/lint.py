@@ -12,6 +12,8 @@ from evaluator.prompts import PromptLibrary
 from evaluator.run import catalogs
 from evaluator.scenarios import load_scenarios
 
+__all__ = ["lint"]
+
 
 @app.command()
 def lint(

@@ -9,6 +9,8 @@ from evaluator.config import load_config
 from evaluator.errors import PromptError
 from evaluator.prompts import PromptLibrary, push_prompts
 
+__all__ = ["prompts_push"]
+
 prompts_app = typer.Typer(help="Prompt management: local prompt files and Langfuse.", no_args_is_help=True)
 app.add_typer(prompts_app, name="prompts")
 

@@ -16,6 +16,8 @@ from evaluator.config import load_config
 from evaluator.errors import ConfigError
 from evaluator.reports import Grouping, history_tables, html_report, report_document
 
+__all__ = ["report"]
+
 
 @app.command()
 def report(

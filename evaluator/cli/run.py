@@ -40,6 +40,8 @@ from evaluator.reports import (
 from evaluator.results import ScenarioResult
 from evaluator.run import SuiteOptions, SuiteRun, run_suite
 
+__all__ = ["run"]
+
 
 @app.command()
 def run(

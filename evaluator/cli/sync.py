@@ -16,6 +16,8 @@ from evaluator.reports import notice, print_delivery
 from evaluator.results import DEFINITIONS
 from evaluator.storage import Store, deliver, deliver_spans
 
+__all__ = ["sync"]
+
 
 @app.command()
 def sync(

@@ -22,6 +22,8 @@ from evaluator.run import NOT_FINISHED, judge_result, rules_for
 from evaluator.scenarios import load_scenarios
 from evaluator.trace import CONVENTION_NAMES, Trace, TraceRules, load_trace_file, read_trace
 
+__all__ = ["validate"]
+
 
 @app.command()
 def validate(

@@ -38,6 +38,8 @@ from evaluator.results import JudgeStatus
 from evaluator.scenarios import Scenario
 from evaluator.trace import Trace
 
+__all__ = ["NOTHING_TO_JUDGE", "JudgeOutcome", "JudgeSettings", "Judges", "overall_status"]
+
 Notice = Callable[[str, str], None]
 NOTHING_TO_JUDGE = JudgeStatus(
     status="skipped", reason="the scenario gives no answer criteria and no ground truth: nothing to judge"

@@ -19,6 +19,8 @@ from evaluator.langfuse._http import LangfuseApi, api_failure
 from evaluator.metrics import ScoreDefinition
 from evaluator.results import Score
 
+__all__ = ["LangfuseScores"]
+
 _SCORES_PATH = "/api/public/scores"
 
 

@@ -13,6 +13,8 @@ from typing import Any, Literal, Protocol
 from evaluator.scenarios import Scenario
 from evaluator.trace import Trace
 
+__all__ = ["DataType", "Metric", "MetricContext", "ScoreDefinition", "ScoreValue", "Verdict"]
+
 DataType = Literal["BOOLEAN", "NUMERIC", "CATEGORICAL"]
 
 

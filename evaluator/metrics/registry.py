@@ -9,6 +9,8 @@ from evaluator.metrics.base import Metric, MetricContext, ScoreDefinition, Verdi
 from evaluator.metrics.trajectory import TrajectoryMetric
 from evaluator.metrics.workflow import WorkflowValidator
 
+__all__ = ["METRICS", "metric_definitions", "run_metrics"]
+
 METRICS: tuple[Metric, ...] = (WorkflowValidator(), TrajectoryMetric(), AnswerContainsMetric())
 
 

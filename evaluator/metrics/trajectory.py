@@ -24,6 +24,8 @@ from evaluator.metrics.base import MetricContext, ScoreDefinition, ScoreValue
 from evaluator.scenarios import TrajectorySpec
 from evaluator.trace import Trace
 
+__all__ = ["TrajectoryMetric", "TrajectoryScore", "score_paths", "score_trajectory"]
+
 MODES = ("partial_path", "full_path", "path_nodes", "full_workflow")
 
 

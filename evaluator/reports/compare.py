@@ -17,8 +17,9 @@ from typing import Any, Literal
 from evaluator.config import CompareConfig
 from evaluator.reports.noise import METHOD, sign_flip_p
 from evaluator.reports.runs import RunRecord
-from evaluator.results import FIGURES, scenario_values
-from evaluator.results.figures import agent_prompts, judge_prompts
+from evaluator.results import FIGURES, agent_prompts, judge_prompts, scenario_values
+
+__all__ = ["Check", "Unit", "checks", "compare_runs"]
 
 Unit = Literal["points", "score", "percent"]
 # Not listed as a scenario's changes: latency and cost always differ a little; pass is the status itself.

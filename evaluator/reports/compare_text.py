@@ -13,6 +13,8 @@ from rich.text import Text
 
 from evaluator.results import RATE_FIGURES
 
+__all__ = ["compare_markdown", "figure_value", "headline", "print_compare"]
+
 _UNIT_SUFFIX = {"points": " pts", "score": "", "percent": " %"}
 
 

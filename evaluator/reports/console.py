@@ -28,6 +28,16 @@ from evaluator.results import (
 )
 from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
 
+__all__ = [
+    "history_tables",
+    "notice",
+    "print_delivery",
+    "print_judges",
+    "print_summary",
+    "progress_bar",
+    "summary_table",
+]
+
 _STATUS_STYLE = {"passed": "green", "failed": "red", "error": "bold red"}
 
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evaluator.reports.runs import RunRecord
-from evaluator.results import FIGURES, summarize
-from evaluator.results.figures import agent_prompts, judge_prompts
+from evaluator.results import FIGURES, agent_prompts, judge_prompts, summarize
+
+__all__ = ["GROUPINGS", "Grouping", "history", "report_document"]
 
 Grouping = Literal["prompt", "scenario", "run"]
 GROUPINGS: tuple[Grouping, ...] = ("prompt", "scenario", "run")

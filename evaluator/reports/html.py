@@ -20,7 +20,9 @@ from evaluator.reports.compare import compare_runs
 from evaluator.reports.compare_text import figure_value, headline
 from evaluator.reports.history import history
 from evaluator.reports.runs import RunRecord
-from evaluator.results.figures import agent_prompts, summarize
+from evaluator.results import agent_prompts, summarize
+
+__all__ = ["html_report"]
 
 CHARTED = (
     ("pass_rate", "Scenarios passed"),

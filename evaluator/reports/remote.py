@@ -17,7 +17,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evaluator.reports.runs import RunRecord
-from evaluator.results.figures import QUALITY_DIMENSIONS
+from evaluator.results import QUALITY_DIMENSIONS
+
+__all__ = ["runs_from_scores"]
 
 _TRAJECTORY_PREFIX = "trajectory_"
 

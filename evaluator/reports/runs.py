@@ -12,6 +12,8 @@ from evaluator.errors import ConfigError, did_you_mean
 from evaluator.results import LATEST, PREVIOUS
 from evaluator.storage import Store
 
+__all__ = ["RunRecord", "local_runs", "resolve_run"]
+
 
 @dataclass(frozen=True, kw_only=True)
 class RunRecord:

@@ -1,7 +1,15 @@
 """Result values, the JSON contract, and the scores a result yields."""
 
 from evaluator.results.evaluate import as_evaluator_error, error_result, evaluate, evaluator_error_result
-from evaluator.results.figures import FIGURES, QUALITY_DIMENSIONS, RATE_FIGURES, scenario_values, summarize
+from evaluator.results.figures import (
+    FIGURES,
+    QUALITY_DIMENSIONS,
+    RATE_FIGURES,
+    agent_prompts,
+    judge_prompts,
+    scenario_values,
+    summarize,
+)
 from evaluator.results.model import (
     JUDGE_KEYS,
     LATEST,
@@ -51,12 +59,14 @@ __all__ = [
     "ScenarioResult",
     "Score",
     "Status",
+    "agent_prompts",
     "as_evaluator_error",
     "correctness_metrics",
     "crag_metrics",
     "error_result",
     "evaluate",
     "evaluator_error_result",
+    "judge_prompts",
     "judge_usage",
     "quality_means",
     "run_metrics",

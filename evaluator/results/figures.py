@@ -23,6 +23,17 @@ from typing import Any
 
 from evaluator.metrics import METRICS
 
+__all__ = [
+    "FIGURES",
+    "QUALITY_DIMENSIONS",
+    "RATE_FIGURES",
+    "agent_prompts",
+    "judge_models",
+    "judge_prompts",
+    "scenario_values",
+    "summarize",
+]
+
 QUALITY_DIMENSIONS = ("answer_quality", "factual_correctness", "completeness")
 _VERDICT_FIGURES = {
     "correctness_accuracy": {"correct": 1.0},

@@ -22,6 +22,22 @@ from evaluator.metrics import METRICS, AnswerCheck, TrajectoryScore, Verdict, Wo
 from evaluator.results.figures import agent_prompts, judge_models, judge_prompts, summarize
 from evaluator.results.summary import judge_usage, run_metrics
 
+__all__ = [
+    "JUDGE_KEYS",
+    "LATEST",
+    "PREVIOUS",
+    "RUN_KEYWORDS",
+    "EvaluatorFailure",
+    "JudgeStatus",
+    "PromptUse",
+    "RunInfo",
+    "ScenarioResult",
+    "Status",
+    "run_provenance",
+    "run_to_json",
+    "totals",
+]
+
 Status = Literal["passed", "failed", "error"]
 JUDGE_KEYS = ("quality", "correctness")  # the judges' fields in the result object, in order
 

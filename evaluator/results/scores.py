@@ -15,6 +15,8 @@ from typing import Any
 from evaluator.metrics import DataType, ScoreDefinition, ScoreValue, metric_definitions
 from evaluator.results.model import ScenarioResult
 
+__all__ = ["CORRECTNESS_CATEGORIES", "DEFINITIONS", "JUDGE_DEFINITIONS", "Score", "score_id", "scores_for"]
+
 _NAMESPACE = uuid.UUID("6f1d3c1e-4d7b-5a7e-9b0f-2f4c8a1e5d10")
 _NAMESPACE_BYTES = _NAMESPACE.bytes
 

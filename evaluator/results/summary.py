@@ -24,6 +24,8 @@ from evaluator.results.figures import QUALITY_DIMENSIONS
 if TYPE_CHECKING:
     from evaluator.results.model import ScenarioResult
 
+__all__ = ["correctness_metrics", "crag_metrics", "judge_usage", "quality_means", "run_metrics"]
+
 
 def crag_metrics(verdicts: Sequence[tuple[str, bool]], *, unjudged: int = 0) -> dict[str, Any] | None:
     """The CRAG figures of (verdict, exact match) pairs; None when there are none."""

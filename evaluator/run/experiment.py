@@ -36,6 +36,16 @@ from evaluator.langfuse import (
 from evaluator.results import FIGURES, RunInfo, ScenarioResult, run_provenance
 from evaluator.scenarios import LoadedScenario
 
+__all__ = [
+    "ExperimentPlan",
+    "ExperimentReport",
+    "PushReport",
+    "experiment_metadata",
+    "plan_experiment",
+    "push_suite",
+    "report_experiment",
+]
+
 RUN_SCORE_PREFIX = "run_"
 
 

@@ -64,6 +64,17 @@ from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Finished
 from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
 
+__all__ = [
+    "JUDGE_NOT_AVAILABLE",
+    "CapturedTrace",
+    "Pipeline",
+    "Recorder",
+    "RootSpan",
+    "RunOptions",
+    "ScenarioTracer",
+    "new_run_id",
+]
+
 JUDGE_NOT_AVAILABLE = JudgeStatus(status="skipped", reason="the LLM judges were not configured for this run")
 JUDGE_INTERRUPTED = JudgeStatus(status="skipped", reason="the run was interrupted before the judges ran")
 _log = logging.getLogger(__name__)

@@ -17,6 +17,8 @@ from evaluator._yaml import read_yaml
 from evaluator.errors import Problem, ScenarioError, did_you_mean
 from evaluator.scenarios.model import LoadedScenario, Scenario, TargetCatalog
 
+__all__ = ["SCENARIO_SUFFIXES", "PromptCatalog", "check_given", "expand_paths", "load_scenarios", "with_tags"]
+
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 PromptCatalog = Mapping[str, Mapping[int, Collection[str]]]  # prompt name -> version -> its labels
 _ID_FIX = "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit"

@@ -9,6 +9,17 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+__all__ = [
+    "AnswerSpec",
+    "Expectation",
+    "Expected",
+    "JudgeSpec",
+    "LoadedScenario",
+    "Scenario",
+    "TargetCatalog",
+    "TrajectorySpec",
+]
+
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 
 

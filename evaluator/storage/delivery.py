@@ -36,6 +36,17 @@ from evaluator.errors import EvaluatorError, LangfuseUnavailableError
 from evaluator.results import Score
 from evaluator.storage.store import Store
 
+__all__ = [
+    "DeliveryReport",
+    "LiveDelivery",
+    "MemorySink",
+    "ScoreSink",
+    "SpanDeliveryReport",
+    "SpanSender",
+    "deliver",
+    "deliver_spans",
+]
+
 T = TypeVar("T")
 _DEFAULT_DEADLINE_SECONDS = 30.0
 

@@ -29,8 +29,9 @@ from typing import Any, NamedTuple, Protocol
 
 from evaluator._time import utc_now
 from evaluator.errors import StoreError
-from evaluator.results import RunInfo, ScenarioResult, run_provenance, totals
-from evaluator.results.scores import Score
+from evaluator.results import RunInfo, ScenarioResult, Score, run_provenance, totals
+
+__all__ = ["DeliveryStatus", "Finished", "Store", "VerdictKey"]
 
 
 @dataclass(frozen=True, kw_only=True)
