@@ -136,10 +136,12 @@ def task_completion(
     goal domain to have been the reported domain at some turn, a reported action starting with "book",
     and the last reported state holding every slot the policy requires for `book_<domain>` (none when
     the policy has no entry). An `inform` goal needs every listed value mentioned by some reply. Not
-    measured without a goal, or (when nothing failed) when the target never reported what a `book`
+    measured without a goal or a turn, or (when nothing failed) when the target never reported what a `book`
     goal needs (its domain, action or slots)."""
     if goal is None:
         return Check(value=None, reason="the dialogue has no goal")
+    if not turns:
+        return Check(value=None, reason="no turn ran")
     violations = policy_violations(figures)
     if violations:
         return Check(value=0.0, reason=f"policy gate: {violations} violation(s)")
