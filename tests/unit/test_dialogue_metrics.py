@@ -334,6 +334,14 @@ def test_entity_hallucination_rate_over_the_names_the_reply_gives() -> None:
     assert (figure.value, figure.checked, figure.hallucinated) == (0.5, 2, ("The Golden Dragon",))
 
 
+def test_a_name_split_across_two_tool_outputs_was_not_returned() -> None:
+    """Tool outputs are searched one by one: "Curry" in one and "Garden" in the next return no "Curry
+    Garden"."""
+    figure = entity_hallucination("Try Curry Garden.", ["Curry", "Garden"], CATALOG)
+    assert (figure.value, figure.hallucinated) == (1.0, ("Curry Garden",))
+    assert entity_hallucination("Try Curry Garden.", ["Curry", "Curry Garden"], CATALOG).value == 0.0
+
+
 @pytest.mark.parametrize(
     ("tools", "catalog", "reply"),
     [

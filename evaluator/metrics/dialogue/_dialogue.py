@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from evaluator.metrics.dialogue._crag import apply_two_errors_rule, conversation_score
 from evaluator.metrics.dialogue._figures import DIALOGUE_KEYS, TURN_KEYS, Check, TurnFigures, flag
-from evaluator.metrics.dialogue._text import mentions
+from evaluator.metrics.dialogue._text import mentioned
 from evaluator.metrics.dialogue._turn import expected_domain, score_turn
 from evaluator.metrics.dialogue._values import CragTurn, Goal, Policy, Slots, Turn
 
@@ -135,9 +135,9 @@ def task_completion(
     """Seed metric 10 with DESIGN.md's gate: any policy violation -> 0 first. A `book` goal needs every
     goal domain to have been the reported domain at some turn, a reported action starting with "book",
     and the last reported state holding every slot the policy requires for `book_<domain>` (none when
-    the policy has no entry). An `inform` goal needs every listed value mentioned by some reply. Not
-    measured without a goal or a turn, or (when nothing failed) when the target never reported what a `book`
-    goal needs (its domain, action or slots)."""
+    the policy has no entry). An `inform` goal needs every listed value mentioned by some reply (whole
+    words, case and punctuation folded). Not measured without a goal or a turn, or (when nothing
+    failed) when the target never reported what a `book` goal needs (its domain, action or slots)."""
     if goal is None:
         return Check(value=None, reason="the dialogue has no goal")
     if not turns:
@@ -146,10 +146,8 @@ def task_completion(
     if violations:
         return Check(value=0.0, reason=f"policy gate: {violations} violation(s)")
     failures, unknown = _booking_gaps(turns, goal, policy) if goal.book else ([], [])
-    replies = [turn.reply for turn in turns]
-    failures += [
-        f"no reply gave {value!r}" for value in goal.inform if not any(mentions(r, value) for r in replies)
-    ]
+    given = mentioned([turn.reply for turn in turns], goal.inform)
+    failures += [f"no reply gave {value!r}" for value in goal.inform if value not in given]
     if failures:
         return Check(value=0.0, reason="; ".join(failures))
     if unknown:

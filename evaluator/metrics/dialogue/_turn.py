@@ -17,7 +17,7 @@ from evaluator.metrics.dialogue._figures import (
     TurnFigures,
     flag,
 )
-from evaluator.metrics.dialogue._text import mentions
+from evaluator.metrics.dialogue._text import mentioned
 from evaluator.metrics.dialogue._values import DialogueState, Policy, Slots, Turn, domain_of
 
 __all__ = [
@@ -185,8 +185,9 @@ def entity_hallucination(
         return Hallucination(value=None, reason="the turn ran no tool")
     if not entities:
         return Hallucination(value=None, reason="no entity catalog")
-    named = sorted({name for name in entities if mentions(reply, name)})
-    invented = tuple(name for name in named if not any(mentions(out, name) for out in tool_outputs))
+    named = sorted(set(mentioned([reply], entities)))
+    returned = set(mentioned(tool_outputs, named))
+    invented = tuple(name for name in named if name not in returned)
     reason = "" if named else "the reply names no catalogued entity"
     return Hallucination(
         value=_ratio(len(invented), len(named)), hallucinated=invented, checked=len(named), reason=reason
