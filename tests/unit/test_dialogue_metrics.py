@@ -507,6 +507,34 @@ def test_memory_transfer_seed_example() -> None:
     ]
 
 
+def test_dialogue_details_say_what_lies_behind_the_figures() -> None:
+    north = {"restaurant": {"area": "north"}}
+    kept = north | {"hotel": {"area": "north"}}
+    figures = dialogue(
+        turn(S(domain="restaurant", slots=north), verdict="hallucination"),
+        turn(S(domain="hotel", slots=kept), S(slots=north), verdict="miss"),
+        turn(verdict="correct"),
+        goal=Goal.of(inform=["the address"]),
+    )
+    assert figures.details() == {
+        "task_completion": {"reason": "no reply gave 'the address'"},
+        "memory_transfer": {
+            "reason": "",
+            "transfers": [
+                {
+                    "turn": 1,
+                    "slot": "area",
+                    "value": "north",
+                    "source": "restaurant",
+                    "target": "hotel",
+                    "carried": False,
+                }
+            ],
+        },
+        "crag": ["hallucination", "miss", "miss"],
+    }
+
+
 def test_memory_transfer_counts_each_opportunity() -> None:
     """The hotel takes over area and pricerange; the target keeps area and forgets pricerange: 1 / 2.
     Booking slots (bookday) are not transferable."""
@@ -636,6 +664,12 @@ def test_task_completion_not_measured() -> None:
     )
     assert unreported.task_completion.value is None
     assert unreported.task_completion.reason == "the target never reported its slots"
+
+
+def test_a_reported_failure_decides_though_another_key_went_unreported() -> None:
+    """No slots were ever reported, but the reported actions show no booking: not completed."""
+    figures = dialogue(turn(predicted=S(domain="hotel", action="inform")), goal=Goal.of(book=["hotel"]))
+    assert (figures.task_completion.value, figures.task_completion.reason) == (0.0, "no booking action")
 
 
 def test_system_correctness_is_correct_turns_over_turns() -> None:

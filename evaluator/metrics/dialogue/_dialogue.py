@@ -8,13 +8,14 @@ it). Every figure is None when the dialogue did not measure it, never 0.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from evaluator.metrics.dialogue._crag import apply_two_errors_rule, conversation_score
 from evaluator.metrics.dialogue._figures import DIALOGUE_KEYS, TURN_KEYS, Check, TurnFigures, flag
 from evaluator.metrics.dialogue._text import mentioned
 from evaluator.metrics.dialogue._turn import expected_domain, score_turn
-from evaluator.metrics.dialogue._values import CragTurn, Goal, Policy, Slots, Turn
+from evaluator.metrics.dialogue._values import CragTurn, Goal, Policy, Turn, normalise_label
 
 __all__ = [
     "TRANSFERABLE_SLOTS",
@@ -25,6 +26,7 @@ __all__ = [
     "memory_transfer",
     "policy_violations",
     "score_dialogue",
+    "system_correctness",
     "task_completion",
     "turn_means",
 ]
@@ -60,6 +62,8 @@ class Transfer:
 
 @dataclass(frozen=True, kw_only=True)
 class MemoryTransfer:
+    """Memory transfer: carried / opportunities (None without any), and every opportunity."""
+
     value: float | None
     transfers: tuple[Transfer, ...] = ()
     reason: str = ""
@@ -90,7 +94,8 @@ def memory_transfer(turns: Sequence[Turn], *, slots: Collection[str] = TRANSFERA
     value) from the previous domain's expected state (at the previous turn) is an opportunity; it is
     carried when the target's reported state of the new domain holds that value. Value = carried /
     opportunities. A turn that reported no state counts no opportunity; not measured without any."""
-    transfers = tuple(t for index in range(1, len(turns)) for t in _opportunities(turns, index, slots))
+    names = [normalise_label(slot) for slot in slots]
+    transfers = tuple(t for index in range(1, len(turns)) for t in _opportunities(turns, index, names))
     if not transfers:
         return MemoryTransfer(value=None, reason="no change of domain takes a constraint over")
     return MemoryTransfer(value=sum(t.carried for t in transfers) / len(transfers), transfers=transfers)
@@ -102,31 +107,37 @@ def policy_violations(turns: Sequence[TurnFigures]) -> int | None:
     return sum(value == 0.0 for value in checked) if checked else None
 
 
-def _last_state(turns: Sequence[Turn]) -> Slots | None:
-    return next((t.predicted.slots for t in reversed(turns) if t.predicted.slots is not None), None)
+def _unreported(what: str) -> tuple[list[str], list[str]]:
+    return [], [f"the target never reported its {what}"]
+
+
+def _domain_gaps(turns: Sequence[Turn], goal: Goal) -> tuple[list[str], list[str]]:
+    domains = {t.predicted.domain for t in turns if t.predicted.domain is not None}
+    if not domains:
+        return _unreported("domain")
+    return [f"{d} was never the reported domain" for d in goal.book if d not in domains], []
+
+
+def _action_gaps(turns: Sequence[Turn]) -> tuple[list[str], list[str]]:
+    actions = [t.predicted.action for t in turns if t.predicted.action is not None]
+    if not actions:
+        return _unreported("action")
+    return ([] if any(action.startswith("book") for action in actions) else ["no booking action"]), []
+
+
+def _slot_gaps(turns: Sequence[Turn], goal: Goal, policy: Policy) -> tuple[list[str], list[str]]:
+    final = next((t.predicted.slots for t in reversed(turns) if t.predicted.slots is not None), None)
+    if final is None:
+        return _unreported("slots")
+    lacking = {d: [s for s in policy.get(f"book_{d}", ()) if s not in final.get(d, {})] for d in goal.book}
+    return [f"{d} booked without {', '.join(slots)}" for d, slots in lacking.items() if slots], []
 
 
 def _booking_gaps(turns: Sequence[Turn], goal: Goal, policy: Policy) -> tuple[list[str], list[str]]:
-    """(What fails a booking goal, what could not be checked)."""
-    domains = {t.predicted.domain for t in turns if t.predicted.domain is not None}
-    actions = [t.predicted.action for t in turns if t.predicted.action is not None]
-    final = _last_state(turns)
-    unknown = [
-        why
-        for why, missing in (("domain", not domains), ("action", not actions), ("slots", final is None))
-        if missing
-    ]
-    if unknown:
-        return [], [f"the target never reported its {', '.join(unknown)}"]
-    failures = [f"{d} was never the reported domain" for d in goal.book if d not in domains]
-    if not any(action.startswith("book") for action in actions):
-        failures.append("no booking action")
-    for domain in goal.book:
-        held = (final or {}).get(domain, {})
-        lacking = [slot for slot in policy.get(f"book_{domain}", ()) if slot not in held]
-        if lacking:
-            failures.append(f"{domain} booked without {', '.join(lacking)}")
-    return failures, []
+    """(What fails a booking goal, what could not be checked): each of its three conditions is checked
+    on its own, so a failure the target did report decides even when another key went unreported."""
+    parts = (_domain_gaps(turns, goal), _action_gaps(turns), _slot_gaps(turns, goal, policy))
+    return [f for failed, _ in parts for f in failed], [u for _, unknown in parts for u in unknown]
 
 
 def task_completion(
@@ -137,7 +148,7 @@ def task_completion(
     and the last reported state holding every slot the policy requires for `book_<domain>` (none when
     the policy has no entry). An `inform` goal needs every listed value mentioned by some reply (whole
     words, case and punctuation folded). Not measured without a goal or a turn, or (when nothing
-    failed) when the target never reported what a `book` goal needs (its domain, action or slots)."""
+    failed) when the target never reported a key a `book` goal needs (its domain, action or slots)."""
     if goal is None:
         return Check(value=None, reason="the dialogue has no goal")
     if not turns:
@@ -184,6 +195,18 @@ class DialogueFigures:
             "multi_turn_conversation_score": self.multi_turn_conversation_score,
         }
         return {**self.means, **{key: own[key] for key in DIALOGUE_KEYS}}
+
+    def details(self) -> dict[str, Any]:
+        """What lies behind the dialogue figures, JSON-ready: why the task was (not) completed, each
+        memory-transfer opportunity, and the CRAG verdicts after the two-errors rule."""
+        return {
+            "task_completion": {"reason": self.task_completion.reason},
+            "memory_transfer": {
+                "reason": self.memory_transfer.reason,
+                "transfers": [asdict(transfer) for transfer in self.memory_transfer.transfers],
+            },
+            "crag": [turn.verdict for turn in self.crag_turns],
+        }
 
 
 def score_dialogue(
