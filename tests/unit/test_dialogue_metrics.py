@@ -879,3 +879,15 @@ def test_run_keys_and_an_empty_run() -> None:
 def test_a_run_of_dialogues_that_report_nothing_measures_nothing() -> None:
     run = score_run([dialogue(turn(S(intent="find_hotel"), S()))])
     assert run.metrics == dict.fromkeys(RUN_KEYS) | {"dialogues": 1, "turns": 1}
+
+
+def test_the_policy_violation_rate_counts_every_turn_that_ran() -> None:
+    """DESIGN.md and MAS4CS 8: policy violation rate = violations / turns. Of two turns, one books
+    without the stay (1 violation) and one reports no action (compliance not measured): 1 / 2 = 0.5,
+    not 1 / 1 over the measured turn only. A run where no turn measured compliance has no rate."""
+    booked = turn(predicted=S(action="book_hotel", slots=NO_STAY))
+    silent = turn(predicted=S(domain="hotel"))
+    run = score_run([dialogue(booked, silent)]).metrics
+    assert (run["policy_violation_rate"], run["total_policy_violations"]) == (0.5, 1)
+    unmeasured = score_run([dialogue(silent)]).metrics
+    assert (unmeasured["policy_violation_rate"], unmeasured["total_policy_violations"]) == (None, None)

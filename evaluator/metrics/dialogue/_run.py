@@ -7,7 +7,8 @@ step 3 of each metric; DESIGN.md, "Dialogues"), so two figures of one run may av
         the mean over every turn of the run that measured it (each turn weighs the same)
     policy_compliant, system_correct
         the mean over every turn that measured it (DESIGN.md names no rule: the per-turn default)
-    policy_violation_rate = total violations / turns that measured compliance;
+    policy_violation_rate = total violations / turns (DESIGN.md and seed 8: every turn that ran; None
+        when no turn measured compliance);
         total_policy_violations beside it
     memory_transfer      the mean of the dialogue figures, over the dialogues with an opportunity
     task_completion      completed / dialogues whose goal was measured
@@ -53,12 +54,13 @@ def _over_turns(dialogues: Sequence[DialogueFigures], key: str) -> float | None:
 
 
 def _violations(dialogues: Sequence[DialogueFigures]) -> tuple[float | None, int | None]:
-    """(violation rate over the turns that measured compliance, total violations)."""
+    """(violations / turns, total violations): every turn is in the denominator, as DESIGN.md and
+    the seed define the rate; not measured when no turn of the run measured compliance."""
     counted = [d.policy_violations for d in dialogues if d.policy_violations is not None]
-    checked = sum(t.policy_compliant.value is not None for d in dialogues for t in d.turns)
-    if not counted or not checked:
+    turns = sum(len(d.turns) for d in dialogues)
+    if not counted or not turns:
         return None, None
-    return sum(counted) / checked, sum(counted)
+    return sum(counted) / turns, sum(counted)
 
 
 def score_run(dialogues: Sequence[DialogueFigures]) -> RunFigures:
