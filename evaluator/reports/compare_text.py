@@ -29,7 +29,8 @@ def figure_value(name: str, value: float | None) -> str:
     return f"{value:.2f}"
 
 
-def _signed(check: Mapping[str, Any]) -> str:
+def signed_change(check: Mapping[str, Any]) -> str:
+    """A gated figure's change as the terminal writes it: "+0.33 pts", "-15.22 %", "-" when unknown."""
     change = check["change"]
     if change is None:
         return "-"
@@ -41,7 +42,8 @@ def _limit(check: Mapping[str, Any]) -> str:
     return f"{sign}{check['threshold']:g}{_UNIT_SUFFIX[check['unit']]}"
 
 
-def _p(check: Mapping[str, Any]) -> str:
+def p_value_text(check: Mapping[str, Any]) -> str:
+    """A check's p-value with three decimals and whether it is beyond the noise; "-" when none."""
     if check["p_value"] is None:
         return "-"
     return f"{check['p_value']:.3f}" + (" (beyond noise)" if check["beyond_noise"] else " (within noise)")
@@ -126,8 +128,8 @@ def compare_markdown(doc: Mapping[str, Any]) -> str:
     for c in doc["checks"]:
         lines.append(
             f"| {c['label']} | {figure_value(c['figure'], c['baseline'])} "
-            f"| {figure_value(c['figure'], c['candidate'])} | {_signed(c)} | {_limit(c)} | {c['n']} "
-            f"| {_p(c)} | {c['status']} |"
+            f"| {figure_value(c['figure'], c['candidate'])} | {signed_change(c)} | {_limit(c)} | {c['n']} "
+            f"| {p_value_text(c)} | {c['status']} |"
         )
     changed = [
         row
@@ -154,7 +156,7 @@ def print_compare(console: Console, doc: Mapping[str, Any]) -> None:
     for c in doc["checks"]:
         table.add_row(
             c["label"], figure_value(c["figure"], c["baseline"]), figure_value(c["figure"], c["candidate"]),
-            _signed(c), _limit(c), str(c["n"]), _p(c),
+            signed_change(c), _limit(c), str(c["n"]), p_value_text(c),
             Text(c["status"], style="red" if c["regression"] else ""),
         )  # fmt: skip
     console.print(table)
