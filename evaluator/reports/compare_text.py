@@ -13,7 +13,7 @@ from rich.text import Text
 
 from evaluator.results import RATE_FIGURES
 
-__all__ = ["compare_markdown", "figure_value", "headline", "print_compare"]
+__all__ = ["compare_markdown", "figure_value", "headline", "p_value_text", "print_compare", "signed_change"]
 
 _UNIT_SUFFIX = {"points": " pts", "score": "", "percent": " %"}
 
