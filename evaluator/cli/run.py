@@ -13,6 +13,7 @@ from evaluator.cli._common import (
     EXIT_FAILED,
     EXIT_PASSED,
     EXIT_UNDELIVERED,
+    Command,
     ConfigOption,
     SuiteArgument,
     TagOption,
@@ -41,7 +42,7 @@ from evaluator.results import ScenarioResult
 from evaluator.run import SuiteRun, run_suite
 
 
-@app.command()
+@app.command(cls=Command, short_help="Run scenarios against their targets and validate each trace.")
 def run(
     paths: SuiteArgument = None,
     tag: TagOption = None,

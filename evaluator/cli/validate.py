@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, ConfigOption, app, err, langfuse, out
+from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, Command, ConfigOption, app, err, langfuse, out
 from evaluator.config import Config, load_config
 from evaluator.errors import ConfigError, did_you_mean
 from evaluator.langfuse import LangfuseConnection, LangfuseSettings
@@ -24,7 +24,7 @@ from evaluator.scenarios import load_scenarios
 from evaluator.trace import CONVENTION_NAMES, Trace, TraceRules, load_trace_file, read_trace
 
 
-@app.command()
+@app.command(cls=Command, short_help="Validate (and judge) one trace against one scenario.")
 def validate(
     scenario: Annotated[Path, typer.Option(metavar="FILE", help="The scenario file.")],
     trace: Annotated[
