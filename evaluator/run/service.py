@@ -55,6 +55,7 @@ from evaluator.run.experiment import (
     experiment_metadata,
     plan_experiment,
     report_experiment,
+    served_versions,
 )
 from evaluator.run.judging import JudgePlan, judge_prompt_names
 from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
@@ -185,7 +186,7 @@ def run_suite(
     )
     session = _Session(cfg, store, connection, reachable, on_notice, run_id=options.run_id, tracing=tracing)
     git = git_state(cfg.base_dir)
-    options = replace(options, experiment_links=session.plan_experiment(selected, options, git))
+    options = replace(options, experiment_links=session.plan_experiment(selected, options, git, library))
     plan = JudgePlan(cfg, no_judge=no_judge, model=judge_model)
     prompt_source = session.prompt_source(library)  # one for the judges and the targets: warned once
     judges = plan.judges(
@@ -443,7 +444,11 @@ class _Session:
         return spans, delivery
 
     def plan_experiment(
-        self, scenarios: Sequence[LoadedScenario], options: RunOptions, git: Mapping[str, Any] | None
+        self,
+        scenarios: Sequence[LoadedScenario],
+        options: RunOptions,
+        git: Mapping[str, Any] | None,
+        library: PromptLibrary,
     ) -> Mapping[str, ExperimentLink]:
         """Before the run, within `read_deadline_seconds`: the experiment the run's traces join on the
         configured dataset, and each scenario's link. No links when not connected, not reachable, not
@@ -459,6 +464,7 @@ class _Session:
                 "(langfuse._client.propagation._propagate_attributes). The run goes on unlinked.",
             )
             return {}
+        judges = judge_prompt_names(self._config, scenarios)
         try:
             plan = plan_experiment(
                 connection.datasets,
@@ -470,7 +476,10 @@ class _Session:
                 metadata=experiment_metadata(
                     run_id=options.run_id,
                     pins=options.prompt_pins,
-                    judge_prompts=judge_prompt_names(self._config, scenarios),
+                    served=served_versions(
+                        library, connection.prompts.fetch_prompt, pins=options.prompt_pins, skip=judges
+                    ),
+                    judge_prompts=judges,
                     git=git,
                     targets=targets_of(scenarios),
                 ),
