@@ -77,7 +77,8 @@ def load_scenarios(
     `targets`: the configured targets (None: do not check target names). `tags`: keep only scenarios
     having at least one of these tags. `prompts`: the prompt files, to check `judge:` against (None:
     skip), where `judge_prompt` is the one a `judge:` without `prompt` means (the configured quality
-    prompt). `config`: where `targets` come from, named by the problem of an unknown target (which
+    prompt); checking targets, a scenario without one is a problem (`validate`, which runs none, does
+    not check them). `config`: where `targets` come from, named by the problem of an unknown target (which
     is one problem for all the files naming it).
 
     A file that breaks the format (an unknown key, a bad id) still has the names in the rest of it
@@ -141,7 +142,16 @@ def _checked(
     files) its judge prompt. A target that is not in `targets` is added to `unknown`, said once for
     all the files naming it."""
     problems: list[Problem] = []
-    if targets is not None and scenario.target not in targets:
+    if targets is not None and not scenario.target:
+        problems.append(
+            Problem(
+                source=str(path),
+                field="target",
+                found="required field is missing",
+                fix="add target: ... (a target named in evaluator.toml), or pass --target",
+            )
+        )
+    elif targets is not None and scenario.target not in targets:
         unknown.setdefault(scenario.target, []).append(path)
     catalog = (targets or {}).get(scenario.target)
     if catalog is not None:

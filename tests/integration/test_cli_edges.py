@@ -3,6 +3,7 @@ a closed stdout (`| head`), Ctrl-C while the command starts, `--version` and wha
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -216,3 +217,46 @@ def test_help_lists_every_command_with_a_whole_summary_and_no_python_types() -> 
     assert "  PATH...  Scenario files, folders or globs (default: scenarios/)." in _help("run")
     assert "Usage: root lint [OPTIONS] PATH...\n" in _help("lint")
     assert "Usage: root compare [OPTIONS] BASELINE CANDIDATE\n" in _help("compare")
+
+
+EXAMPLE_TRACE = ROOT / "examples/traces/research-pdf-only.json"
+PDF_ONLY = ROOT / "scenarios/research/research-pdf-only.yaml"
+
+
+def test_the_example_trace_validates_offline_as_its_run_did(
+    demo_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _main(
+        monkeypatch, capsys, "validate", "--scenario", str(PDF_ONLY), "--trace", str(EXAMPLE_TRACE), "--json"
+    )
+    assert code == 1  # research prompt v1 also searches the web, which this scenario excludes
+    verdict = json.loads(out)
+    assert verdict["workflow"]["tools"]["included"] == ["pdf_retrieval"]
+    assert verdict["workflow"]["tools"]["unexpected"] == ["web_search"]
+    assert verdict["workflow"]["agents"]["pass"] is True and verdict["answer"]["pass"] is True
+
+
+def test_validate_needs_no_target_but_checks_a_configured_ones_names(
+    demo_project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    untargeted = demo_project / "untargeted.yaml"
+    untargeted.write_text(PDF_ONLY.read_text().replace("target: research\n", ""))
+    code, out = _main(
+        monkeypatch,
+        capsys,
+        "validate",
+        "--scenario",
+        str(untargeted),
+        "--trace",
+        str(EXAMPLE_TRACE),
+        "--json",
+    )
+    assert code == 1 and json.loads(out)["workflow"]["tools"]["unexpected"] == ["web_search"]
+    code, text = _main(monkeypatch, capsys, "run", str(untargeted))  # a run needs it
+    assert code == 2 and f"{untargeted}: target: required field is missing" in text
+    misspelt = demo_project / "misspelt.yaml"
+    misspelt.write_text(PDF_ONLY.read_text().replace("exclude: [web_search]", "exclude: [web_serch]"))
+    code, text = _main(
+        monkeypatch, capsys, "validate", "--scenario", str(misspelt), "--trace", str(EXAMPLE_TRACE)
+    )
+    assert code == 2 and 'unknown tool "web_serch" for target "research" (did you mean "web_search"?)' in text
