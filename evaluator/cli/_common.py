@@ -64,8 +64,8 @@ class _NamedArgument(TyperArgument):
         return self.display_name_raw + ("..." if self.nargs != 1 else "")
 
     def _usage_display_name(self) -> str:
-        name = self._rich_display_name()
-        return name if self.required else f"[{self.display_name_raw}]" + name[len(self.display_name_raw) :]
+        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+        return name + ("..." if self.nargs != 1 else "")
 
 
 class Command(TyperCommand):
@@ -76,7 +76,7 @@ class Command(TyperCommand):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for param in self.params:
-            if type(param) is TyperArgument:
+            if type(param) is TyperArgument:  # typer makes them itself, with no hook for their class
                 param.__class__ = _NamedArgument
 
 
