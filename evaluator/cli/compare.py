@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, ConfigOption, app, out
+from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, Command, ConfigOption, app, out
 from evaluator.cli._history import Source, load_runs
 from evaluator.config import load_config
 from evaluator.errors import ConfigError
@@ -19,7 +19,7 @@ __all__ = ["compare"]
 Format = Literal["text", "markdown", "json"]
 
 
-@app.command()
+@app.command(cls=Command, short_help="Compare two runs, figure by figure; exit 1 on a regression.")
 def compare(
     baseline: Annotated[
         str, typer.Argument(metavar="BASELINE", help="Run id or name, or latest / previous.")

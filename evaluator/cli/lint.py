@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from evaluator.cli._common import ConfigOption, app, out
+from evaluator.cli._common import Command, ConfigOption, app, out
 from evaluator.config import load_config
 from evaluator.prompts import PromptLibrary
 from evaluator.run import catalogs
@@ -15,7 +15,7 @@ from evaluator.scenarios import load_scenarios
 __all__ = ["lint"]
 
 
-@app.command()
+@app.command(cls=Command, short_help="Check scenario files without running them.")
 def lint(
     paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Scenario files, folders or globs.")],
     config_path: ConfigOption = None,
@@ -29,5 +29,6 @@ def lint(
         targets=catalogs(config),
         prompts=prompts.catalog(),
         judge_prompt=config.settings.judge.quality_prompt,
+        config=config,
     )
     out.print(f"{len(loaded)} scenario files OK")

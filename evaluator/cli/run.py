@@ -13,6 +13,7 @@ from evaluator.cli._common import (
     EXIT_FAILED,
     EXIT_PASSED,
     EXIT_UNDELIVERED,
+    Command,
     ConfigOption,
     SuiteArgument,
     TagOption,
@@ -43,7 +44,7 @@ from evaluator.run import SuiteOptions, SuiteRun, run_suite
 __all__ = ["run"]
 
 
-@app.command()
+@app.command(cls=Command, short_help="Run scenarios against their targets and validate each trace.")
 def run(
     paths: SuiteArgument = None,
     tag: TagOption = None,

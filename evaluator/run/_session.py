@@ -23,6 +23,7 @@ from evaluator.run.experiment import (
     experiment_metadata,
     plan_experiment,
     report_experiment,
+    served_versions,
 )
 from evaluator.run.judging import judge_prompt_names
 from evaluator.run.pipeline import RunOptions
@@ -224,7 +225,11 @@ class Session:
         return spans, delivery
 
     def plan_experiment(
-        self, scenarios: Sequence[LoadedScenario], options: RunOptions, git: Mapping[str, Any] | None
+        self,
+        scenarios: Sequence[LoadedScenario],
+        options: RunOptions,
+        git: Mapping[str, Any] | None,
+        library: PromptLibrary,
     ) -> Mapping[str, ExperimentLink]:
         """Before the run, within `read_deadline_seconds`: the experiment the run's traces join on the
         configured dataset, and each scenario's link. No links when not connected, not reachable, not
@@ -240,6 +245,7 @@ class Session:
                 "(langfuse._client.propagation._propagate_attributes). The run goes on unlinked.",
             )
             return {}
+        judges = judge_prompt_names(self._config, scenarios)
         try:
             plan = plan_experiment(
                 connection.datasets,
@@ -251,7 +257,10 @@ class Session:
                 metadata=experiment_metadata(
                     run_id=options.run_id,
                     pins=options.prompt_pins,
-                    judge_prompts=judge_prompt_names(self._config, scenarios),
+                    served=served_versions(
+                        library, connection.prompts.fetch_prompt, pins=options.prompt_pins, skip=judges
+                    ),
+                    judge_prompts=judges,
                     git=git,
                     targets=targets_of(scenarios),
                 ),

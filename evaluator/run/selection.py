@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from evaluator.config import Config, TargetConfig
+from evaluator.config import NO_CONFIG_FIX, Config, TargetConfig
 from evaluator.errors import ConfigError, Problem, PromptError, ScenarioError, did_you_mean
 from evaluator.prompts import PromptLibrary
 from evaluator.run.target import Target, load_target
@@ -106,6 +106,7 @@ def select_scenarios(
         targets=None if target else _known_targets(config, given_targets),
         prompts=prompts.catalog(),
         judge_prompt=config.settings.judge.quality_prompt,
+        config=config,
     )
     return _chosen(loaded, tags, target, where=", ".join(paths))
 
@@ -154,6 +155,7 @@ def _given(
         targets=None if target else _known_targets(config, given_targets),
         prompts=prompts.catalog(),
         judge_prompt=config.settings.judge.quality_prompt,
+        config=config,
     )
     return _chosen(loaded, tags, target, where="the given scenarios")
 
@@ -187,8 +189,11 @@ def load_targets(config: Config, names: set[str]) -> dict[str, Target]:
     for name in sorted(names):
         if name not in configured:
             raise ConfigError(
-                f'unknown target "{name}"{did_you_mean(name, configured)}. '
-                f"Fix: add [targets.{name}] to {config.source or 'evaluator.toml'}."
+                f'unknown target "{name}"{did_you_mean(name, configured)}: {config.not_found}. '
+                f"Fix: {NO_CONFIG_FIX}."
+                if config.not_found
+                else f'unknown target "{name}"{did_you_mean(name, configured)}. '
+                f"Fix: add [targets.{name}] to {config.source}."
             )
         targets[name] = load_target(configured[name].entry, base_dir=config.base_dir, name=name)
     return targets

@@ -100,7 +100,9 @@ def run_suite(
         cfg, store, connection, reachable, on_notice, run_id=run_options.run_id, tracing=tracing
     )
     git = git_state(cfg.base_dir)
-    run_options = replace(run_options, experiment_links=session.plan_experiment(selected, run_options, git))
+    run_options = replace(
+        run_options, experiment_links=session.plan_experiment(selected, run_options, git, library)
+    )
     plan = JudgePlan(cfg, no_judge=options.no_judge, model=options.judge_model)
     prompt_source = session.prompt_source(library)  # one for the judges and the targets: warned once
     judges = plan.judges(

@@ -322,24 +322,38 @@ class Store:
 
     def runs(self, *, last_runs: int | None = None) -> list[dict[str, Any]]:
         """The last runs with results (all by default), oldest first: their row and stored info, and their
-        results. (A run stopped before its first result, or starting just now, has nothing to show.)"""
+        results. (A run stopped before its first result, or starting just now, has nothing to show.)
+
+        A row that is not a JSON object (a write cut short, a file edited by hand) is left out and
+        named in the run's `damaged`: the scenario id of a result, or "run info" (the info is then {})."""
         with self._reading() as db:
             rows = db.execute(_RUNS_QUERY, (last_runs or -1,)).fetchall()
-            results = db.execute("SELECT run_id, result FROM results ORDER BY scenario_id").fetchall()
+            results = db.execute(
+                "SELECT run_id, scenario_id, result FROM results ORDER BY scenario_id"
+            ).fetchall()
         by_run: dict[str, list[dict[str, Any]]] = {}
-        for run_id, document in results:
-            by_run.setdefault(run_id, []).append(json.loads(document))
-        return [
-            {
-                "id": r[0],
-                "name": r[1],
-                "started_at": r[2],
-                "finished_at": r[3],
-                "info": json.loads(r[4]),
-                "results": by_run.get(r[0], []),
-            }
-            for r in rows
-        ]
+        damaged: dict[str, list[str]] = {}
+        for run_id, scenario_id, document in results:
+            parsed = _json_object(document)
+            if parsed is None:
+                damaged.setdefault(run_id, []).append(scenario_id)
+            else:
+                by_run.setdefault(run_id, []).append(parsed)
+        runs = []
+        for r in rows:
+            info = _json_object(r[4])
+            runs.append(
+                {
+                    "id": r[0],
+                    "name": r[1],
+                    "started_at": r[2],
+                    "finished_at": r[3],
+                    "info": info or {},
+                    "results": by_run.get(r[0], []),
+                    "damaged": (["run info"] if info is None else []) + damaged.get(r[0], []),
+                }
+            )
+        return runs
 
     def unsent_scores(
         self, destination: str, *, run_id: str | None = None, force: bool = False
@@ -462,6 +476,15 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _json_object(text: str | bytes | None) -> dict[str, Any] | None:
+    """A stored JSON object; None when the text is not one (damaged)."""
+    try:
+        value = json.loads(text) if text is not None else None
+    except (ValueError, TypeError):  # JSONDecodeError and bad UTF-8 are ValueErrors
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _key_values(key: VerdictKey) -> tuple[str, int, str, str]:
