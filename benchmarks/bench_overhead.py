@@ -52,7 +52,7 @@ from langfuse import propagate_attributes
 
 from evaluator.config import Config, Settings, StoreConfig
 from evaluator.langfuse import LangfuseSettings, Tracing
-from evaluator.run import TargetRequest, run_suite
+from evaluator.run import SuiteOptions, TargetRequest, run_suite
 from evaluator.scenarios import Scenario
 
 MODEL = "gpt-4o-mini"
@@ -204,10 +204,8 @@ def _run_suite(setup: Setup, run_id: str, scenarios: int) -> None:
         scenarios=[
             Scenario(id=f"s{i:05d}", target="bench", input=f"{run_id} q{i}") for i in range(scenarios)
         ],
+        options=SuiteOptions(concurrency=setup.concurrency, timeout=60, run_name=run_id),
         targets={"bench": target},
-        concurrency=setup.concurrency,
-        timeout=60,
-        run_name=run_id,
         config=setup.config,
     )
     assert len(suite.results) == scenarios and all(r.status == "passed" for r in suite.results)

@@ -20,9 +20,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from langfuse import propagate_attributes
 
@@ -30,11 +32,10 @@ from evaluator._time import utc_now
 from evaluator.langfuse import Tracing
 from evaluator.prompts import PromptLibrary
 from evaluator.results import RunInfo, scores_for
-from evaluator.run import Pipeline, RunOptions
-from evaluator.run.pipeline import _Done, _Ran, _Run
+from evaluator.run import Pipeline, PromptResolver, RunOptions
+from evaluator.run.pipeline import _Attempt, _Run
 from evaluator.scenarios import LoadedScenario, Scenario
-from evaluator.storage import Store
-from evaluator.storage.store import Finished
+from evaluator.storage import Finished, Store
 
 
 def per_scenario(work: Callable[[], int]) -> float:
@@ -53,9 +54,11 @@ class Round:
             LoadedScenario(scenario=Scenario(id=f"s{i}", target="t", input=f"q{i}"), path=Path("<bench>"))
             for i in range(n)
         ]
-        self.run = _Run(pipeline, self.items, RunOptions(run_id=run_id, concurrency=1), lambda _: None)
-        self.ran: list[_Ran] = []
-        self.done: list[_Done] = []
+        self.run = _Run(
+            pipeline, self.items, RunOptions(run_id=run_id, concurrency=1), lambda _: None, threading.Event()
+        )
+        self.ran: list[tuple[_Attempt, Any, float]] = []  # (attempt, output, latency_ms)
+        self.done: list[Finished] = []
 
     def sdk_root_spans(self) -> int:
         for i in range(self.n):
@@ -76,13 +79,22 @@ class Round:
         return self.n
 
     def targets(self) -> int:
-        self.run._after_target = self.ran.append  # type: ignore[method-assign]  # measured next, apart
+        def returned(attempt: _Attempt, output: Any, latency_ms: float) -> None:  # measured next, apart
+            self.ran.append((attempt, output, latency_ms))
+
+        self.run._after_target = returned  # type: ignore[method-assign]
         for item in self.items:
-            self.run._attempt(item)
+            self.run._attempt(
+                _Attempt(
+                    item=item,
+                    trace_id=self.tracing.trace_id_for(self.run_id, item.scenario.id),
+                    resolver=PromptResolver(self.run._p._prompts, {}),
+                )
+            )
         return self.n
 
     def metrics(self) -> int:
-        self.done = [self.run._evaluate(r)[0] for r in self.ran]
+        self.done = [self.run._evaluate(*r)[0] for r in self.ran]
         return len(self.ran)
 
     def record(self) -> int:

@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the stand-in lives in tests/, which is not an installed package
@@ -73,11 +73,14 @@ expected:
 """
 
 
-def designed_reject(item: dict[str, Any]) -> bool:
-    """The scores the 207 / 400 rows refuse: workflow_tools_pass of every 50th scenario (4 of 600)."""
+def designed_reject(item: dict[str, Any], every: int = 50) -> bool:
+    """The scores the 207 / 400 rows refuse: workflow_tools_pass of every 50th scenario (4 of 600; the
+    207-id / 207-nameless rows: of every 17th, about one in each batch of 50 scores)."""
     scenario = str((item.get("metadata") or {}).get("scenario_id", ""))
     return (
-        item.get("name") == "workflow_tools_pass" and scenario[1:].isdigit() and int(scenario[1:]) % 50 == 7
+        item.get("name") == "workflow_tools_pass"
+        and scenario[1:].isdigit()
+        and int(scenario[1:]) % every == 7 % every
     )
 
 
@@ -159,6 +162,7 @@ class Row:
     big: bool = False  # --big-scenarios instead of --scenarios
     optional: bool = False  # not in the default selection
     rejects: bool = False  # designed_reject() scores are refused: they cannot be in Langfuse
+    reject_every: int = 50  # designed_reject()'s `every`
 
 
 def _set_slow(seconds: float) -> Fault:
@@ -180,6 +184,21 @@ def _rate_limit(standin: LangfuseStandIn) -> None:
 
 def _reject_207(standin: LangfuseStandIn) -> None:
     standin.reject_scores(designed_reject, "Score config not found (designed reject)")
+
+
+def _reject_207_named(naming: Literal["id", "nothing"]) -> Fault:
+    """One score of every 17th scenario refused (about one per batch of 50), the 207's errors naming
+    it by `id` with status 400 (as the ingestion API's IngestionError does), or not at all."""
+
+    def fault(standin: LangfuseStandIn) -> None:
+        standin.score_errors = naming
+        standin.reject_scores(
+            lambda item: designed_reject(item, every=17),
+            "Score config not found (designed reject)",
+            status=400,
+        )
+
+    return fault
 
 
 def _down(standin: LangfuseStandIn) -> None:
@@ -225,6 +244,10 @@ def rows(timeout: int) -> list[Row]:
             triggers=(Trigger(0.5, "term"),), optional=True),
         Row("int-mid-paced", "SIGINT at 1/2 of results stored (c=4, sleep 0.05)",
             triggers=(Trigger(0.5, "int"),), optional=True),
+        Row("207-id", "207 per-item reject of one score per ~50, named by id and status 400 (sticky)",
+            fault=_reject_207_named("id"), rejects=True, reject_every=17, optional=True),
+        Row("207-nameless", "207 per-item reject of one score per ~50, naming nothing (sticky)",
+            fault=_reject_207_named("nothing"), rejects=True, reject_every=17, optional=True),
         Row("burst20k", "--big-scenarios x 4 spans at c=64 against a server answering after 0.5 s",
             pace=BURST, fault=_set_slow(0.5), big=True),
     ]  # fmt: skip
@@ -255,7 +278,7 @@ def results_count(db: Path) -> int | None:
         return None
 
 
-def read_local(db: Path) -> Local:
+def read_local(db: Path, reject_every: int = 50) -> Local:
     local = Local()
     if not db.exists():
         return local
@@ -271,7 +294,8 @@ def read_local(db: Path) -> Local:
         for score_id, trace_id, rejected, name, scenario in connection.execute(query):
             if trace_id in finished:
                 local.scores[str(score_id)] = rejected
-                if designed_reject({"name": name, "metadata": {"scenario_id": scenario}}):
+                item = {"name": name, "metadata": {"scenario_id": scenario}}
+                if designed_reject(item, every=reject_every):
                     local.designed.add(str(score_id))
     return local
 
@@ -315,6 +339,7 @@ class Outcome:
     dup_scores: int = 0
     dup_score_max: int = 0
     dup_spans: int = 0
+    score_posts: int = 0  # POSTs of score batches the stand-in answered, run and sync together
     wall: float = 0.0
     post: float | None = None  # None: killed
     fired: list[str] = field(default_factory=list)  # trigger actions done, in order
@@ -397,11 +422,13 @@ class Bench:
             self.hung = HungServer(self.standin.port)
         command = [sys.executable, "-m", "evaluator", "run", "--concurrency", str(concurrency)]
         self._execute([*command, "--require-delivery"], concurrency)
-        local = read_local(self.db)
+        local = read_local(self.db, self.row.reject_every)
         self.outcome.after_run = seen(self.standin, local)
         self.heal()
         self._sync()
-        local = read_local(self.db)  # unchanged by sync, but read again: sync must not drop anything
+        local = read_local(
+            self.db, self.row.reject_every
+        )  # unchanged by sync, but read again: sync must not drop anything
         self._measure(local)
 
     def _execute(self, command: list[str], concurrency: int) -> None:
@@ -492,6 +519,7 @@ class Bench:
         outcome.expected_spans = local.span_total
         outcome.expected_scores = len(local.scores)
         outcome.after_sync = seen(self.standin, local)
+        outcome.score_posts = len(self.standin.requests_to(SCORES_PATH, "POST"))
         posts = self.standin.score_posts
         outcome.dup_scores = sum(1 for n in posts.values() if n > 1)
         outcome.dup_score_max = max(posts.values(), default=0)
@@ -572,7 +600,7 @@ def _rejects_problems(outcome: Outcome, local: Local, after: Seen) -> list[str]:
 
 HEADER = (
     "row", "exit", "fin", "spans run", "scores run", "said", "spans sync", "scores sync", "sync",
-    "dupSc", "dupSp", "wall", "post", "verdict",
+    "dupSc", "dupSp", "scPOST", "wall", "post", "verdict",
 )  # fmt: skip
 
 
@@ -593,6 +621,7 @@ def cells(outcome: Outcome) -> list[str]:
         ",".join(str(c) for c in outcome.sync_exits) or "-",
         dup,
         str(outcome.dup_spans),
+        str(outcome.score_posts),
         f"{outcome.wall:.1f}s",
         post,
         outcome.verdict,
@@ -628,6 +657,10 @@ Legend (per row: a fresh project, stand-in and keys; `run --require-delivery` in
                something still waits (not rejected) in the outbox
   dupSc        score ids the stand-in stored more than once (xN: the most times one id was stored)
   dupSp        span ids the stand-in received more than once (harmless: Langfuse merges by id)
+  scPOST       score batch POSTs the stand-in answered (run and sync; a 207 that names its rejects
+               costs no more, one that names nothing is halved down to them: rows 207-id, 207-nameless;
+               the halving re-posts scores Langfuse had accepted, which dupSc counts, so 207-nameless
+               fails that check: Langfuse updates them by id, the cost is the POSTs)
   wall         the run's wall time; post: from the last result stored to the process's exit
   verdict      OK when after sync every span and score of every finished scenario is in Langfuse
                (rows 207/400: but the 4 refused scores, which must be stored as rejected, so sync

@@ -14,23 +14,56 @@ The package is layered, imports pointing down only (tests/unit/test_layering.py)
     run/                                        targets, the staged pipeline, run_suite, verify
     reports/                                    history and console output
     cli/                                        typer commands only
+
+The names below are imported on first use, so that `evaluator` (and the `evaluator` command, which starts
+by importing it) costs nothing until they are needed: a Ctrl-C while the command starts is then caught by
+the command, not shown as a traceback from the middle of an import.
 """
 
-from evaluator.errors import ConfigError, EvaluatorError, InputError, ScenarioError, TraceError
-from evaluator.metrics import (
-    Figure,
-    Gate,
-    MetricBase,
-    MetricSet,
-    TrajectoryScore,
-    WorkflowValidator,
-    WorkflowVerdict,
-    score_paths,
-)
-from evaluator.results import ScenarioResult, builtin_metrics
-from evaluator.run import SuiteRun, TargetRequest, run_suite
-from evaluator.scenarios import Scenario, load_scenarios
-from evaluator.trace import Trace, build_trace
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evaluator.errors import ConfigError, EvaluatorError, InputError, ScenarioError, TraceError
+    from evaluator.metrics import (
+        Figure,
+        Gate,
+        MetricBase,
+        MetricSet,
+        TrajectoryScore,
+        WorkflowValidator,
+        WorkflowVerdict,
+        score_paths,
+    )
+    from evaluator.results import ScenarioResult, builtin_metrics
+    from evaluator.run import SuiteOptions, SuiteRun, TargetRequest, run_suite
+    from evaluator.scenarios import Scenario, load_scenarios
+    from evaluator.trace import Trace, build_trace
+
+_HOMES = {  # each public name -> the module it comes from
+    **dict.fromkeys(
+        ("ConfigError", "EvaluatorError", "InputError", "ScenarioError", "TraceError"), "evaluator.errors"
+    ),
+    **dict.fromkeys(
+        (
+            "Figure",
+            "Gate",
+            "MetricBase",
+            "MetricSet",
+            "TrajectoryScore",
+            "WorkflowValidator",
+            "WorkflowVerdict",
+            "score_paths",
+        ),
+        "evaluator.metrics",
+    ),
+    **dict.fromkeys(("ScenarioResult", "builtin_metrics"), "evaluator.results"),
+    **dict.fromkeys(("SuiteOptions", "SuiteRun", "TargetRequest", "run_suite"), "evaluator.run"),
+    **dict.fromkeys(("Scenario", "load_scenarios"), "evaluator.scenarios"),
+    **dict.fromkeys(("Trace", "build_trace"), "evaluator.trace"),
+}
 
 __all__ = [
     "ConfigError",
@@ -43,6 +76,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "ScenarioResult",
+    "SuiteOptions",
     "SuiteRun",
     "TargetRequest",
     "Trace",
@@ -56,3 +90,11 @@ __all__ = [
     "run_suite",
     "score_paths",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported from its module on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'evaluator' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

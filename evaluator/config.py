@@ -45,7 +45,29 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from evaluator._problems import validation_problems
 from evaluator.errors import ConfigError
 
+__all__ = [
+    "DEFAULT_MISS_PHRASES",
+    "CompareConfig",
+    "Config",
+    "ConventionName",
+    "DatasetsConfig",
+    "JudgeConfig",
+    "LLMConfig",
+    "LLMEndpoint",
+    "LangfuseConfig",
+    "PromptsConfig",
+    "RunConfig",
+    "Settings",
+    "StoreConfig",
+    "TargetConfig",
+    "load_config",
+]
+
 CONFIG_FILE = "evaluator.toml"
+NO_CONFIG_FIX = (  # for what only a configuration defines (targets), when none was found
+    f"run from the project folder (the one with its {CONFIG_FILE}), or pass --config path/to/{CONFIG_FILE} "
+    "(or set EVALUATOR_CONFIG)"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -218,6 +240,14 @@ class Config:
     settings: Settings
     base_dir: Path
     source: Path | None
+
+    @property
+    def not_found(self) -> str:
+        """Where the configuration was looked for when none was found (every setting then has its
+        default, and no target is configured); empty when one was used."""
+        if self.source is not None:
+            return ""
+        return f"no {CONFIG_FILE} was found in {self.base_dir} or a folder above it"
 
     def path(self, relative: Path) -> Path:
         return relative if relative.is_absolute() else self.base_dir / relative

@@ -1,12 +1,15 @@
 """The evaluator's exceptions, in one tree.
 
-    EvaluatorError                 anything the CLI reports as "bad input or configuration" (exit 2)
+    EvaluatorError                 anything the CLI reports as "bad input or configuration" (exit 2, but
+                                   a StoreError: exit 4)
     ├── InputError                 problems in user files, collected and reported together
     │   ├── ScenarioError          scenario files (YAML, unknown keys, unknown targets, duplicate ids)
     │   └── PromptError            prompt files (header, version, labels)
     │       └── PromptVariableError  a prompt compiled without a value for one of its variables
     ├── ConfigError                evaluator.toml, --prompt/--target values, environment
-    │   └── LangfuseAuthError      Langfuse rejected the keys (401/403): one message, no retries
+    │   ├── LangfuseAuthError      Langfuse rejected the keys (401/403): one message, no retries
+    │   └── StoreError             the local store cannot be used: disk full, locked by another
+    │                              program, damaged or not a database, read-only place (exit 4)
     ├── LangfuseUnavailableError   Langfuse unreachable, failing (5xx) or rate-limiting (429)
     ├── JudgeUnavailableError      the judge's LLM endpoint unreachable, timing out, failing or refusing
     │   └── ResponseFormatRejectedError  the endpoint refused structured output (`response_format`)
@@ -26,6 +29,24 @@ import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Self
+
+__all__ = [
+    "ConfigError",
+    "EvaluatorError",
+    "InputError",
+    "JudgeUnavailableError",
+    "LangfuseAuthError",
+    "LangfuseUnavailableError",
+    "Problem",
+    "PromptError",
+    "PromptVariableError",
+    "ResponseFormatRejectedError",
+    "ScenarioError",
+    "StoreError",
+    "TargetTimeoutError",
+    "TraceError",
+    "did_you_mean",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,6 +98,13 @@ class ConfigError(EvaluatorError):
 
 class LangfuseAuthError(ConfigError):
     """Langfuse answered 401/403: wrong keys or wrong project. Retrying cannot help."""
+
+
+class StoreError(ConfigError):
+    """The local store cannot be used: the disk is full, another program held the database locked
+    past the store's busy timeout, the file is damaged or not a database, or its place is read-only
+    (or not a folder). A ConfigError, since `[store] path` may be the fix, but the CLI exits 4, not 2:
+    the configuration may well be right. What was committed before the failure stays in the store."""
 
 
 class LangfuseUnavailableError(EvaluatorError):

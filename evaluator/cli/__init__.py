@@ -2,51 +2,113 @@
 its options, calling the library and mapping errors to exit codes.
 
 Exit codes: 0 every scenario passed, 1 any scenario failed or errored, 2 bad input or configuration
-(a clear message on stderr, no traceback).
+(a clear message on stderr, no traceback), 4 the local store cannot be used (errors.StoreError: disk
+full, locked, damaged, read-only; the message says which and what to do), 130 interrupted (Ctrl-C)
+before a run could stop itself.
+
+This module imports the commands (and through them the library, the Langfuse SDK, pydantic...) only
+inside `main`, so that a Ctrl-C while they load is `main`'s to answer, as one line.
 """
 
-import logging
+from __future__ import annotations
+
+import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from evaluator.cli import compare, datasets, lint, prompts, report, run, sync, validate
-from evaluator.cli._common import EXIT_BAD_INPUT, app, err
-from evaluator.errors import EvaluatorError, InputError
-from evaluator.langfuse import OwnPromptFetchLines
-from evaluator.reports import notice
+if TYPE_CHECKING:
+    import typer
 
 __all__ = ["app", "compare", "datasets", "lint", "main", "prompts", "report", "run", "sync", "validate"]
 
-
-# The span exporter's lines on a batch it will retry or gave up retrying: a run accounts for every
-# span itself (what Langfuse acknowledged, what waits in the outbox for `sync`), so on a Langfuse that
-# is down they would repeat that, a line per batch, amid its notes. A refusal, with its reason, stays.
-_EXPORTER_LOGGER = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
-_EXPORT_OUTCOMES = ("Transient error %s", "Failed to export %s batch due to timeout")
-
-
-class _AccountedExports(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (isinstance(record.msg, str) and record.msg.startswith(_EXPORT_OUTCOMES))
-
-
-def _quiet(logger: str, kind: type[logging.Filter]) -> None:
-    log = logging.getLogger(logger)
-    if not any(isinstance(f, kind) for f in log.filters):
-        log.addFilter(kind())
+EXIT_INTERRUPTED = 128 + 2  # SIGINT, as a shell reports a program it stopped
+_CHAIN_DEPTH = 4  # how far down an exception's causes to look for the interrupt or closed pipe under it
 
 
 def main(args: Sequence[str] | None = None) -> None:
-    """The console script: `evaluator ARGS...` (`args` instead of sys.argv, for scripts)."""
-    _quiet(_EXPORTER_LOGGER, _AccountedExports)
-    _quiet("langfuse", OwnPromptFetchLines)  # the run says which prompts it could not get
+    """The console script: `evaluator ARGS...` (`args` instead of sys.argv, for scripts).
+
+    A Ctrl-C that no command handles itself (while the command starts: imports, the configuration,
+    the targets' imports; a run handles its own, and says so) prints "interrupted" and exits 130. A
+    closed stdout (`evaluator compare ... | head`) ends the command quietly with exit 0, as CLI tools
+    do: the reader has what it wanted."""
     try:
-        app(args=list(args) if args is not None else None)
+        _main(args)
+    except KeyboardInterrupt:
+        _interrupted()
+    except BrokenPipeError:
+        _stdout_closed()
+    except SystemExit as exc:  # typer's own answers to both: exit 130 silently, exit 1
+        if _caused_by(exc, KeyboardInterrupt):
+            _interrupted()
+        if _caused_by(exc, BrokenPipeError):
+            _stdout_closed()
+        raise
+
+
+def _main(args: Sequence[str] | None) -> None:
+    from evaluator.cli._common import EXIT_BAD_INPUT, EXIT_STORE, err
+    from evaluator.errors import EvaluatorError, InputError, StoreError
+    from evaluator.reports import notice
+
+    command_line = _app()
+    try:
+        command_line(args=list(args) if args is not None else None)
     except InputError as exc:
         for problem in exc.problems:
             notice(err, "error", str(problem))
         err.print(f"{len(exc.problems)} problem(s); fix them and run the command again.", highlight=False)
         sys.exit(EXIT_BAD_INPUT)
+    except StoreError as exc:  # not bad input: the disk, another program, or the file itself
+        notice(err, "error", str(exc))
+        sys.exit(EXIT_STORE)
     except EvaluatorError as exc:
         notice(err, "error", str(exc))
         sys.exit(EXIT_BAD_INPUT)
+
+
+def _app() -> typer.Typer:
+    """The typer app with every command registered, its loggers quieted."""
+    from evaluator.cli import compare, datasets, lint, prompts, report, run, sync, validate  # noqa: F401
+    from evaluator.cli._common import app
+    from evaluator.cli._logging import quiet_accounted_lines
+
+    quiet_accounted_lines()
+    return app
+
+
+def _interrupted() -> None:
+    sys.stderr.write("\ninterrupted\n")
+    sys.exit(EXIT_INTERRUPTED)
+
+
+def _stdout_closed() -> None:
+    """Exit 0, sending whatever is still buffered for stdout nowhere (its flush at exit would fail)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file behind stdout (captured): nothing to flush
+        pass
+    sys.exit(0)
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether `exc` was raised while handling (or because of) an exception of `kind`."""
+    current: BaseException | None = exc
+    for _ in range(_CHAIN_DEPTH):
+        current = current.__cause__ or current.__context__ if current is not None else None
+        if isinstance(current, kind):
+            return True
+    return False
+
+
+def __getattr__(name: str) -> object:
+    """`app` and the command modules, loaded on first use (PEP 562)."""
+    if name == "app":
+        return _app()
+    if name in __all__:
+        import importlib
+
+        return importlib.import_module(f"evaluator.cli.{name}")
+    raise AttributeError(f"module 'evaluator.cli' has no attribute {name!r}")

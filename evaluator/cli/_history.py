@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Literal
 
 from evaluator._time import Deadline
-from evaluator.cli._common import langfuse
+from evaluator.cli._common import err, langfuse
 from evaluator.config import Config
 from evaluator.metrics import MetricSet
-from evaluator.reports import RunRecord, local_runs, runs_from_scores
+from evaluator.reports import RunRecord, local_runs, notice, runs_from_scores
 from evaluator.storage import Store
 
 Source = Literal["local", "langfuse"]
@@ -31,11 +31,12 @@ def load_runs(
 
 
 def stored_runs(config: Config, *, last: int | None = None) -> list[RunRecord]:
-    """The local store's runs, oldest first; none, and no store made, where nothing has run yet."""
+    """The local store's runs, oldest first; none, and no store made, where nothing has run yet. A
+    damaged row is left out with a warning (stderr) naming its run and scenario."""
     if not config.store_path.exists():
         return []
     store = Store(config.store_path)
     try:
-        return local_runs(store, last_runs=last)
+        return local_runs(store, last_runs=last, on_damaged=lambda text: notice(err, "warning", text))
     finally:
         store.close()

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, ConfigOption, app, out
+from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, Command, ConfigOption, app, out
 from evaluator.cli._history import Source, load_runs
 from evaluator.config import load_config
 from evaluator.errors import ConfigError
@@ -16,10 +16,12 @@ from evaluator.metrics import MetricSet
 from evaluator.reports import compare_markdown, compare_runs, print_compare, resolve_run
 from evaluator.results import builtin_metrics
 
+__all__ = ["compare"]
+
 Format = Literal["text", "markdown", "json"]
 
 
-@app.command()
+@app.command(cls=Command, short_help="Compare two runs, figure by figure; exit 1 on a regression.")
 def compare(
     baseline: Annotated[
         str, typer.Argument(metavar="BASELINE", help="Run id or name, or latest / previous.")

@@ -7,16 +7,20 @@ from typing import Annotated
 import typer
 
 from evaluator._time import Deadline
-from evaluator.cli._common import ConfigOption, SuiteArgument, TagOption, app, langfuse, out
+from evaluator.cli._common import Command, ConfigOption, SuiteArgument, TagOption, app, langfuse, out
 from evaluator.config import load_config
 from evaluator.prompts import PromptLibrary
 from evaluator.run import push_suite, select_scenarios
+
+__all__ = ["datasets_push"]
 
 datasets_app = typer.Typer(help="Scenario suites as Langfuse datasets.", no_args_is_help=True)
 app.add_typer(datasets_app, name="datasets")
 
 
-@datasets_app.command("push")
+@datasets_app.command(
+    "push", cls=Command, short_help="Push a suite to Langfuse as a dataset, an item per scenario."
+)
 def datasets_push(
     paths: SuiteArgument = None,
     tag: TagOption = None,

@@ -6,14 +6,16 @@ from typing import Annotated
 
 import typer
 
-from evaluator.cli._common import ConfigOption, app, out
+from evaluator.cli._common import Command, ConfigOption, app, out
 from evaluator.config import load_config
 from evaluator.prompts import PromptLibrary
-from evaluator.run.service import catalogs
+from evaluator.run import catalogs
 from evaluator.scenarios import load_scenarios
 
+__all__ = ["lint"]
 
-@app.command()
+
+@app.command(cls=Command, short_help="Check scenario files without running them.")
 def lint(
     paths: Annotated[list[str], typer.Argument(metavar="PATH", help="Scenario files, folders or globs.")],
     config_path: ConfigOption = None,
@@ -27,5 +29,6 @@ def lint(
         targets=catalogs(config),
         prompts=prompts.catalog(),
         judge_prompt=config.settings.judge.quality_prompt,
+        config=config,
     )
     out.print(f"{len(loaded)} scenario files OK")

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import typer
 
-from evaluator.cli._common import ConfigOption, app, langfuse, out
+from evaluator.cli._common import Command, ConfigOption, app, langfuse, out
 from evaluator.config import load_config
 from evaluator.errors import PromptError
 from evaluator.prompts import PromptLibrary, push_prompts
+
+__all__ = ["prompts_push"]
 
 prompts_app = typer.Typer(help="Prompt management: local prompt files and Langfuse.", no_args_is_help=True)
 app.add_typer(prompts_app, name="prompts")
 
 
-@prompts_app.command("push")
+@prompts_app.command("push", cls=Command, short_help="Push the prompt files to Langfuse prompt management.")
 def prompts_push(config_path: ConfigOption = None) -> None:
     """Push every prompt file under prompts/ to Langfuse: new versions in order, labels as the files say;
     content already there is not pushed again."""

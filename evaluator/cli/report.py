@@ -10,15 +10,17 @@ from typing import Annotated
 import typer
 
 from evaluator._time import utc_now
-from evaluator.cli._common import ConfigOption, app, out
+from evaluator.cli._common import Command, ConfigOption, app, out
 from evaluator.cli._history import Source, load_runs
 from evaluator.config import load_config
 from evaluator.errors import ConfigError
 from evaluator.reports import Grouping, history_tables, html_report, report_document
 from evaluator.results import builtin_metrics
 
+__all__ = ["report"]
 
-@app.command()
+
+@app.command(cls=Command, short_help="History and trends of the stored runs, per prompt version.")
 def report(
     by: Annotated[
         Grouping,

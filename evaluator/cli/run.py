@@ -13,6 +13,7 @@ from evaluator.cli._common import (
     EXIT_FAILED,
     EXIT_PASSED,
     EXIT_UNDELIVERED,
+    Command,
     ConfigOption,
     SuiteArgument,
     TagOption,
@@ -38,10 +39,12 @@ from evaluator.reports import (
     write_junit,
 )
 from evaluator.results import ScenarioResult, builtin_metrics
-from evaluator.run import SuiteRun, run_suite
+from evaluator.run import SuiteOptions, SuiteRun, run_suite
+
+__all__ = ["run"]
 
 
-@app.command()
+@app.command(cls=Command, short_help="Run scenarios against their targets and validate each trace.")
 def run(
     paths: SuiteArgument = None,
     tag: TagOption = None,
@@ -114,17 +117,19 @@ def run(
     try:
         suite = run_suite(
             paths or [],
-            tags=tag or [],
-            target=target,
-            concurrency=concurrency,
-            timeout=timeout,
-            no_judge=no_judge,
-            judge_concurrency=judge_concurrency,
-            no_cache=no_cache,
-            prompts=prompt or [],
-            output=output,
-            run_name=run_name,
-            verify_langfuse=verify_langfuse,
+            SuiteOptions(
+                tags=tag or [],
+                target=target,
+                concurrency=concurrency,
+                timeout=timeout,
+                no_judge=no_judge,
+                judge_concurrency=judge_concurrency,
+                no_cache=no_cache,
+                prompts=prompt or [],
+                output=output,
+                run_name=run_name,
+                verify_langfuse=verify_langfuse,
+            ),
             config=config_path,
             on_start=progress.start,
             on_result=progress.advance,

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from evaluator._time import Deadline, utc_now
-from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, ConfigOption, app, err, langfuse, out
+from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, Command, ConfigOption, app, err, langfuse, out
 from evaluator.config import load_config
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse import LangfuseConnection
@@ -16,8 +16,10 @@ from evaluator.reports import notice, print_delivery
 from evaluator.results import builtin_metrics
 from evaluator.storage import Store, deliver, deliver_spans
 
+__all__ = ["sync"]
 
-@app.command()
+
+@app.command(cls=Command, short_help="Send what waits in the local outbox to Langfuse.")
 def sync(
     retry_rejected: Annotated[
         bool, typer.Option("--retry-rejected", help="Post again the scores Langfuse rejected before.")

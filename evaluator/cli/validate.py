@@ -11,20 +11,21 @@ from typing import Annotated
 
 import typer
 
-from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, ConfigOption, app, err, langfuse, out
+from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, Command, ConfigOption, app, err, langfuse, out
 from evaluator.config import Config, load_config
 from evaluator.errors import ConfigError, did_you_mean
 from evaluator.langfuse import LangfuseConnection, LangfuseSettings
 from evaluator.prompts import PromptLibrary
 from evaluator.reports import notice, print_judges, summary_table
 from evaluator.results import builtin_metrics, evaluate
-from evaluator.run.judging import NOT_FINISHED, judge_result
-from evaluator.run.service import rules_for
-from evaluator.scenarios import load_scenarios
+from evaluator.run import NOT_FINISHED, catalogs, judge_result, rules_for
+from evaluator.scenarios import Scenario, load_scenarios
 from evaluator.trace import CONVENTION_NAMES, Trace, TraceRules, load_trace_file, read_trace
 
+__all__ = ["validate"]
 
-@app.command()
+
+@app.command(cls=Command, short_help="Validate (and judge) one trace against one scenario.")
 def validate(
     scenario: Annotated[Path, typer.Option(metavar="FILE", help="The scenario file.")],
     trace: Annotated[
@@ -50,16 +51,7 @@ def validate(
     if (trace is None) == (trace_id is None):
         raise ConfigError("give exactly one of --trace FILE or --trace-id ID.")
     config = load_config(config_path)
-    matches = load_scenarios(  # its judge: names prompt files that exist (when the judges may run)
-        [str(scenario)],
-        prompts=None if no_judge else PromptLibrary(config.prompts_dir).catalog(),
-        judge_prompt=config.settings.judge.quality_prompt,
-    )
-    if len(matches) != 1:
-        raise ConfigError(
-            f"--scenario {scenario} holds {len(matches)} scenarios. Fix: name one scenario file."
-        )
-    loaded = matches[0].scenario
+    loaded = _scenario(config, scenario, no_judge=no_judge)
     with ExitStack() as stack:
         connection = None
         if trace_id is not None:
@@ -97,6 +89,24 @@ def validate(
     raise typer.Exit(EXIT_PASSED if result.status == "passed" else EXIT_FAILED)
 
 
+def _scenario(config: Config, path: Path, *, no_judge: bool) -> Scenario:
+    """The one scenario of the file. Its `target:` is optional here (no target runs); when it names a
+    configured target, the names it expects are checked against what that target declares, as `lint`
+    checks them. Its judge: names prompt files that exist (when the judges may run)."""
+    prompts = None if no_judge else PromptLibrary(config.prompts_dir).catalog()
+    judge_prompt = config.settings.judge.quality_prompt
+    matches = load_scenarios([str(path)], prompts=prompts, judge_prompt=judge_prompt)
+    if len(matches) != 1:
+        raise ConfigError(f"--scenario {path} holds {len(matches)} scenarios. Fix: name one scenario file.")
+    loaded = matches[0].scenario
+    declared = catalogs(config).get(loaded.target)
+    if declared is not None:
+        load_scenarios(
+            [str(path)], targets={loaded.target: declared}, prompts=prompts, judge_prompt=judge_prompt
+        )
+    return loaded
+
+
 def _warnings_only(kind: str, message: str) -> None:
     """The judges' notes (how to enable them) stay out of validate: the result says why they did not run."""
     if kind != "note":
@@ -104,7 +114,8 @@ def _warnings_only(kind: str, message: str) -> None:
 
 
 def _rules(config: Config, target: str, convention: str | None) -> TraceRules:
-    """The scenario's target's rules (defaults for a target not configured), `--convention` first."""
+    """The scenario's target's rules (defaults for a target not configured, or none named),
+    `--convention` first."""
     if convention is not None and convention not in CONVENTION_NAMES:
         raise ConfigError(
             f'--convention "{convention}" is unknown{did_you_mean(convention, CONVENTION_NAMES)}. '

@@ -17,6 +17,8 @@ from typing import Any, Protocol
 
 from evaluator.prompts import ChatMessage, Prompt
 
+__all__ = ["CacheKey", "MemoryVerdictCache", "VerdictCache"]
+
 
 @dataclass(frozen=True, kw_only=True)
 class CacheKey:

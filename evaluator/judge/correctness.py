@@ -32,6 +32,8 @@ from evaluator.judge.verdicts import CorrectnessLabel, CorrectnessVerdict, Judge
 from evaluator.metrics import Figure, Gate, MetricBase, MetricContext, ScoreDefinition, Verdict, answer_text
 from evaluator.scenarios import Scenario
 
+__all__ = ["CATEGORIES", "DEFINITION", "CorrectnessJudge", "crag_metrics"]
+
 CATEGORIES = ("correct", "miss", "hallucination")
 DEFINITION = ScoreDefinition(
     name="correctness",

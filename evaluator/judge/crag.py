@@ -11,6 +11,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+__all__ = ["exact_match", "miss_phrase", "normalise"]
+
 _NOT_WORD = re.compile(r"[\W_]+")
 
 

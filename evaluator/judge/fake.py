@@ -22,6 +22,8 @@ from typing import Any
 from evaluator.judge.model import ModelReply, TokenUsage
 from evaluator.prompts import ChatMessage
 
+__all__ = ["FakeJudgeModel", "ModelCall", "Scripted"]
+
 
 @dataclass(frozen=True, kw_only=True)
 class ModelCall:

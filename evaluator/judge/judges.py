@@ -5,7 +5,9 @@ Every model call goes through the one retry policy and its shared limiter. Struc
 for with the prompt's `json_schema` (header `config`) until the endpoint refuses it, then plain JSON for
 the rest of the run. A reply that is not valid gets one repair request; then the judgement is
 *unscored*, with the reason, the messages and the raw reply kept, never a 0 and never an exception.
-A scored judgement is cached (prompt version, model, hash of the exact messages) and not paid again.
+A scored judgement is cached (prompt version, model, hash of the exact messages) and not paid again;
+once a reply says the endpoint serves another model for the configured name than the one a cached
+verdict came from, that verdict is asked again (see `_cached`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from evaluator.metrics import JudgeStatus, MetricContext, Verdict
 from evaluator.prompts import ChatMessage, Prompt, PromptSource
 from evaluator.scenarios import Scenario
 from evaluator.trace import Trace
+
+__all__ = ["NOTHING_TO_JUDGE", "JudgeOutcome", "JudgeSettings", "Judges", "overall_status"]
 
 Notice = Callable[[str, str], None]
 NOTHING_TO_JUDGE = JudgeStatus(
@@ -136,6 +140,7 @@ class Judges:
         self._structured = True  # until the endpoint refuses response_format, for the whole run
         self._failed_in_a_row = 0  # judgements whose endpoint failed, since the last reply
         self._given_up: str | None = None  # why the endpoint is not asked any more, for the whole run
+        self._served: str | None = None  # the model the endpoint said it served, at its latest reply
         self._lock = threading.Lock()
 
     def applies(self, scenario: Scenario) -> bool:
@@ -225,6 +230,9 @@ class Judges:
             talk = _Conversation(self, task.prompt, trace)
             outcome = talk.verdict(messages, task.reply_type)
         self._count_failure(talk.endpoint_failed, outcome)
+        if talk.served_model:
+            with self._lock:
+                self._served = talk.served_model
         judgement = replace(
             base,
             model=talk.served_model or model,
@@ -247,8 +255,16 @@ class Judges:
         return outcome, judgement
 
     def _cached(self, key: CacheKey, reply_type: type[Reply]) -> tuple[Reply, Mapping[str, Any]] | None:
+        """The cached verdict, unless the endpoint has said in this run that it now serves another model
+        than the one that gave it (an alias such as `gpt-4o` moved to a newer snapshot, an Ollama tag
+        pulled again under the same name is not seen). Before the run's first reply that is not known
+        without a call, so the verdict is reused and its judgement names the model that gave it."""
         entry = self._cache.cached_verdict(key) if self._cache is not None else None
         if entry is None:
+            return None
+        with self._lock:
+            served = self._served
+        if served is not None and entry.get("model") not in (None, served):
             return None
         reply = read_reply_entry(entry, reply_type)
         return (reply, entry) if reply is not None else None

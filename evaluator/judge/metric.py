@@ -15,6 +15,8 @@ from evaluator.judge.verdicts import Judgement
 from evaluator.metrics import Metric, MetricContext, Verdict
 from evaluator.scenarios import Scenario
 
+__all__ = ["JudgeMetric", "JudgeRuntime", "PromptRef", "judge_of"]
+
 
 @dataclass(frozen=True, kw_only=True)
 class PromptRef:

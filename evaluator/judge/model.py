@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 from evaluator.prompts import ChatMessage
 
+__all__ = ["JudgeModel", "ModelReply", "TokenUsage"]
+
 
 @dataclass(frozen=True, kw_only=True)
 class TokenUsage:

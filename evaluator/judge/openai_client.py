@@ -23,6 +23,8 @@ from evaluator.errors import JudgeUnavailableError, ResponseFormatRejectedError
 from evaluator.judge.model import ModelReply, TokenUsage
 from evaluator.prompts import ChatMessage
 
+__all__ = ["OpenAIJudgeModel"]
+
 _BODY_EXCERPT = 300
 
 

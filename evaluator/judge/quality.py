@@ -18,6 +18,8 @@ from evaluator.judge.verdicts import Judgement, QualityVerdict
 from evaluator.metrics import Figure, Gate, MetricBase, MetricContext, ScoreDefinition, Verdict, number
 from evaluator.scenarios import Scenario
 
+__all__ = ["DEFINITIONS", "DIMENSIONS", "QualityJudge", "quality_means"]
+
 DIMENSIONS = ("answer_quality", "factual_correctness", "completeness")
 DEFINITIONS = (
     ScoreDefinition(

@@ -17,6 +17,15 @@ from dataclasses import dataclass
 from evaluator.metrics import answer_text
 from evaluator.trace import ToolCall
 
+__all__ = [
+    "BLOCK_TAGS",
+    "Sources",
+    "correctness_variables",
+    "quality_variables",
+    "sources_block",
+    "untrusted",
+]
+
 BLOCK_TAGS = ("input", "criteria", "ground_truth", "sources", "source", "answer")
 _TAG = re.compile(r"<\s*/?\s*(?:" + "|".join(BLOCK_TAGS) + r")\b[^<>]*>?", re.IGNORECASE)
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.:-]+")

@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evaluator._problems import validation_problems
 
+__all__ = ["CorrectnessReply", "QualityReply", "Reply", "json_objects", "read_reply", "repair_request"]
+
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
 # A reasoning model's thoughts before its answer (Qwen3, DeepSeek-R1 through Ollama or llama.cpp): not

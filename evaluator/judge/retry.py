@@ -20,6 +20,8 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from evaluator.errors import JudgeUnavailableError, ResponseFormatRejectedError
 
+__all__ = ["RateGate", "RetryPolicy"]
+
 T = TypeVar("T")
 
 

@@ -13,6 +13,8 @@ from typing import Any, Protocol
 from evaluator.judge.model import TokenUsage
 from evaluator.prompts import ChatMessage, Prompt
 
+__all__ = ["NO_TRACING", "GenerationRecord", "JudgeTracer", "JudgementTrace"]
+
 
 class GenerationRecord(Protocol):
     """One model call inside a judgement's trace."""

@@ -13,6 +13,15 @@ from evaluator.judge.model import TokenUsage
 from evaluator.metrics import ScoreValue
 from evaluator.prompts import ChatMessage, Prompt
 
+__all__ = [
+    "CorrectnessLabel",
+    "CorrectnessVerdict",
+    "DecidedBy",
+    "JudgeOutcomeStatus",
+    "Judgement",
+    "QualityVerdict",
+]
+
 JudgeOutcomeStatus = Literal["scored", "unscored", "skipped"]
 DecidedBy = Literal["judge", "cache", "miss", "exact match", "none"]
 CorrectnessLabel = Literal["correct", "miss", "hallucination"]

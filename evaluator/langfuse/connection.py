@@ -22,6 +22,8 @@ from evaluator.langfuse.span_outbox import SpanResender
 from evaluator.langfuse.traces import LangfuseTraces
 from evaluator.langfuse.tracing import Tracing
 
+__all__ = ["LangfuseConnection"]
+
 
 class LangfuseConnection:
     """The roles of one project, sharing one SDK client and the keys from the environment."""

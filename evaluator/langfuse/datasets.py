@@ -24,6 +24,8 @@ import httpx
 from evaluator._time import Deadline
 from evaluator.langfuse._http import LangfuseApi, api_failure
 
+__all__ = ["DatasetItem", "LangfuseDatasets", "item_id"]
+
 _DATASETS = "/api/public/v2/datasets"
 _ITEMS = "/api/public/dataset-items"
 _SCORES = "/api/public/scores"

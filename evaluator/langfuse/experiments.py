@@ -30,6 +30,8 @@ from urllib.parse import quote
 from langfuse import propagate_attributes
 from opentelemetry import trace as otel_trace
 
+__all__ = ["Experiment", "ExperimentLink", "available", "experiment_id", "experiment_url", "linked"]
+
 try:  # private in the SDK (what run_experiment uses): guarded
     from langfuse._client.propagation import PropagatedExperimentAttributes, _propagate_attributes
 except ImportError:  # pragma: no cover - a later SDK moved it: experiments are then unavailable

@@ -30,8 +30,9 @@ from opentelemetry import trace as otel_trace
 from evaluator.judge import GenerationRecord, JudgementTrace, TokenUsage
 from evaluator.langfuse.tracing import Tracing
 from evaluator.prompts import ChatMessage, Prompt
-from evaluator.trace import Trace
-from evaluator.trace.capture import trace_from_spans
+from evaluator.trace import Trace, trace_from_spans
+
+__all__ = ["JudgeTracing", "Prices"]
 
 # Trace attributes as the SDK writes them (langfuse._client.attributes), for spans set directly.
 TRACE_NAME = "langfuse.trace.name"

@@ -24,6 +24,8 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from evaluator.langfuse._http import otlp_endpoint, otlp_headers, tls_context
 from evaluator.langfuse.settings import LangfuseSettings
 
+__all__ = ["HttpxTransport", "span_exporter"]
+
 # What a retry may cure, as the `requests` transport counts it: the connection, not the request.
 _CONNECTION_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.ProxyError, httpx.RemoteProtocolError)
 

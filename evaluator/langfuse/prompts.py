@@ -15,6 +15,8 @@ from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi
 from evaluator.prompts import ChatMessage, Prompt
 
+__all__ = ["LangfusePrompts", "OwnPromptFetchLines"]
+
 
 class LangfusePrompts:
     def __init__(self, api: LangfuseApi) -> None:

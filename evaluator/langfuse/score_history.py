@@ -16,6 +16,8 @@ from evaluator._time import Deadline
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi, api_failure
 
+__all__ = ["LangfuseScoreHistory"]
+
 _SCORES_V3 = "/api/public/v3/scores"
 _PAGE = 100
 _FIRST_PAUSE_SECONDS = 1.0

@@ -10,6 +10,8 @@ from pydantic import SecretStr
 
 from evaluator.errors import ConfigError
 
+__all__ = ["DEFAULT_BASE_URL", "EMBEDDED_PUBLIC_KEY", "LangfuseSettings"]
+
 DEFAULT_BASE_URL = "https://cloud.langfuse.com"
 # The key an embedded run puts in LANGFUSE_* while it runs (tracing.Tracing.process_default), so that
 # clients a target makes without keys record into its capture: never a Langfuse to connect to.

@@ -22,6 +22,8 @@ from evaluator._time import Deadline
 from evaluator.langfuse._http import LangfuseApi, api_failure, otlp_endpoint, otlp_headers
 from evaluator.langfuse.span_records import to_otlp
 
+__all__ = ["Ack", "AckingExporter", "SpanResender"]
+
 Ack = Callable[[Mapping[str, int]], None]  # {trace id: spans Langfuse took}
 
 

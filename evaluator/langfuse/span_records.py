@@ -19,6 +19,8 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
+__all__ = ["to_otlp", "to_records"]
+
 
 def to_records(spans: Sequence[ReadableSpan]) -> bytes:
     """The spans as stored: a JSON list of plain fields."""

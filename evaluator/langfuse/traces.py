@@ -8,7 +8,9 @@ from typing import Any
 
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi, api_failure
-from evaluator.trace.sources import OBSERVATION_FIELDS
+from evaluator.trace import OBSERVATION_FIELDS
+
+__all__ = ["LangfuseTraces"]
 
 
 class LangfuseTraces:

@@ -30,6 +30,8 @@ from typing import Any
 
 from langfuse import Langfuse, propagate_attributes
 
+__all__ = ["Captured", "ScenarioSpan", "Tracing"]
+
 try:  # what get_client() and @observe use to find their client (private in the SDK: guarded)
     from langfuse._client.get_client import _set_current_public_key
 except ImportError:  # pragma: no cover - a later SDK moved it: keyless clients then resolve as usual
@@ -49,8 +51,7 @@ from evaluator.langfuse.otlp_transport import span_exporter
 from evaluator.langfuse.settings import EMBEDDED_PUBLIC_KEY, LangfuseSettings
 from evaluator.langfuse.span_outbox import Ack, AckingExporter
 from evaluator.langfuse.span_records import to_records
-from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
-from evaluator.trace.capture import SpanCollector, trace_from_spans
+from evaluator.trace import DEFAULT_RULES, SpanCollector, Trace, TraceRules, trace_from_spans
 
 _EMBEDDED_BASE_URL = "http://127.0.0.1:9"  # never contacted: spans go to the discarding exporter
 _EMBEDDED_SECRET_KEY = "sk-lf-evaluator-embedded"  # noqa: S105 - a placeholder, never a secret

@@ -15,6 +15,8 @@ from typing import Any
 
 from evaluator.metrics.base import MetricBase, MetricContext, ScoreDefinition, ScoreValue
 
+__all__ = ["AnswerCheck", "AnswerContainsMetric", "answer_text", "check_answer", "final_answer"]
+
 _AI_ROLES = frozenset({"ai", "assistant", "AIMessage", "AIMessageChunk"})
 
 

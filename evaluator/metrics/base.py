@@ -21,6 +21,28 @@ from typing import Any, Literal, Protocol
 from evaluator.scenarios import Scenario
 from evaluator.trace import Trace
 
+__all__ = [
+    "DataType",
+    "Direction",
+    "Figure",
+    "Gate",
+    "JudgeStatus",
+    "Level",
+    "Metric",
+    "MetricBase",
+    "MetricContext",
+    "ScoreDefinition",
+    "ScoreValue",
+    "SessionContext",
+    "Stage",
+    "Unit",
+    "Verdict",
+    "at",
+    "number",
+    "number_at",
+    "session_id",
+]
+
 DataType = Literal["BOOLEAN", "NUMERIC", "CATEGORICAL"]
 Stage = Literal["inline", "judge"]
 Level = Literal["observation", "trace", "session", "run"]

@@ -32,6 +32,8 @@ from evaluator.metrics.base import (
     number_at,
 )
 
+__all__ = ["COST", "LATENCY", "PASS_RATE", "MetricSet"]
+
 
 def _passed(document: Mapping[str, Any]) -> float:
     return 1.0 if document.get("status") == "passed" else 0.0

@@ -34,6 +34,8 @@ from evaluator.metrics.base import (
 from evaluator.scenarios import TrajectorySpec
 from evaluator.trace import Trace
 
+__all__ = ["TrajectoryMetric", "TrajectoryScore", "score_paths", "score_trajectory"]
+
 MODES = ("partial_path", "full_path", "path_nodes", "full_workflow")
 
 

@@ -40,6 +40,8 @@ from evaluator.metrics.base import (
 from evaluator.scenarios import Expectation, Expected
 from evaluator.trace import Trace, normalize_name
 
+__all__ = ["KindVerdict", "WorkflowValidator", "WorkflowVerdict", "validate_kind"]
+
 
 @dataclass(frozen=True, kw_only=True)
 class KindVerdict:

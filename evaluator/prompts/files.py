@@ -27,6 +27,8 @@ from evaluator._problems import validation_problems
 from evaluator.errors import PromptError
 from evaluator.prompts.model import ChatMessage, Prompt
 
+__all__ = ["MAX_PROMPT_BYTES", "parse_prompt_file"]
+
 _VERSION_FILE = re.compile(r"^v([1-9][0-9]*)\.prompt$")
 MAX_PROMPT_BYTES = 256 * 1024
 

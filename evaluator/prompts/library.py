@@ -11,6 +11,8 @@ from evaluator.errors import EvaluatorError, Problem, PromptError, did_you_mean
 from evaluator.prompts.files import parse_prompt_file
 from evaluator.prompts.model import PRODUCTION_LABEL, Prompt
 
+__all__ = ["ManagedPrompts", "PromptLibrary", "PromptSource"]
+
 
 def _shared_labels(prompts: Mapping[str, Mapping[int, Prompt]]) -> list[Problem]:
     """A label names one version (as in Langfuse); on two local versions it would flip between them."""

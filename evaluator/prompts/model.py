@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict
 
 from evaluator.errors import Problem, PromptError, PromptVariableError
 
+__all__ = ["PRODUCTION_LABEL", "ChatMessage", "Prompt"]
+
 PRODUCTION_LABEL = "production"
 _VARIABLE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 

@@ -17,6 +17,8 @@ from evaluator.errors import Problem
 from evaluator.prompts.library import PromptLibrary
 from evaluator.prompts.model import Prompt
 
+__all__ = ["PromptRegistry", "PushOutcome", "push_prompts"]
+
 RESERVED_LABELS = frozenset({"latest"})  # managed by Langfuse itself
 
 

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evaluator.config import CompareConfig
-from evaluator.metrics import Figure, Gate, MetricSet
-from evaluator.metrics.base import Unit
+from evaluator.metrics import Figure, Gate, MetricSet, Unit
 from evaluator.reports.noise import METHOD, sign_flip_p
 from evaluator.reports.runs import RunRecord
 from evaluator.results import agent_prompts, default_metrics
+
+__all__ = ["Check", "Unit", "checks", "compare_runs"]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,6 +14,8 @@ from rich.text import Text
 from evaluator.metrics import MetricSet
 from evaluator.results import default_metrics
 
+__all__ = ["compare_markdown", "figure_value", "headline", "p_value_text", "print_compare", "signed_change"]
+
 _UNIT_SUFFIX = {"points": " pts", "score": "", "percent": " %"}
 
 
@@ -28,7 +30,8 @@ def figure_value(name: str, value: float | None, metrics: MetricSet | None = Non
     return f"{value:.2f}"
 
 
-def _signed(check: Mapping[str, Any]) -> str:
+def signed_change(check: Mapping[str, Any]) -> str:
+    """A gated figure's change as the terminal writes it: "+0.33 pts", "-15.22 %", "-" when unknown."""
     change = check["change"]
     if change is None:
         return "-"
@@ -40,7 +43,8 @@ def _limit(check: Mapping[str, Any]) -> str:
     return f"{sign}{check['threshold']:g}{_UNIT_SUFFIX[check['unit']]}"
 
 
-def _p(check: Mapping[str, Any]) -> str:
+def p_value_text(check: Mapping[str, Any]) -> str:
+    """A check's p-value with three decimals and whether it is beyond the noise; "-" when none."""
     if check["p_value"] is None:
         return "-"
     return f"{check['p_value']:.3f}" + (" (beyond noise)" if check["beyond_noise"] else " (within noise)")
@@ -125,8 +129,8 @@ def compare_markdown(doc: Mapping[str, Any], metrics: MetricSet | None = None) -
     for c in doc["checks"]:
         lines.append(
             f"| {c['label']} | {figure_value(c['figure'], c['baseline'], metrics)} "
-            f"| {figure_value(c['figure'], c['candidate'], metrics)} | {_signed(c)} | {_limit(c)} | {c['n']} "
-            f"| {_p(c)} | {c['status']} |"
+            f"| {figure_value(c['figure'], c['candidate'], metrics)} | {signed_change(c)} | {_limit(c)} "
+            f"| {c['n']} | {p_value_text(c)} | {c['status']} |"
         )
     changed = [
         row
@@ -154,7 +158,7 @@ def print_compare(console: Console, doc: Mapping[str, Any], metrics: MetricSet |
         table.add_row(
             c["label"], figure_value(c["figure"], c["baseline"], metrics),
             figure_value(c["figure"], c["candidate"], metrics),
-            _signed(c), _limit(c), str(c["n"]), _p(c),
+            signed_change(c), _limit(c), str(c["n"]), p_value_text(c),
             Text(c["status"], style="red" if c["regression"] else ""),
         )  # fmt: skip
     console.print(table)

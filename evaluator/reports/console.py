@@ -21,6 +21,16 @@ from evaluator.reports.compare_text import figure_value
 from evaluator.results import RunInfo, ScenarioResult, default_metrics, judge_usage, run_summaries, totals
 from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
 
+__all__ = [
+    "history_tables",
+    "notice",
+    "print_delivery",
+    "print_judges",
+    "print_summary",
+    "progress_bar",
+    "summary_table",
+]
+
 _STATUS_STYLE = {"passed": "green", "failed": "red", "error": "bold red"}
 
 

@@ -18,6 +18,8 @@ from evaluator.metrics import MetricSet
 from evaluator.reports.runs import RunRecord
 from evaluator.results import agent_prompts, default_metrics
 
+__all__ = ["GROUPINGS", "Grouping", "history", "report_document"]
+
 Grouping = Literal["prompt", "scenario", "run"]
 GROUPINGS: tuple[Grouping, ...] = ("prompt", "scenario", "run")
 

@@ -15,6 +15,8 @@ from pathlib import Path
 from evaluator.errors import ConfigError
 from evaluator.results import RunInfo, ScenarioResult, totals
 
+__all__ = ["check_junit_path", "junit_xml", "write_junit"]
+
 
 def junit_xml(run: RunInfo, results: Sequence[ScenarioResult], targets: Mapping[str, str]) -> str:
     """The document; `targets` maps scenario ids to their target names."""

@@ -14,6 +14,8 @@ import itertools
 import random
 from collections.abc import Sequence
 
+__all__ = ["METHOD", "sign_flip_p"]
+
 EXACT_LIMIT = 14
 SAMPLES = 20_000
 _TOLERANCE = 1e-9

@@ -22,6 +22,8 @@ from evaluator.metrics import MetricSet
 from evaluator.reports.runs import RunRecord
 from evaluator.results import default_metrics
 
+__all__ = ["runs_from_scores"]
+
 _SUBJECTS = frozenset({"trace", "session"})  # a scenario's trace, or its session (session metrics)
 
 

@@ -4,13 +4,15 @@ name)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.errors import ConfigError, did_you_mean
 from evaluator.results import LATEST, PREVIOUS
 from evaluator.storage import Store
+
+__all__ = ["RunRecord", "local_runs", "resolve_run"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,10 +47,16 @@ class RunRecord:
         return {"id": self.id, "name": self.name, "started_at": self.started_at, **stopped}
 
 
-def local_runs(store: Store, *, last_runs: int | None = None) -> list[RunRecord]:
-    """Stored runs, oldest first (the last `last_runs` of them), with at least one result each."""
-    return [
-        RunRecord(
+def local_runs(
+    store: Store, *, last_runs: int | None = None, on_damaged: Callable[[str], None] = lambda _: None
+) -> list[RunRecord]:
+    """Stored runs, oldest first (the last `last_runs` of them), with at least one result each.
+
+    A stored row that is not valid JSON (a write cut short) is left out, and `on_damaged` is told which
+    run and which scenario's result (or the run's info) it was, once per run."""
+    runs = []
+    for row in store.runs(last_runs=last_runs):
+        record = RunRecord(
             id=row["id"],
             name=row["name"],
             started_at=row["started_at"],
@@ -56,9 +64,19 @@ def local_runs(store: Store, *, last_runs: int | None = None) -> list[RunRecord]
             info=row["info"],
             results=tuple(row["results"]),
         )
-        for row in store.runs(last_runs=last_runs)
-        if row["results"]
-    ]
+        if row["damaged"]:
+            on_damaged(_damaged(store, record, row["damaged"]))
+        if record.results:
+            runs.append(record)
+    return runs
+
+
+def _damaged(store: Store, run: RunRecord, rows: Sequence[str]) -> str:
+    what = ", ".join(f"the result of {row}" if row != "run info" else "its info" for row in rows)
+    return (
+        f"{store.path}: run {run.label}: {what} {'is' if len(rows) == 1 else 'are'} not valid JSON (a "
+        "write cut short?), left out of what follows. Fix: to have that run whole, run the suite again."
+    )
 
 
 def resolve_run(runs: Sequence[RunRecord], ref: str, *, where: str) -> RunRecord:

@@ -18,6 +18,8 @@ from evaluator.errors import ConfigError
 from evaluator.judge import CorrectnessJudge, QualityJudge
 from evaluator.metrics import AnswerContainsMetric, Metric, MetricSet, TrajectoryMetric, WorkflowValidator
 
+__all__ = ["builtin_metrics", "configured_metric", "default_metrics"]
+
 _SHAPE = ("key", "stage", "level", "definitions", "figures")  # what a metric must have (metrics/base.py)
 
 

@@ -18,6 +18,8 @@ from evaluator.results.model import EvaluatorFailure, JudgeStatus, PromptUse, Sc
 from evaluator.scenarios import Scenario
 from evaluator.trace import Trace
 
+__all__ = ["as_evaluator_error", "error_result", "evaluate", "evaluator_error_result"]
+
 
 def evaluate(
     scenario: Scenario,

@@ -18,6 +18,8 @@ from typing import Any
 from evaluator.metrics import MetricSet
 from evaluator.results.builtin import default_metrics
 
+__all__ = ["agent_prompts", "judge_prompts", "scenario_values", "summarize"]
+
 
 def scenario_values(result: Mapping[str, Any], metrics: MetricSet | None = None) -> dict[str, float]:
     """The per-scenario value of every figure this result has."""

@@ -34,6 +34,21 @@ from evaluator.results.builtin import default_metrics
 from evaluator.results.figures import agent_prompts
 from evaluator.results.summary import judge_usage, run_summaries
 
+__all__ = [
+    "LATEST",
+    "PREVIOUS",
+    "RUN_KEYWORDS",
+    "EvaluatorFailure",
+    "JudgeStatus",
+    "PromptUse",
+    "RunInfo",
+    "ScenarioResult",
+    "Status",
+    "run_provenance",
+    "run_to_json",
+    "totals",
+]
+
 Status = Literal["passed", "failed", "error"]
 __all__ = ["JudgeStatus"]  # defined with the metric shape; re-exported here, where results use it
 

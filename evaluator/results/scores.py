@@ -19,6 +19,8 @@ from typing import Any
 from evaluator.metrics import DataType, ScoreValue, session_id
 from evaluator.results.model import ScenarioResult
 
+__all__ = ["Score", "score_id", "scores_for"]
+
 _NAMESPACE = uuid.UUID("6f1d3c1e-4d7b-5a7e-9b0f-2f4c8a1e5d10")
 _NAMESPACE_BYTES = _NAMESPACE.bytes
 

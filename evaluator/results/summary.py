@@ -12,6 +12,8 @@ from evaluator.metrics import MetricSet, Verdict
 if TYPE_CHECKING:
     from evaluator.results.model import ScenarioResult
 
+__all__ = ["judge_usage", "run_summaries"]
+
 
 def run_summaries(results: Sequence[ScenarioResult], metrics: MetricSet) -> dict[str, Any]:
     """Each metric's run-level dictionary by its key (a judge's even when None; another metric's only

@@ -1,5 +1,7 @@
-"""Running suites: targets, the staged pipeline, the run service (`run_suite`), verification, and runs as
-Langfuse experiments (`experiment`)."""
+"""Running suites: targets, the staged pipeline, the run service (`run_suite`, `SuiteOptions`, `SuiteRun`),
+the selection of scenarios and the configuration as the run takes it (`select_scenarios`, `catalogs`,
+`rules_for`), the judges of one result (`judge_result`), verification, and runs as Langfuse experiments
+(`experiment`)."""
 
 from evaluator.config import LLMEndpoint
 from evaluator.run.experiment import (
@@ -10,34 +12,42 @@ from evaluator.run.experiment import (
     push_suite,
     report_experiment,
 )
-from evaluator.run.judging import HOW_TO_ENABLE, JudgePlan, check_judge_prompts
+from evaluator.run.judging import HOW_TO_ENABLE, NOT_FINISHED, JudgePlan, check_judge_prompts, judge_result
 from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, ScenarioTracer, new_run_id
-from evaluator.run.service import SuiteRun, run_suite, select_scenarios
+from evaluator.run.selection import catalogs, rules_for, select_scenarios
+from evaluator.run.service import run_suite
+from evaluator.run.suite import Notice, SuiteOptions, SuiteRun
 from evaluator.run.target import PromptResolver, Target, TargetRequest, load_target
 from evaluator.run.verify import VerifyReport, verify_run
 
 __all__ = [
     "HOW_TO_ENABLE",
     "JUDGE_NOT_AVAILABLE",
+    "NOT_FINISHED",
     "ExperimentPlan",
     "ExperimentReport",
     "JudgePlan",
     "LLMEndpoint",
+    "Notice",
     "Pipeline",
     "PromptResolver",
     "PushReport",
     "RunOptions",
     "ScenarioTracer",
+    "SuiteOptions",
     "SuiteRun",
     "Target",
     "TargetRequest",
     "VerifyReport",
+    "catalogs",
     "check_judge_prompts",
+    "judge_result",
     "load_target",
     "new_run_id",
     "plan_experiment",
     "push_suite",
     "report_experiment",
+    "rules_for",
     "run_suite",
     "select_scenarios",
     "verify_run",

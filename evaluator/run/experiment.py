@@ -19,12 +19,12 @@ item.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evaluator._time import Deadline
-from evaluator.errors import LangfuseUnavailableError
+from evaluator.errors import EvaluatorError, LangfuseUnavailableError
 from evaluator.langfuse import (
     DatasetItem,
     Experiment,
@@ -34,8 +34,19 @@ from evaluator.langfuse import (
     item_id,
 )
 from evaluator.metrics import MetricSet
+from evaluator.prompts import Prompt, PromptLibrary
 from evaluator.results import RunInfo, ScenarioResult, run_provenance
 from evaluator.scenarios import LoadedScenario
+
+__all__ = [
+    "ExperimentPlan",
+    "ExperimentReport",
+    "PushReport",
+    "experiment_metadata",
+    "plan_experiment",
+    "push_suite",
+    "report_experiment",
+]
 
 RUN_SCORE_PREFIX = "run_"
 
@@ -79,7 +90,8 @@ def dataset_item(scenario: LoadedScenario, dataset: str) -> DatasetItem:
     return DatasetItem(
         id=item_id(dataset, s.id),
         input=s.input,
-        expected_output=s.expected.model_dump(mode="json", exclude_none=True),
+        # what the file says, without the defaults it never wrote (`allow: []`, `strict: true`)
+        expected_output=s.expected.model_dump(mode="json", exclude_unset=True, exclude_none=True),
         metadata={
             "scenario_id": s.id,
             "description": s.description,
@@ -115,21 +127,50 @@ def experiment_metadata(
     *,
     run_id: str,
     pins: Mapping[str, int],
+    served: Mapping[str, int] | None = None,
     judge_prompts: Collection[str],
     git: Mapping[str, Any] | None,
     targets: Sequence[str],
 ) -> dict[str, Any]:
     """What an experiment records of its run, known before the run starts (every span of a linked
-    trace carries it): the run id, the versions pinned with `--prompt` (agent and judge prompts apart;
-    an unpinned prompt runs at the version Langfuse serves, which its generations link to), the git
-    commit and the targets."""
+    trace carries it): the run id, the version of every agent prompt the run is served (`served`,
+    pinned or not: see `served_versions`; None: only the pins are known), the judge prompt versions
+    pinned with `--prompt`, the git commit and the targets."""
+    agents = pins if served is None else served
     return {
         "run_id": run_id,
-        "agent_prompts": {n: v for n, v in sorted(pins.items()) if n not in judge_prompts},
+        "agent_prompts": {n: v for n, v in sorted(agents.items()) if n not in judge_prompts},
         "judge_prompts": {n: v for n, v in sorted(pins.items()) if n in judge_prompts},
         "git": dict(git) if git is not None else None,
         "targets": list(targets),
     }
+
+
+def served_versions(
+    library: PromptLibrary,
+    fetch: Callable[[Prompt, int | None, str | None], Prompt],
+    *,
+    pins: Mapping[str, int],
+    skip: Collection[str] = (),
+) -> dict[str, int]:
+    """The version of each prompt of the library (but those in `skip`: the judges') that the run's
+    targets are served: the pinned one; else the one Langfuse serves now (its `production` label;
+    the SDK caches it, so a target asking during the run gets the same), else the local file's the
+    run falls back to. A prompt no target asks for is listed too: which ones a target uses is known
+    only once it has run, and the experiment's metadata is set before."""
+    versions: dict[str, int] = {}
+    for name in library.names():
+        if name in skip:
+            continue
+        if name in pins:
+            versions[name] = pins[name]
+            continue
+        local = library.get(name)
+        try:
+            versions[name] = fetch(local, None, None).version
+        except EvaluatorError:  # the run falls back to the file, and says so when a target asks for it
+            versions[name] = local.version
+    return versions
 
 
 def plan_experiment(

@@ -34,6 +34,16 @@ from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
 from evaluator.trace import Trace
 
+__all__ = [
+    "HOW_TO_ENABLE",
+    "NOT_FINISHED",
+    "JudgePlan",
+    "check_judge_prompts",
+    "judge_prompt_names",
+    "judge_result",
+    "judged_result",
+]
+
 _log = logging.getLogger(__name__)
 
 NO_JUDGE = JudgeStatus(status="skipped", reason="--no-judge was given")

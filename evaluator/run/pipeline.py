@@ -66,6 +66,17 @@ from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Finished
 from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
 
+__all__ = [
+    "JUDGE_NOT_AVAILABLE",
+    "CapturedTrace",
+    "Pipeline",
+    "Recorder",
+    "RootSpan",
+    "RunOptions",
+    "ScenarioTracer",
+    "new_run_id",
+]
+
 JUDGE_NOT_AVAILABLE = JudgeStatus(status="skipped", reason="the LLM judges were not configured for this run")
 JUDGE_INTERRUPTED = JudgeStatus(status="skipped", reason="the run was interrupted before the judges ran")
 _log = logging.getLogger(__name__)
@@ -182,33 +193,13 @@ class _Attempt:
         return {name: PromptUse(version=p.version, source=p.source) for name, p in self.resolver.used.items()}
 
 
-@dataclass(frozen=True)
-class _Done:
-    """A scenario's result on its way to the store, with its captured spans when they are kept (and
-    whether more of its trace's spans may end after them: store.Finished)."""
-
-    result: ScenarioResult
-    spans: bytes | None = None
-    span_count: int = 0
-    late_spans: bool = False
-
-
 @dataclass(frozen=True, kw_only=True)
 class _ToJudge:
     """A result with verdicts (and its kept spans), on its way to the judges."""
 
-    done: _Done
+    done: Finished
     scenario: LoadedScenario
     trace: Trace
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Ran:
-    """A target call that returned in time, on its way to its trace and metrics."""
-
-    attempt: _Attempt
-    output: Any
-    latency_ms: float
 
 
 class Pipeline:
@@ -301,7 +292,7 @@ class _Run:
         for item in scenarios:
             self._todo.put(item)
         self._to_judge: queue.SimpleQueue[_ToJudge | None] = queue.SimpleQueue()
-        self._to_record: queue.SimpleQueue[_Done | None] = queue.SimpleQueue()
+        self._to_record: queue.SimpleQueue[Finished | None] = queue.SimpleQueue()
         self._finished: dict[str, ScenarioResult] = {}  # stored results, by scenario id
         self._finished_lock = threading.Lock()
         self._closed = False  # the run has returned its results: record nothing more
@@ -467,7 +458,7 @@ class _Run:
                 finished_at=utc_now(),
                 metrics=self._p._metrics,
             )
-            self._to_record.put(_Done(result))
+            self._to_record.put(Finished(result, ()))
         except BaseException as failure:  # noqa: BLE001 - handed to the waiting thread, which raises it
             self._fail(failure)
 
@@ -531,7 +522,7 @@ class _Run:
             _close_root(root, output=output, error=error)
             latency = attempt.latency_ms()
             if error is None:
-                self._after_target(_Ran(attempt=attempt, output=output, latency_ms=latency))
+                self._after_target(attempt, output, latency)
             else:
                 self._report(attempt, lambda: self._target_error(attempt, error, latency), latency)
 
@@ -588,24 +579,23 @@ class _Run:
 
     # --- stage 2: trace and metrics, in the target's worker ------------------------------------------
 
-    def _after_target(self, ran: _Ran) -> None:
+    def _after_target(self, attempt: _Attempt, output: Any, latency_ms: float) -> None:
         """The trace and metrics of a target call that returned in time, then on to the judges or
         the store. Should even its evaluator error fail, the run stops with that failure."""
         try:
-            done, trace = self._evaluate(ran)
+            done, trace = self._evaluate(attempt, output, latency_ms)
             if self._judge_workers and trace is not None and done.result.status != "error":
                 with self._lock:  # with Ctrl-C's settling, so nothing reaches the judges after it
                     if not self._interrupted.is_set():
-                        self._to_judge.put(_ToJudge(done=done, scenario=ran.attempt.item, trace=trace))
+                        self._to_judge.put(_ToJudge(done=done, scenario=attempt.item, trace=trace))
                         return
                 done = _unjudged(done)
             self._to_record.put(done)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
             self._fail(exc)
 
-    def _evaluate(self, ran: _Ran) -> tuple[_Done, Trace | None]:
+    def _evaluate(self, attempt: _Attempt, output: Any, latency_ms: float) -> tuple[Finished, Trace | None]:
         """The trace and the metrics of a finished target call; an exception here is the evaluator's."""
-        attempt = ran.attempt
         try:
             captured = self._take(attempt)
             if captured.trace.observation_count == 0:
@@ -619,33 +609,35 @@ class _Run:
                 attempt.item.scenario,
                 captured.trace,
                 judge_status=self._options.judge_status,
-                output=ran.output,
-                latency_ms=ran.latency_ms,
+                output=output,
+                latency_ms=latency_ms,
                 prompts=attempt.prompts_used(),
                 finished_at=utc_now(),
                 metrics=self._p._metrics,
             )
             return self._kept(result, captured), captured.trace
         except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's
-            return _Done(self._evaluator_error(attempt, exc, ran.latency_ms)), None
+            return Finished(self._evaluator_error(attempt, exc, latency_ms), ()), None
 
     def _take(self, attempt: _Attempt) -> CapturedTrace:
         """The run's captured spans and trace, read with its target's rules (closing the capture)."""
         rules = self._p._trace_rules.get(attempt.item.scenario.target, DEFAULT_RULES)
         return self._p._tracer.take(attempt.trace_id, rules)
 
-    def _done(self, result: ScenarioResult, attempt: _Attempt) -> _Done:
+    def _done(self, result: ScenarioResult, attempt: _Attempt) -> Finished:
         """A result that is not a verdict, with whatever spans were captured so far (closing the capture)."""
         try:
             return self._kept(result, self._take(attempt), late_spans=attempt.timed_out)
         except Exception as exc:  # noqa: BLE001 - the result stands; the spans could not be taken
             _log.error("could not keep the spans of scenario %s", result.scenario_id, exc_info=exc)
-            return _Done(result)
+            return Finished(result, ())
 
-    def _kept(self, result: ScenarioResult, captured: CapturedTrace, *, late_spans: bool = False) -> _Done:
+    def _kept(self, result: ScenarioResult, captured: CapturedTrace, *, late_spans: bool = False) -> Finished:
+        """The result on its way to the store, with its captured spans when they are kept; its scores
+        are added by the record stage (`_scored`)."""
         if self._p._destination is None:  # embedded: the spans never leave this process
-            return _Done(result)
-        return _Done(result, captured.payload(), captured.span_count, late_spans)
+            return Finished(result, ())
+        return Finished(result, (), captured.payload(), captured.span_count, late_spans)
 
     # --- stage 3: judges ---------------------------------------------------------------------------
 
@@ -660,7 +652,7 @@ class _Run:
                     settled = scenario_id in self._settled  # recorded unjudged at Ctrl-C already
                     self._judging.pop(scenario_id, None)
                 if not settled:
-                    self._to_record.put(replace(item.done, result=judged))
+                    self._to_record.put(item.done._replace(result=judged))
         except BaseException as exc:  # noqa: BLE001 - the item it held is lost: the run cannot end well
             self._fail(exc)
 
@@ -685,7 +677,7 @@ class _Run:
         run_id = self._options.run_id
         closing = False
         while not closing:
-            batch: list[_Done] = []
+            batch: list[Finished] = []
             for done in self._batch(self._to_record):
                 if done is None:
                     closing = True
@@ -706,19 +698,17 @@ class _Run:
                     _log.warning("on_result failed for scenario %s", f.result.scenario_id, exc_info=exc)
 
     @staticmethod
-    def _scored(done: _Done, run_id: str) -> Finished:
+    def _scored(done: Finished, run_id: str) -> Finished:
         """The result with its scores; an exception scoring it makes it an evaluator error (no score)."""
         try:
             scores = scores_for(done.result, run_id=run_id)
         except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's
             _log.error("evaluator error scoring scenario %s", done.result.scenario_id, exc_info=exc)
-            return Finished(
-                as_evaluator_error(done.result, exc), (), done.spans, done.span_count, done.late_spans
-            )
-        return Finished(done.result, scores, done.spans, done.span_count, done.late_spans)
+            return done._replace(result=as_evaluator_error(done.result, exc), scores=())
+        return done._replace(scores=scores)
 
     @staticmethod
-    def _batch(source: queue.SimpleQueue[_Done | None]) -> list[_Done | None]:
+    def _batch(source: queue.SimpleQueue[Finished | None]) -> list[Finished | None]:
         """The next item (waiting for it), then whatever else is there, up to a batch; when that is
         not a full batch, what else arrives within a short window. One transaction for many results
         even when they trickle in, and one wake-up of this thread for them all, not one per result
@@ -770,9 +760,9 @@ class _Run:
         )
 
 
-def _unjudged(done: _Done) -> _Done:
+def _unjudged(done: Finished) -> Finished:
     """A result recorded without its judges, because the run was interrupted."""
-    return replace(done, result=replace(done.result, judge_status=JUDGE_INTERRUPTED))
+    return done._replace(result=replace(done.result, judge_status=JUDGE_INTERRUPTED))
 
 
 def _close_root(root: RootSpan, *, output: object, error: str | None) -> None:

@@ -13,6 +13,8 @@ from typing import Any
 from evaluator.config import Config
 from evaluator.scenarios import LoadedScenario
 
+__all__ = ["git_state", "model_names", "targets_of"]
+
 _GIT_TIMEOUT_SECONDS = 5.0
 
 

@@ -26,6 +26,8 @@ from evaluator.config import LLMEndpoint
 from evaluator.errors import ConfigError
 from evaluator.prompts import Prompt, PromptSource
 
+__all__ = ["PromptResolver", "Target", "TargetRequest", "load_target"]
+
 
 class PromptResolver:
     """Resolves the prompts a target asks for, honouring `--prompt NAME=VERSION`, and records each use.

@@ -21,6 +21,8 @@ from evaluator.results import ScenarioResult, evaluate
 from evaluator.scenarios import Scenario
 from evaluator.trace import DEFAULT_RULES, Trace, TraceReader, TraceRules, read_trace
 
+__all__ = ["VerifyReport", "verify_run"]
+
 
 @dataclass(frozen=True, kw_only=True)
 class VerifyReport:

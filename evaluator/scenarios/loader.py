@@ -6,20 +6,30 @@ was found, the fix, "did you mean" for near misses) and raised together as one S
 
 from __future__ import annotations
 
+import copy
 import glob
+import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from itertools import takewhile
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from evaluator._problems import validation_problems
 from evaluator._yaml import read_yaml
+from evaluator.config import CONFIG_FILE, NO_CONFIG_FIX, Config
 from evaluator.errors import Problem, ScenarioError, did_you_mean
 from evaluator.scenarios.model import LoadedScenario, Scenario, TargetCatalog
+
+__all__ = ["SCENARIO_SUFFIXES", "PromptCatalog", "check_given", "expand_paths", "load_scenarios", "with_tags"]
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 PromptCatalog = Mapping[str, Mapping[int, Collection[str]]]  # prompt name -> version -> its labels
 _ID_FIX = "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit"
+# What a required field the file got wrong stands in for, so that the rest of the file is still checked.
+_PLACEHOLDERS = {"id": "placeholder", "input": "placeholder"}
+_UnknownTargets = dict[str, list[Path]]  # an unknown target name -> the files naming it
 
 
 def expand_paths(paths: Iterable[str]) -> tuple[list[Path], list[Problem]]:
@@ -62,22 +72,30 @@ def load_scenarios(
     tags: Collection[str] = (),
     prompts: PromptCatalog | None = None,
     judge_prompt: str | None = None,
+    config: Config | None = None,
 ) -> list[LoadedScenario]:
     """Load and check scenario files; raise ScenarioError with every problem found.
 
     `targets`: the configured targets (None: do not check target names). `tags`: keep only scenarios
     having at least one of these tags. `prompts`: the prompt files, to check `judge:` against (None:
     skip), where `judge_prompt` is the one a `judge:` without `prompt` means (the configured quality
-    prompt)."""
+    prompt); checking targets, a scenario without one is a problem (`validate`, which runs none, does
+    not check them). `config`: where `targets` come from, named by the problem of an unknown target (which
+    is one problem for all the files naming it).
+
+    A file that breaks the format (an unknown key, a bad id) still has the names in the rest of it
+    checked: every problem of a file is reported at once."""
     files, problems = expand_paths(paths)
     loaded: list[LoadedScenario] = []
+    unknown: _UnknownTargets = {}
     for path in files:
         scenario, file_problems = _load_one(path)
         if scenario is not None:
-            file_problems += _checked(scenario, path, targets, prompts, judge_prompt)
+            file_problems += _checked(scenario, path, targets, prompts, judge_prompt, unknown=unknown)
         problems += file_problems
-        if scenario is not None and not file_problems:
+        if scenario is not None and not file_problems and scenario.target not in unknown:
             loaded.append(LoadedScenario(scenario=scenario, path=path))
+    problems += _unknown_target_problems(unknown, targets or {}, config)
     problems += _duplicate_ids(loaded)
     if problems:
         raise ScenarioError(problems)
@@ -95,13 +113,18 @@ def check_given(
     targets: Mapping[str, TargetCatalog] | None = None,
     prompts: PromptCatalog | None = None,
     judge_prompt: str | None = None,
+    config: Config | None = None,
 ) -> list[LoadedScenario]:
     """Scenarios built in Python, checked as `load_scenarios` checks files (targets, agent and tool
     names, judge prompts, unique ids); ScenarioError with every problem found."""
     loaded = [LoadedScenario(scenario=s, path=Path(f"<scenarios[{i}]>")) for i, s in enumerate(scenarios)]
+    unknown: _UnknownTargets = {}
     problems = [
-        p for item in loaded for p in _checked(item.scenario, item.path, targets, prompts, judge_prompt)
+        p
+        for item in loaded
+        for p in _checked(item.scenario, item.path, targets, prompts, judge_prompt, unknown=unknown)
     ]
+    problems += _unknown_target_problems(unknown, targets or {}, config)
     problems += _duplicate_ids(loaded)
     if problems:
         raise ScenarioError(problems)
@@ -114,10 +137,27 @@ def _checked(
     targets: Mapping[str, TargetCatalog] | None,
     prompts: PromptCatalog | None,
     judge_prompt: str | None,
+    *,
+    unknown: _UnknownTargets,
 ) -> list[Problem]:
-    """What is wrong with the names a scenario uses: its target and what the target declares, and
-    (given the prompt files) its judge prompt."""
-    problems = _check_names(scenario, path, targets)
+    """What is wrong with the names a scenario uses: what its target declares, and (given the prompt
+    files) its judge prompt. A target that is not in `targets` is added to `unknown`, said once for
+    all the files naming it."""
+    problems: list[Problem] = []
+    if targets is not None and not scenario.target:
+        problems.append(
+            Problem(
+                source=str(path),
+                field="target",
+                found="required field is missing",
+                fix="add target: ... (a target named in evaluator.toml), or pass --target",
+            )
+        )
+    elif targets is not None and scenario.target not in targets:
+        unknown.setdefault(scenario.target, []).append(path)
+    catalog = (targets or {}).get(scenario.target)
+    if catalog is not None:
+        problems += _check_catalog(scenario, path, catalog)
     if prompts is not None:
         problems += _check_judge(scenario, path, prompts, judge_prompt)
     return problems
@@ -139,7 +179,7 @@ def _load_one(path: Path) -> tuple[Scenario | None, list[Problem]]:
     try:
         return Scenario.model_validate(document), []
     except ValidationError as exc:
-        return None, validation_problems(
+        return _salvaged(document, exc), validation_problems(
             exc,
             source=str(path),
             model=Scenario,
@@ -148,26 +188,69 @@ def _load_one(path: Path) -> tuple[Scenario | None, list[Problem]]:
         )
 
 
-def _check_names(
-    scenario: Scenario,
-    path: Path,
-    targets: Mapping[str, TargetCatalog] | None,
+def _salvaged(document: dict[str, Any], exc: ValidationError) -> Scenario | None:
+    """The scenario without the parts the format refused (an unknown key, a bad id stood in for by a
+    placeholder), so that the names in the rest are checked too; None when even that is not a
+    scenario (no target, say). Only for checking: a file with problems is never run."""
+    pruned = copy.deepcopy(document)
+    for error in exc.errors():
+        keys = [part for part in takewhile(lambda p: isinstance(p, str), error["loc"])]
+        _drop(pruned, [str(key) for key in keys])
+    for key, value in _PLACEHOLDERS.items():
+        pruned.setdefault(key, value)
+    try:
+        return Scenario.model_validate(pruned)
+    except ValidationError:
+        return None
+
+
+def _drop(document: dict[str, Any], keys: Sequence[str]) -> None:
+    """Remove the value at `keys` (a path of mapping keys) from `document`, if it is there."""
+    node: object = document
+    for key in keys[:-1]:
+        node = node.get(key) if isinstance(node, dict) else None
+    if keys and isinstance(node, dict):
+        node.pop(keys[-1], None)
+
+
+def _unknown_target_problems(
+    unknown: _UnknownTargets, targets: Collection[str], config: Config | None
 ) -> list[Problem]:
+    """One problem per unknown target, naming the files that name it (their folder and how many, when
+    several) and where targets were looked up: the evaluator.toml used, or where none was found."""
     problems: list[Problem] = []
-    if targets is not None and scenario.target not in targets:
+    for name, paths in unknown.items():
+        where, fix = _where_targets_are(config)
         problems.append(
             Problem(
-                source=str(path),
+                source=str(paths[0]) if len(paths) == 1 else _files(paths),
                 field="target",
-                found=f'unknown target "{scenario.target}"' + did_you_mean(scenario.target, targets),
-                fix="name a target from the [targets] table of evaluator.toml, or add it there (or, from "
-                "Python, give it in run_suite's targets=)",
+                found=f'unknown target "{name}"' + did_you_mean(name, targets) + where,
+                fix=fix,
             )
         )
-    catalog = (targets or {}).get(scenario.target)
-    if catalog is not None:
-        problems += _check_catalog(scenario, path, catalog)
     return problems
+
+
+def _where_targets_are(config: Config | None) -> tuple[str, str]:
+    """What to add to an unknown target's problem (where targets were looked up), and its fix."""
+    if config is not None and config.not_found:
+        return f": {config.not_found}, so no target is configured", NO_CONFIG_FIX
+    used = f" in {config.source}" if config is not None else ""
+    return (
+        used,
+        f"name a target from the [targets] table of {CONFIG_FILE}, or add it there (or, from Python, give "
+        "it in run_suite's targets=)",
+    )
+
+
+def _files(paths: Sequence[Path]) -> str:
+    """Several files as one source: their common folder and how many."""
+    try:
+        folder = os.path.commonpath([str(p.parent) for p in paths])
+    except ValueError:  # relative and absolute paths mixed: no common folder
+        return f"{paths[0]} and {len(paths) - 1} more files"
+    return f"{folder or '.'} ({len(paths)} files)"
 
 
 def _check_judge(

@@ -9,6 +9,17 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+__all__ = [
+    "AnswerSpec",
+    "Expectation",
+    "Expected",
+    "JudgeSpec",
+    "LoadedScenario",
+    "Scenario",
+    "TargetCatalog",
+    "TrajectorySpec",
+]
+
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 
 
@@ -72,7 +83,9 @@ class Scenario(_Strict):
     id: str = Field(pattern=ID_PATTERN)
     description: str = ""
     tags: tuple[str, ...] = ()
-    target: str
+    # Required to run (the loader says so when it checks targets); `validate` runs no target, and
+    # uses it, when given, only for the target's declared names and trace conventions.
+    target: str = ""
     input: str = Field(min_length=1)
     expected: Expected = Expected()
     judge: JudgeSpec | None = None

@@ -10,7 +10,7 @@ from evaluator.storage.delivery import (
     deliver,
     deliver_spans,
 )
-from evaluator.storage.store import DeliveryStatus, Finished, Store
+from evaluator.storage.store import DeliveryStatus, Finished, Store, VerdictKey
 
 __all__ = [
     "DeliveryReport",
@@ -22,6 +22,7 @@ __all__ = [
     "SpanDeliveryReport",
     "SpanSender",
     "Store",
+    "VerdictKey",
     "deliver",
     "deliver_spans",
 ]

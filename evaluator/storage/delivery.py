@@ -5,7 +5,8 @@ in Langfuse once the SDK's exporter delivered as many of its spans (`span_acks`)
 A score goes only once its trace is in Langfuse (unless forced), so no score lands on a trace Langfuse
 does not have. A score is marked sent only once Langfuse acknowledged it; a 207's rejected items and a
 400's guilty scores keep their reason in `rejected` and are not posted again unless
-`sync --retry-rejected` asks.
+`sync --retry-rejected` asks (a 207 item refused for a passing reason, 5xx or 429, is no rejection:
+the sink posts it again, and failing so twice it is an outage, retried below).
 
 Transient failures (network, 5xx, 429) are retried with exponential backoff, honouring Retry-After,
 each try with a longer timeout than the last, all within one deadline; a request that timed out on its
@@ -35,6 +36,17 @@ from evaluator._time import Deadline
 from evaluator.errors import EvaluatorError, LangfuseUnavailableError
 from evaluator.results import Score
 from evaluator.storage.store import Store
+
+__all__ = [
+    "DeliveryReport",
+    "LiveDelivery",
+    "MemorySink",
+    "ScoreSink",
+    "SpanDeliveryReport",
+    "SpanSender",
+    "deliver",
+    "deliver_spans",
+]
 
 T = TypeVar("T")
 _DEFAULT_DEADLINE_SECONDS = 30.0

@@ -16,6 +16,7 @@ version, model, sha256 of the exact messages), so re-running an unchanged scenar
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 import threading
@@ -24,14 +25,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from evaluator._time import utc_now
-from evaluator.errors import ConfigError
-from evaluator.judge import CacheKey
+from evaluator.errors import StoreError
 from evaluator.metrics import MetricSet
-from evaluator.results import RunInfo, ScenarioResult, run_provenance, totals
-from evaluator.results.scores import Score
+from evaluator.results import RunInfo, ScenarioResult, Score, run_provenance, totals
+
+__all__ = ["DeliveryStatus", "Finished", "Store", "VerdictKey"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,6 +53,20 @@ class DeliveryStatus:
     @property
     def complete(self) -> bool:
         return not self.traces_waiting and not self.scores_waiting and not self.scores_rejected
+
+
+class VerdictKey(Protocol):
+    """What a cached verdict is kept under (judge.CacheKey is one): the judge prompt's name and
+    version, the model, and the sha256 of the exact messages."""
+
+    @property
+    def prompt_name(self) -> str: ...
+    @property
+    def prompt_version(self) -> int: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def inputs_sha256(self) -> str: ...
 
 
 class Finished(NamedTuple):
@@ -159,7 +174,7 @@ class Store:
     """A thread-safe handle on the evaluator database (one connection, one lock)."""
 
     def __init__(self, path: Path | None) -> None:
-        """`path=None`: an in-memory database (tests). ConfigError when the file cannot be used."""
+        """`path=None`: an in-memory database (tests). StoreError when the file cannot be used."""
         self.path = path
         self._lock = threading.Lock()
         try:
@@ -167,37 +182,34 @@ class Store:
                 path.parent.mkdir(parents=True, exist_ok=True)
             self._db = _open(path)
         except (OSError, sqlite3.Error) as exc:
-            reason = str(exc)
-            if "locked" in reason:
-                fix = (
-                    "wait for the other program using it (another run, say) to finish, or set another "
-                    "[store] path in evaluator.toml"
-                )
-            elif "not a database" in reason or "malformed" in reason:
-                fix = (
-                    "the file is damaged: move it aside (a new store is made; `sqlite3 FILE .recover` may "
-                    "save what it holds), or set another [store] path in evaluator.toml"
-                )
-            else:
-                fix = "set [store] path in evaluator.toml to a writable file"
-            raise ConfigError(f"cannot use the store {path} ({exc}). Fix: {fix}.") from None
+            raise _store_error(path, exc, writing=False) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction. A failure (disk full, locked past the busy timeout, read-only, a
+        damaged page) rolls back this transaction only and raises a StoreError: what earlier ones
+        committed stays."""
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
                     yield self._db
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    _rollback(self._db)
                     raise
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise ConfigError(
-                    f"cannot write to the store {self.path} ({exc}). Fix: check the disk, and "
-                    "that no other program holds the database locked."
-                ) from None
+                _rollback(self._db)  # a COMMIT that failed leaves its transaction open
+                raise _store_error(self.path, exc, writing=True) from None
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection, to read from; a StoreError when the file cannot be read (a damaged page)."""
+        with self._lock:
+            try:
+                yield self._db
+            except sqlite3.Error as exc:
+                raise _store_error(self.path, exc, writing=False) from None
 
     def start_run(self, run: RunInfo) -> None:
         with self._transaction() as db:
@@ -305,46 +317,58 @@ class Store:
             )
 
     def results(self, run_id: str) -> list[dict[str, Any]]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT result FROM results WHERE run_id=? ORDER BY scenario_id", (run_id,)
-            )
+        with self._reading() as db:
+            rows = db.execute("SELECT result FROM results WHERE run_id=? ORDER BY scenario_id", (run_id,))
             return [json.loads(row[0]) for row in rows]
 
     def history(self, *, last_runs: int | None = None) -> list[tuple[str, str, str, dict[str, Any]]]:
         """(run id, run name, finished_at, result object) of the last runs, oldest first."""
-        with self._lock:
-            rows = self._db.execute(_HISTORY_QUERY, (last_runs or -1,)).fetchall()
+        with self._reading() as db:
+            rows = db.execute(_HISTORY_QUERY, (last_runs or -1,)).fetchall()
         return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
     def runs(self, *, last_runs: int | None = None) -> list[dict[str, Any]]:
         """The last runs with results (all by default), oldest first: their row and stored info, and their
-        results. (A run stopped before its first result, or starting just now, has nothing to show.)"""
-        with self._lock:
-            rows = self._db.execute(_RUNS_QUERY, (last_runs or -1,)).fetchall()
-            results = self._db.execute("SELECT run_id, result FROM results ORDER BY scenario_id").fetchall()
+        results. (A run stopped before its first result, or starting just now, has nothing to show.)
+
+        A row that is not a JSON object (a write cut short, a file edited by hand) is left out and
+        named in the run's `damaged`: the scenario id of a result, or "run info" (the info is then {})."""
+        with self._reading() as db:
+            rows = db.execute(_RUNS_QUERY, (last_runs or -1,)).fetchall()
+            results = db.execute(
+                "SELECT run_id, scenario_id, result FROM results ORDER BY scenario_id"
+            ).fetchall()
         by_run: dict[str, list[dict[str, Any]]] = {}
-        for run_id, document in results:
-            by_run.setdefault(run_id, []).append(json.loads(document))
-        return [
-            {
-                "id": r[0],
-                "name": r[1],
-                "started_at": r[2],
-                "finished_at": r[3],
-                "info": json.loads(r[4]),
-                "results": by_run.get(r[0], []),
-            }
-            for r in rows
-        ]
+        damaged: dict[str, list[str]] = {}
+        for run_id, scenario_id, document in results:
+            parsed = _json_object(document)
+            if parsed is None:
+                damaged.setdefault(run_id, []).append(scenario_id)
+            else:
+                by_run.setdefault(run_id, []).append(parsed)
+        runs = []
+        for r in rows:
+            info = _json_object(r[4])
+            runs.append(
+                {
+                    "id": r[0],
+                    "name": r[1],
+                    "started_at": r[2],
+                    "finished_at": r[3],
+                    "info": info or {},
+                    "results": by_run.get(r[0], []),
+                    "damaged": (["run info"] if info is None else []) + damaged.get(r[0], []),
+                }
+            )
+        return runs
 
     def unsent_scores(
         self, destination: str, *, run_id: str | None = None, force: bool = False
     ) -> list[Score]:
         """Scores for `destination` not yet acknowledged nor rejected, whose trace is in Langfuse (all of
         them with `force`), oldest first (one run, or all)."""
-        with self._lock:
-            rows = self._db.execute(_UNSENT_QUERY, (destination, run_id, run_id, force)).fetchall()
+        with self._reading() as db:
+            rows = db.execute(_UNSENT_QUERY, (destination, run_id, run_id, force)).fetchall()
         return [
             Score(
                 id=r[0],
@@ -362,8 +386,8 @@ class Store:
 
     def waiting_by_destination(self) -> dict[str, int]:
         """How many scores wait, per destination."""
-        with self._lock:
-            rows = self._db.execute(_WAITING_QUERY).fetchall()
+        with self._reading() as db:
+            rows = db.execute(_WAITING_QUERY).fetchall()
         return {str(r[0]): int(r[1]) for r in rows}
 
     def mark_sent(self, score_ids: Sequence[str], sent_at: str) -> None:
@@ -387,8 +411,8 @@ class Store:
     def count_scores(self, *, waiting_only: bool = False, rejected_only: bool = False) -> int:
         """All scores, or those waiting to be sent (any destination), or those Langfuse rejected."""
         query = _COUNT_QUERIES["waiting" if waiting_only else "rejected" if rejected_only else "all"]
-        with self._lock:
-            return int(self._db.execute(query).fetchone()[0])
+        with self._reading() as db:
+            return int(db.execute(query).fetchone()[0])
 
     def ack_spans(self, destination: str, delivered: Mapping[str, int]) -> None:
         """The exporter delivered these many more spans of these traces."""
@@ -401,14 +425,14 @@ class Store:
 
     def unsent_traces(self, destination: str, *, run_id: str | None = None) -> list[tuple[str, bytes, int]]:
         """(trace id, OTLP request body, spans) of the traces Langfuse has not got whole, oldest first."""
-        with self._lock:
-            rows = self._db.execute(_UNSENT_TRACES_QUERY, (destination, run_id, run_id)).fetchall()
+        with self._reading() as db:
+            rows = db.execute(_UNSENT_TRACES_QUERY, (destination, run_id, run_id)).fetchall()
         return [(str(r[0]), bytes(r[1]), int(r[2])) for r in rows]
 
     def count_unsent_scores(self, destination: str, *, run_id: str | None = None, force: bool = False) -> int:
         """How many scores `unsent_scores` would give, without loading them."""
-        with self._lock:
-            row = self._db.execute(
+        with self._reading() as db:
+            row = db.execute(
                 f"SELECT COUNT(*) FROM ({_UNSENT_QUERY})",  # noqa: S608 - a constant query
                 (destination, run_id, run_id, force),
             ).fetchone()
@@ -419,11 +443,11 @@ class Store:
         held = self.count_unsent_scores(destination, run_id=run_id, force=True) - self.count_unsent_scores(
             destination, run_id=run_id
         )
-        with self._lock:
-            traces, spans, confirmed, waiting = self._db.execute(
+        with self._reading() as db:
+            traces, spans, confirmed, waiting = db.execute(
                 _SPAN_STATUS_QUERY, (destination, run_id, run_id)
             ).fetchone()
-            scores, sent, unsent, rejected = self._db.execute(
+            scores, sent, unsent, rejected = db.execute(
                 _SCORE_STATUS_QUERY, (destination, run_id, run_id)
             ).fetchone()
         return DeliveryStatus(
@@ -445,12 +469,12 @@ class Store:
                 (sent_at, destination, trace_id),
             )
 
-    def cached_verdict(self, key: CacheKey) -> dict[str, Any] | None:
-        with self._lock:
-            row = self._db.execute(_VERDICT_QUERY, _key_values(key)).fetchone()
+    def cached_verdict(self, key: VerdictKey) -> dict[str, Any] | None:
+        with self._reading() as db:
+            row = db.execute(_VERDICT_QUERY, _key_values(key)).fetchone()
         return json.loads(row[0]) if row is not None else None
 
-    def keep_verdict(self, key: CacheKey, entry: Mapping[str, Any]) -> None:
+    def keep_verdict(self, key: VerdictKey, entry: Mapping[str, Any]) -> None:
         with self._transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?)",
@@ -462,12 +486,22 @@ class Store:
             self._db.close()
 
 
-def _key_values(key: CacheKey) -> tuple[str, int, str, str]:
+def _json_object(text: str | bytes | None) -> dict[str, Any] | None:
+    """A stored JSON object; None when the text is not one (damaged)."""
+    try:
+        value = json.loads(text) if text is not None else None
+    except (ValueError, TypeError):  # JSONDecodeError and bad UTF-8 are ValueErrors
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _key_values(key: VerdictKey) -> tuple[str, int, str, str]:
     return (key.prompt_name, key.prompt_version, key.model, key.inputs_sha256)
 
 
 _ROWS_PER_INSERT = 256  # at most; a power of two (see _insert)
 _OPEN_SECONDS = 10.0  # how long opening a store another process is setting up may take
+_BUSY_TIMEOUT_MS = 5000  # how long a statement waits for another program's lock before it fails
 
 
 def _open(path: Path | None) -> sqlite3.Connection:
@@ -479,7 +513,7 @@ def _open(path: Path | None) -> sqlite3.Connection:
         db = sqlite3.connect(path or ":memory:", check_same_thread=False, isolation_level=None)
         try:
             if path is not None:
-                db.execute("PRAGMA busy_timeout=5000")
+                db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
                 db.execute("PRAGMA journal_mode=WAL")
                 # Under WAL, NORMAL keeps every commit through a crash of the process (Ctrl-C, kill);
                 # only an OS crash or power loss can take the last commits back.
@@ -537,3 +571,68 @@ def _insert(db: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]], 
         chunk = rows[start : start + count]
         db.execute(f"{head} VALUES {values} {tail}", [value for row in chunk for value in row])
         start += count
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Undo the open transaction, unless SQLite already has (it does after some errors, a full disk
+    among them: a ROLLBACK then would fail and hide the cause)."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
+
+
+_ANOTHER_PATH = "or set another [store] path in evaluator.toml"
+# (SQLite error names, words of the message, errnos) -> (what happened, what to do); the first that
+# matches says it. A message is matched too: an error raised by hand (tests) has no error name.
+_DIAGNOSES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...], str, str], ...] = (
+    (
+        ("SQLITE_FULL",),
+        ("disk is full", "database or disk is full"),
+        (errno.ENOSPC, errno.EDQUOT),
+        "the disk is full",
+        f"free space on the disk that holds it, then run the command again, {_ANOTHER_PATH}",
+    ),
+    (
+        ("SQLITE_BUSY", "SQLITE_LOCKED"),
+        ("locked",),
+        (),
+        "another program (another run, say) held the database locked for more than {seconds:g} s",
+        f"wait for the other program using it to finish, then run the command again, {_ANOTHER_PATH}",
+    ),
+    (
+        ("SQLITE_NOTADB", "SQLITE_CORRUPT"),
+        ("not a database", "malformed"),
+        (),
+        "the file is not an intact SQLite database",
+        "the file is damaged: move it aside (a new store is made; `sqlite3 FILE .recover` may save "
+        f"what it holds), {_ANOTHER_PATH}",
+    ),
+    (
+        ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH"),
+        ("readonly", "read-only", "unable to open"),
+        (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST),
+        "it cannot be written there (a read-only place, no permission, or a file where a folder should be)",
+        "set [store] path in evaluator.toml to a writable file",
+    ),
+)
+
+
+def _store_error(path: Path | None, exc: BaseException, *, writing: bool) -> StoreError:
+    """The StoreError for `exc`, raised using the store at `path`: what happened, the file, that
+    what was committed before stays (`writing`: a write failed), and what to do. An error none of
+    the known ones (disk full, locked, damaged, read-only) is said as SQLite or the OS gave it."""
+    what, fix = _diagnosis(exc)
+    doing = "write to" if writing else "use"
+    kept = " Nothing committed to it before is lost." if writing else ""
+    return StoreError(f"cannot {doing} the store {path or ':memory:'} ({what}: {exc}).{kept} Fix: {fix}.")
+
+
+def _diagnosis(exc: BaseException) -> tuple[str, str]:
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    message = str(exc).lower()
+    code = exc.errno if isinstance(exc, OSError) else None
+    for names, words, codes, what, fix in _DIAGNOSES:
+        if name.startswith(names) or any(w in message for w in words) or code in codes:
+            return what.format(seconds=_BUSY_TIMEOUT_MS / 1000), fix
+    return "an error of the database or the disk", (
+        f"check the disk, and that no other program holds the database locked, {_ANOTHER_PATH}"
+    )

@@ -39,6 +39,8 @@ from evaluator.trace.model import (
 )
 from evaluator.trace.naming import ambiguity_warnings, parse_arguments
 
+__all__ = ["build_trace"]
+
 _GENERIC_NAMES = frozenset({"run", "arun", "execute", "invoke", "ainvoke", "call", "__call__", "main"})
 
 

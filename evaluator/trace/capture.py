@@ -27,6 +27,8 @@ from evaluator.trace.otel_mapping import (
 )
 from evaluator.trace.sources import decode_io, decode_metadata_value
 
+__all__ = ["SpanCollector", "observation_from_span", "trace_from_spans"]
+
 # Attribute names written by the Langfuse SDK (langfuse._client.attributes), kept here as constants so
 # that only the adapter module imports langfuse.
 OBSERVATION_INPUT = "langfuse.observation.input"

@@ -16,6 +16,22 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+__all__ = [
+    "AGENT",
+    "ERROR_LEVEL",
+    "FLOW_KEY",
+    "GENERATION",
+    "HANDOFF_TO",
+    "TOOL",
+    "TRANSFER_TO",
+    "AgentCall",
+    "Handoff",
+    "Observation",
+    "ToolCall",
+    "Trace",
+    "normalize_name",
+]
+
 AGENT = "AGENT"
 TOOL = "TOOL"
 GENERATION = "GENERATION"

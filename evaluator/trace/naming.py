@@ -11,6 +11,8 @@ from typing import Any
 from evaluator.trace.conventions import Role, Tree
 from evaluator.trace.model import Observation
 
+__all__ = ["ambiguity_warnings", "parse_arguments"]
+
 # Where frameworks put a tool call's arguments when the observation has no input of its own.
 _ARGUMENT_ATTRIBUTES = ("gen_ai.tool.call.arguments", "tool_arguments", "input.value")
 

@@ -18,6 +18,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+__all__ = [
+    "ATTRIBUTES_KEY",
+    "observation_name",
+    "observation_type",
+    "third_party_attributes",
+    "third_party_io",
+]
+
 ATTRIBUTES_KEY = "attributes"  # the metadata key Langfuse keeps a third-party span's attributes under
 LANGFUSE_SCOPE_PREFIX = "langfuse-sdk"
 OBSERVATION_TYPE = "langfuse.observation.type"

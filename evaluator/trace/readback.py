@@ -22,6 +22,8 @@ from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
 from evaluator.trace.model import Trace
 from evaluator.trace.sources import trace_from_langfuse_trace, trace_from_observations
 
+__all__ = ["ReadBack", "TraceReader", "read_trace"]
+
 
 class TraceReader(Protocol):
     def observation_pages(self, trace_id: str) -> list[dict[str, Any]]: ...

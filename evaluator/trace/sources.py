@@ -17,6 +17,15 @@ from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
 from evaluator.trace.model import Observation, Trace
 from evaluator.trace.otel_mapping import ATTRIBUTES_KEY
 
+__all__ = [
+    "OBSERVATION_FIELDS",
+    "decode_io",
+    "decode_metadata_value",
+    "load_trace_file",
+    "trace_from_langfuse_trace",
+    "trace_from_observations",
+]
+
 
 def trace_from_langfuse_trace(body: Mapping[str, Any], rules: TraceRules = DEFAULT_RULES) -> Trace:
     """From `GET /api/public/traces/{traceId}`: a trace object with `observations` embedded."""

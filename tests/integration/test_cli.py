@@ -365,15 +365,15 @@ def test_an_unreachable_langfuse_gets_the_runs_own_account_not_the_exporters_ret
 
 def test_run_suite_raises_the_error_class_of_what_is_wrong(project: Path) -> None:
     from evaluator.errors import PromptError, ScenarioError
-    from evaluator.run import run_suite
+    from evaluator.run import SuiteOptions, run_suite
 
     with pytest.raises(PromptError):  # a bad pin alone
-        run_suite(prompts=["nope=1"])
+        run_suite(options=SuiteOptions(prompts=["nope=1"]))
     (project / "scenarios/bad.yaml").write_text(PASSING.replace("id: toy-pass", "id: toy-bad\nnope: 1"))
     with pytest.raises(ScenarioError):  # a bad scenario file, alone or with a bad pin
         run_suite()
     with pytest.raises(ScenarioError) as both:
-        run_suite(prompts=["nope=1"])
+        run_suite(options=SuiteOptions(prompts=["nope=1"]))
     assert len(both.value.problems) == 2
 
 
@@ -390,7 +390,7 @@ def test_run_suite_runs_scenario_files_against_a_target_given_as_a_callable(proj
 
 def test_run_suite_checks_python_scenarios_as_it_checks_files(project: Path) -> None:
     from evaluator.errors import ConfigError, ScenarioError
-    from evaluator.run import run_suite
+    from evaluator.run import SuiteOptions, run_suite
     from evaluator.scenarios import Scenario
     from tests.integration.toy_targets import good
 
@@ -406,7 +406,9 @@ def test_run_suite_checks_python_scenarios_as_it_checks_files(project: Path) -> 
     assert [r.status for r in suite.results] == ["passed", "passed"]
     assert [
         r.scenario_id
-        for r in run_suite(scenarios=[scenario("a", tags=["smoke"]), scenario("b")], tags=["smoke"]).results
+        for r in run_suite(
+            options=SuiteOptions(tags=["smoke"]), scenarios=[scenario("a", tags=["smoke"]), scenario("b")]
+        ).results
     ] == ["a"]
     with pytest.raises(ScenarioError) as bad:
         run_suite(
@@ -422,3 +424,86 @@ def test_run_suite_checks_python_scenarios_as_it_checks_files(project: Path) -> 
         run_suite(scenarios=[])
     with pytest.raises(ConfigError, match="targets: mine is not callable"):
         run_suite(scenarios=[scenario("b", target="mine")], targets={"mine": "good"})  # type: ignore[dict-item]
+
+
+class _FailingWrites:
+    """A store connection whose statements starting with `head` fail as SQLite would fail them."""
+
+    def __init__(self, db: sqlite3.Connection, head: str, message: str) -> None:
+        self._db, self._head, self._message = db, head, message
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql.startswith(self._head):
+            raise sqlite3.OperationalError(self._message)
+        return self._db.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._db, name)
+
+
+def _failing_store(monkeypatch: pytest.MonkeyPatch, head: str, message: str) -> None:
+    from evaluator.storage import store
+
+    opened = store._open
+    monkeypatch.setattr(store, "_open", lambda path: _FailingWrites(opened(path), head, message))
+
+
+def test_a_full_disk_exits_4_saying_so_and_keeps_every_result_stored_before(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "scenarios/second.yaml").write_text(PASSING.replace("id: toy-pass", "id: toy-second"))
+    _failing_store(monkeypatch, "UPDATE runs SET finished_at", "database or disk is full")  # the run's end
+    code, text = _main(monkeypatch, capsys, "run")
+    store = project / "state/evaluator.db"
+    assert code == 4, text
+    assert f"cannot write to the store {store} (the disk is full: database or disk is full)" in text
+    assert "Nothing committed to it before is lost. Fix: free space on the disk that holds it" in text
+    assert "Traceback" not in text
+    with sqlite3.connect(store) as db:  # the results finished before the failure are all there
+        assert sorted(db.execute("SELECT scenario_id, status FROM results")) == [
+            ("toy-pass", "passed"),
+            ("toy-second", "passed"),
+        ]
+
+
+def test_a_read_only_store_exits_4_saying_so(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _failing_store(monkeypatch, "INSERT OR REPLACE INTO runs", "attempt to write a readonly database")
+    code, text = _main(monkeypatch, capsys, "run")
+    assert code == 4, text
+    assert f"cannot write to the store {project / 'state/evaluator.db'} (it cannot be written there" in text
+    assert "Fix: set [store] path in evaluator.toml to a writable file." in text
+
+
+def test_a_store_locked_by_another_program_exits_4_saying_so(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evaluator.storage import Store, store
+
+    path = project / "state/evaluator.db"
+    Store(path).close()
+    monkeypatch.setattr(store, "_BUSY_TIMEOUT_MS", 100)  # how long the run waits for the lock
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another program writing, and not letting go
+    try:
+        code, text = _main(monkeypatch, capsys, "run")
+    finally:
+        holder.close()
+    assert code == 4, text
+    assert f"cannot write to the store {path} (another program (another run, say) held the" in text
+    assert "locked for more than 0.1 s: database is locked)" in text
+    assert "Fix: wait for the other program using it to finish, then run the command again" in text
+
+
+def test_a_file_that_is_not_a_store_exits_4_saying_so(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = project / "state/evaluator.db"
+    path.parent.mkdir()
+    path.write_bytes(b"not a database, nor its start" * 200)
+    for command in ("run", "report"):
+        code, text = _main(monkeypatch, capsys, command)
+        assert code == 4, text
+        assert f"cannot use the store {path} (the file is not an intact SQLite database" in text
+        assert "Fix: the file is damaged: move it aside" in text

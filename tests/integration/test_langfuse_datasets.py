@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 from langfuse import Langfuse
 
 from evaluator.langfuse import experiments
@@ -81,7 +82,7 @@ def test_a_connected_run_is_an_experiment_on_the_dataset(
     [experiment] = _read(langfuse_standin, "/api/public/experiments", fields="core,metadata,scores")
     sdk_id = Langfuse._create_experiment_id(None, project_id=PROJECT_ID, dataset_id=dataset_id, run_name="v2")  # type: ignore[arg-type]
     assert experiment["id"] == sdk_id and experiment["name"] == "v2" and experiment["datasetId"] == dataset_id
-    assert experiment["metadata"]["agent_prompts"] == {"agents/research": 2}
+    assert experiment["metadata"]["agent_prompts"]["agents/research"] == 2
     assert experiment["metadata"]["targets"] == ["research"] and experiment["itemCount"] == len(pushed)
     items = _read(
         langfuse_standin,
@@ -124,6 +125,30 @@ def test_a_connected_run_is_an_experiment_on_the_dataset(
     assert cli("run", SUITE, "--run-name", "v2")[0] == 1  # the same name: the same experiment
     [again] = _read(langfuse_standin, "/api/public/experiments")
     assert again["id"] == sdk_id and again["itemCount"] == 2 * len(pushed)
+
+
+def test_an_unpinned_run_records_the_versions_served_and_items_keep_the_files_expected_block(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    _use_dataset(with_langfuse)
+    assert cli("prompts", "push")[0] == 0
+    with httpx.Client(base_url=langfuse_standin.base_url, auth=langfuse_standin.new_keys(), timeout=5) as api:
+        moved = api.patch(  # Langfuse now serves v2 as production; the local file still says v1
+            "/api/public/v2/prompts/agents%2Fresearch/versions/2", json={"newLabels": ["production"]}
+        )
+        assert moved.status_code == 200, moved.text
+    assert cli("datasets", "push", SUITE, "--tag", "smoke")[0] == 0
+    written = yaml.safe_load((ROOT / "scenarios/research/research-pdf-only.yaml").read_text())["expected"]
+    item = langfuse_standin.dataset_items["research--research-pdf-only"]
+    assert item["expectedOutput"] == written  # no `allow: []` or `strict: true` the file never wrote
+    assert cli("run", SUITE, "--run-name", "served")[0] in (0, 1)
+    [experiment] = _read(langfuse_standin, "/api/public/experiments", fields="core,metadata")
+    assert experiment["metadata"]["agent_prompts"] == {
+        "agents/clarification": 1,
+        "agents/orchestrator": 1,
+        "agents/research": 2,
+    }
+    assert experiment["metadata"]["judge_prompts"] == {}
 
 
 def test_a_failed_dataset_lookup_warns_and_the_run_goes_on_unlinked(

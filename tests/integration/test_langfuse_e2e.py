@@ -16,7 +16,7 @@ from typing import Any
 
 from evaluator.langfuse import LangfuseSettings, Tracing
 from evaluator.results import ScenarioResult, default_metrics
-from evaluator.run import run_suite
+from evaluator.run import SuiteOptions, run_suite
 from tests.integration.conftest import ROOT, Cli, langfuse_deadlines
 from tests.standin.langfuse_server import LangfuseStandIn
 from tests.standin.openai_server import openai_standin
@@ -200,7 +200,7 @@ def test_sending_after_the_run_says_what_it_waits_for_once_it_takes_long(
         if kind == "note" and message.startswith("still sending"):
             notes.append(message)
 
-    run_suite([SUITE], tags=["smoke"], on_notice=on_notice)
+    run_suite([SUITE], SuiteOptions(tags=["smoke"]), on_notice=on_notice)
     assert notes == []
     langfuse_deadlines(with_langfuse, flush=1, delivery=5)
     expected: list[int] = []
@@ -211,7 +211,13 @@ def test_sending_after_the_run_says_what_it_waits_for_once_it_takes_long(
         if len(stored) == expected[0]:  # from now on each request takes 2 s: sending takes longer
             langfuse_standin.slow = 2.0
 
-    run_suite([SUITE], tags=["smoke"], on_start=expected.append, on_result=on_result, on_notice=on_notice)
+    run_suite(
+        [SUITE],
+        SuiteOptions(tags=["smoke"]),
+        on_start=expected.append,
+        on_result=on_result,
+        on_notice=on_notice,
+    )
     assert len(notes) == 1, notes
     assert langfuse_standin.base_url in notes[0] and "`evaluator sync`" in notes[0]
     left = re.search(r"for up to (\d+) s more", notes[0])
@@ -222,7 +228,7 @@ def test_spans_exported_after_the_run_are_not_acknowledged_into_its_store(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn
 ) -> None:
     """The exporter is the process's, per key: once the run is over, what it sends is not the run's."""
-    run_suite([SUITE], tags=["smoke"])
+    run_suite([SUITE], SuiteOptions(tags=["smoke"]))
     settings = LangfuseSettings.from_env()
     assert settings is not None
     later = Tracing.connected(settings)  # the same key: the same exporter the run used
@@ -243,7 +249,9 @@ def test_a_slow_langfuse_cannot_hold_the_run(with_langfuse: Path, langfuse_stand
     langfuse_deadlines(with_langfuse, flush=1, delivery=2)
     langfuse_standin.slow = 1.0
     stored: list[float] = []
-    suite = run_suite([SUITE], tags=["smoke"], on_result=lambda _: stored.append(time.monotonic()))
+    suite = run_suite(
+        [SUITE], SuiteOptions(tags=["smoke"]), on_result=lambda _: stored.append(time.monotonic())
+    )
     after_run = time.monotonic() - stored[-1]
     assert after_run < 2 + 3, f"the steps after the run took {after_run:.1f} s"
     assert len(suite.results) == suite.expected >= 1

@@ -17,6 +17,7 @@ import pytest
 
 from evaluator.cli import main
 from evaluator.results import default_metrics
+from tests.browser import measure
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = default_metrics().figure_names
@@ -185,13 +186,30 @@ def test_the_html_page_renders_its_charts_and_tables(cli, project: Path) -> None
         capture_output=True, text=True, timeout=60, check=True,
     ).stdout  # fmt: skip
     assert 'data-ready="yes"' in dom  # the page's script ran
-    for figure in ("pass_rate", "workflow_pass_rate", "trajectory_full_workflow"):
+    for figure in ("pass_rate", "workflow_pass_rate", "trajectory_full_workflow", "latency_ms"):
         assert f'data-figure="{figure}"' in dom
-    assert dom.count("<circle") == 6  # one point per run in each of the three charts
+    assert dom.count("<circle") == 8  # one point per run in each of the four charts
     assert (
-        dom.count('data-versions="agents/research v1"') == 3
-        and dom.count('data-versions="agents/research v2"') == 3
+        dom.count('data-versions="agents/research v1"') == 4
+        and dom.count('data-versions="agents/research v2"') == 4
     )
     assert 'id="agent_prompts"' in dom and 'id="comparison"' in dom and 'id="scenarios"' in dom
     assert "research-v2 vs v1-again" in dom or "no regression" in dom or "REGRESSION" in dom
     assert dom.count('<td class="failed"') >= 1 and "research-pdf-only" in dom
+
+
+def test_the_html_page_fits_a_phone_a_tablet_and_a_desktop(cli, project: Path) -> None:
+    page = project / "report-widths.html"
+    assert cli("report", "--html", str(page), "--last", "2")[0] == 0
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("no Chromium: `make test` installs Debian's chromium when run as root (apt-get)")
+    for width, measured in measure(browser, page).items():
+        assert measured["ready"] == "yes" and measured["scrollWidth"] <= width, (width, measured)
+        assert [c["figure"] for c in measured["charts"]] == [
+            "pass_rate", "workflow_pass_rate", "trajectory_full_workflow", "latency_ms",
+        ]  # fmt: skip
+        for chart in measured["charts"]:
+            assert chart["clipped"] == 0 and chart["width"] <= width
+            labels = [label["text"] for label in chart["labels"]]
+            assert len(labels) == 2 and len(set(labels)) == 2  # each run labelled, apart

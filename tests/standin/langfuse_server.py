@@ -30,9 +30,11 @@ mismatch is recorded in `.schema_errors` and answered with a 500.
 
 Fault switches, all thread-safe: `go_down()` / `come_back()` (listening socket closed, so
 connections are refused, then re-opened on the same port), `slow` (seconds added to every request),
-`fail_next(n, status)`, `rate_limit_next(n, retry_after)`, `reject_scores(predicate)` (207 per-item
-errors), `visibility_delay` (ingestion lag before the read APIs return data), and
-`duplicate_observations` (rows returned more than once until "merged", as ClickHouse does).
+`fail_next(n, status)`, `rate_limit_next(n, retry_after)`, `reject_scores(predicate, status=)` (207
+per-item errors; `score_errors` says how an error names its score: by id in the message, as `id` with
+`status` as the ingestion API's IngestionError does, by `index`, or not at all), `visibility_delay`
+(ingestion lag before the read APIs return data), and `duplicate_observations` (rows returned more
+than once until "merged", as ClickHouse does).
 
 A score with `datasetRunId` must name an experiment the stand-in received spans of.
 
@@ -61,7 +63,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
@@ -228,7 +230,10 @@ class LangfuseStandIn:
         self._lock = threading.RLock()
         self._store = _Store()
         self._faults: list[_Fault] = []
-        self._score_rejector: tuple[ScorePredicate, str] | None = None
+        self._score_rejector: tuple[ScorePredicate, str, int | None] | None = None
+        # How a 207's errors name the score they refuse: "message" ("Score 3 (id=...): why"), "id"
+        # ({"id", "status", "message"}), "index" ({"index", "message"}), or "nothing" ({"message"}).
+        self.score_errors: Literal["message", "id", "index", "nothing"] = "message"
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._port = 0
@@ -327,11 +332,16 @@ class LangfuseStandIn:
             self._faults.append(_Fault(n, 429, path, retry_after))
 
     def reject_scores(
-        self, predicate: ScorePredicate | None, message: str = "Rejected by the stand-in"
+        self,
+        predicate: ScorePredicate | None,
+        message: str = "Rejected by the stand-in",
+        *,
+        status: int | None = None,
     ) -> None:
-        """Reject score items for which `predicate(item)` is true (207); None turns it off."""
+        """Reject score items for which `predicate(item)` is true (207), their errors carrying
+        `status` when given (a 5xx says the item may go next time); None turns it off."""
         with self._lock:
-            self._score_rejector = None if predicate is None else (predicate, message)
+            self._score_rejector = None if predicate is None else (predicate, message, status)
 
     def clear_faults(self) -> None:
         with self._lock:
@@ -563,9 +573,9 @@ class LangfuseStandIn:
             raise ApiError(400, "Expected a JSON list of scores")
         errors = []
         for index, item in enumerate(body):
-            problem = self._score_problem(item)
-            if problem:
-                errors.append({"message": f"Score {index} (id={_item_id(item)}): {problem}"})
+            refusal = self._score_refusal(item)
+            if refusal:
+                errors.append(self._score_error(index, item, *refusal))
             else:
                 self._store_score(item)
         if not errors:
@@ -574,16 +584,34 @@ class LangfuseStandIn:
         return Response(207, {"accepted": accepted, "rejected": len(errors), "errors": errors})
 
     def _score_problem(self, item: Any) -> str | None:
+        refusal = self._score_refusal(item)
+        return refusal[0] if refusal else None
+
+    def _score_refusal(self, item: Any) -> tuple[str, int | None] | None:
+        """Why the item is refused, and the status its error carries (None: the stand-in's default)."""
         problem = score_item_problem(item)
         if problem is None and item.get("configId"):
             problem = self._config_problem(item)
         if problem is None:
             problem = self._experiment_problem(item)
+        if problem is not None:
+            return problem, None
         with self._lock:
             rejector = self._score_rejector
-        if problem is None and rejector is not None and rejector[0](item):
-            problem = rejector[1]
-        return problem
+        if rejector is not None and rejector[0](item):
+            return rejector[1], rejector[2]
+        return None
+
+    def _score_error(self, index: int, item: Any, problem: str, status: int | None) -> JsonObject:
+        """One error of a 207, naming its score as `score_errors` says."""
+        extra: JsonObject = {} if status is None else {"status": status}
+        if self.score_errors == "id":
+            return {"id": str(_item_id(item)), "status": status or 400, "message": problem}
+        if self.score_errors == "index":
+            return {"index": index, "message": problem, **extra}
+        if self.score_errors == "nothing":
+            return {"message": problem, **extra}
+        return {"message": f"Score {index} (id={_item_id(item)}): {problem}", **extra}
 
     def _experiment_problem(self, item: JsonObject) -> str | None:
         """A run-level score names its experiment by `datasetRunId` (the experiment id, as the SDK's

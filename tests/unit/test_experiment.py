@@ -13,11 +13,19 @@ import pytest
 from evaluator._time import Deadline
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse import experiment_id
+from evaluator.prompts import Prompt, PromptLibrary
 from evaluator.results import RunInfo
-from evaluator.run.experiment import experiment_metadata, plan_experiment, report_experiment
+from evaluator.run.experiment import (
+    experiment_metadata,
+    plan_experiment,
+    report_experiment,
+    served_versions,
+)
 from evaluator.scenarios import LoadedScenario
 from tests.builders import scenario
 from tests.stored_runs import result
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class FakeDatasets:
@@ -75,8 +83,7 @@ def test_scenarios_with_an_item_get_a_link_to_the_runs_experiment() -> None:
     assert experiment.dataset_id == "id-of-research" and experiment.description == "evaluator run run-1"
     link = made.links["s1"]
     assert link.experiment is experiment and link.item_id == "research--s1"
-    expected = loaded("s1")[0].scenario.expected.model_dump(mode="json", exclude_none=True)
-    assert link.expected_output == expected and link.expected_output["tools"]["include"] == ["a"]
+    assert link.expected_output == {"tools": {"include": ["a"]}}  # as written: no defaults added
     assert link.item_metadata["scenario_id"] == "s1" and link.item_metadata["tags"] == ["smoke"]
 
 
@@ -99,6 +106,27 @@ def test_the_metadata_keeps_agent_and_judge_pins_apart() -> None:
         "git": {"commit": "abc", "dirty": False},
         "targets": ["demo"],
     }
+
+
+def test_the_metadata_records_the_agent_prompt_versions_served_pinned_or_not() -> None:
+    library = PromptLibrary(ROOT / "prompts")
+    asked: list[tuple[str, int | None]] = []
+
+    def fetch(local: Prompt, version: int | None, label: str | None) -> Prompt:
+        asked.append((local.name, version))
+        if local.name == "agents/orchestrator":
+            raise LangfuseUnavailableError("Langfuse did not serve prompt agents/orchestrator")
+        return replace(local, version=7, source="langfuse")  # Langfuse's production label is on v7
+
+    served = served_versions(
+        library, fetch, pins={"agents/research": 2}, skip={"evaluation/quality", "evaluation/correctness"}
+    )
+    assert served == {"agents/clarification": 7, "agents/orchestrator": 1, "agents/research": 2}
+    assert sorted(asked) == [("agents/clarification", None), ("agents/orchestrator", None)]
+    metadata = experiment_metadata(
+        run_id="r", pins={}, served=served, judge_prompts={"evaluation/quality"}, git=None, targets=[]
+    )
+    assert metadata["agent_prompts"] == served
 
 
 RUN = RunInfo(id="run-1", name="v2", started_at="2026-11-23T10:00:00.000Z")

@@ -193,6 +193,23 @@ def test_a_second_identical_judgement_comes_from_the_cache() -> None:
     assert len(fake.calls) == 2  # other inputs, another key: paid again
 
 
+def test_a_cached_verdict_is_not_reused_once_the_endpoint_serves_another_model() -> None:
+    # `gpt-4o` is an alias: the endpoint served 2024-08-06 when the verdict was cached, 2024-11-20 now.
+    cache, settings, sc = MemoryVerdictCache(), JudgeSettings(model="gpt-4o"), _scenario(criteria="c")
+    then = FakeJudgeModel(default=QUALITY, model_name="gpt-4o-2024-08-06")
+    _judges(then, cache=cache, settings=settings).judge(sc, "a", _trace("s"), run_id="r1")
+    now = FakeJudgeModel(default=QUALITY, model_name="gpt-4o-2024-11-20")
+    judges = _judges(now, cache=cache, settings=settings)
+    # Before any call, what the endpoint serves now is unknown: the verdict is reused, naming its model.
+    first = judges.judge(sc, "a", _trace("s"), run_id="r2").judgements["quality"]
+    assert first.cached and first.model == "gpt-4o-2024-08-06" and not now.calls
+    judges.judge(sc, "another answer", _trace("s"), run_id="r2")  # a call: the endpoint serves 11-20
+    again = judges.judge(sc, "a", _trace("s"), run_id="r2").judgements["quality"]
+    assert not again.cached and again.model == "gpt-4o-2024-11-20" and len(now.calls) == 2
+    kept = judges.judge(sc, "a", _trace("s"), run_id="r3").judgements["quality"]
+    assert kept.cached and kept.model == "gpt-4o-2024-11-20" and len(now.calls) == 2  # the new one kept
+
+
 def test_no_cache_pays_again() -> None:
     fake = FakeJudgeModel(default=QUALITY)
     cache = MemoryVerdictCache()

@@ -209,3 +209,36 @@ def test_an_unclosed_quote_says_where_it_began(tmp_path: Path) -> None:
     path = _write(tmp_path, "a.yaml", 'id: x\ntarget: t\ninput: "unclosed\nexpected: {}\n')
     [problem] = _problems([str(path)])
     assert "while scanning a quoted scalar that began at line 3, column 8" in problem
+
+
+def test_every_problem_of_a_file_at_once_an_unknown_key_hides_no_misspelt_name(tmp_path: Path) -> None:
+    text = (
+        GOOD.replace("research-pdf-only", "Research PDF")
+        .replace("exclude: [web_search]", "exlude: [web_search]")
+        .replace("include: [pdf_retrieval]", "include: [pdf_retreival]")
+        .replace("exclude: [clarification]", "exclude: [clarificaton]")
+        .replace("version: 1}", "version: 7}")
+    )
+    path = _write(tmp_path, "a.yaml", text)
+    problems = _problems([str(path)], targets=CATALOG, prompts={"evaluation/quality": {1: ("production",)}})
+    text = "\n".join(problems)
+    assert f"{path}: id: 'Research PDF' is not a valid id" in text
+    assert f'{path}: expected.tools.exlude: unknown key "exlude"' in text
+    assert f'{path}: expected.tools: unknown tool "pdf_retreival" for target "research"' in text
+    assert f'{path}: expected.agents: unknown agent "clarificaton" for target "research"' in text
+    assert f"{path}: judge.version: no version 7 of evaluation/quality" in text
+    assert len(problems) == 5
+
+
+def test_a_file_without_its_target_reports_its_format_problems_only(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.yaml", "id: x\ninput: hi\nexpected: {tools: {include: [nope]}, typo: 1}\n")
+    problems = _problems([str(path)], targets=CATALOG)
+    assert sorted(p.split(": ")[1] for p in problems) == ["expected.typo", "target"]
+
+
+def test_an_unknown_target_is_one_problem_for_all_the_files_naming_it(tmp_path: Path) -> None:
+    for name in ("a", "b", "c"):
+        text = GOOD.replace("research-pdf-only", name).replace(": research\n", ": reserch\n")
+        _write(tmp_path, f"s/{name}.yaml", text)
+    [problem] = _problems([str(tmp_path)], targets=CATALOG)
+    assert problem.startswith(f'{tmp_path / "s"} (3 files): target: unknown target "reserch" (did you mean')

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.errors import ConfigError
+from evaluator.errors import ConfigError, StoreError
 from evaluator.judge import CacheKey
 from evaluator.results import JudgeStatus, RunInfo, ScenarioResult, evaluate, scores_for
 from evaluator.storage import Finished, Store
@@ -98,6 +98,39 @@ def test_a_damaged_store_says_so_and_how_to_start_afresh(tmp_path: Path) -> None
     damaged.write_bytes(b"not a database, nor its start" * 200)
     with pytest.raises(ConfigError, match="the file is damaged: move it aside"):
         Store(damaged)
+
+
+class _CommitFails:
+    """A connection whose COMMIT fails as it does on a full disk (the transaction stays open)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql == "COMMIT":
+            raise sqlite3.OperationalError("database or disk is full")
+        return self.db.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.db, name)
+
+
+def test_a_write_that_fails_loses_only_itself_and_the_store_takes_the_next(tmp_path: Path) -> None:
+    path = tmp_path / "evaluator.db"
+    store = Store(path)
+    store.start_run(RunInfo(id="run-1", name="n", started_at="2026-11-22T10:00:00Z"))
+    store.record("run-1", _result(["a"]), [], destination=None)
+    real = store._db
+    store._db = _CommitFails(real)  # type: ignore[assignment]
+    with pytest.raises(
+        StoreError, match=r"cannot write to the store .* \(the disk is full: .*Fix: free space"
+    ):
+        store.record("run-1", _result(["b"]), [], destination=None)
+    store._db = real  # space again: the failed transaction was rolled back, the next one goes through
+    store.start_run(RunInfo(id="run-2", name="m", started_at="2026-11-22T10:01:00Z"))
+    assert [r["workflow"]["tools"]["included"] for r in Store(path).results("run-1")] == [["a"]]
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT id FROM runs ORDER BY id").fetchall() == [("run-1",), ("run-2",)]
 
 
 def test_a_categorical_score_keeps_its_category_and_a_numeric_one_its_number(tmp_path: Path) -> None:

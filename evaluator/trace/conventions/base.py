@@ -16,6 +16,8 @@ from typing import Literal, Protocol
 
 from evaluator.trace.conventions._tree import Tree
 
+__all__ = ["Role", "Roles", "TraceConvention"]
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Role:

@@ -11,6 +11,8 @@ from evaluator.trace.conventions.langgraph import LangGraph
 from evaluator.trace.conventions.openinference import OpenInference
 from evaluator.trace.conventions.rules import TraceRules
 
+__all__ = ["CONVENTIONS", "assign_roles", "conventions_for"]
+
 _FRAMEWORKS: tuple[TraceConvention, ...] = (LangGraph(), OpenInference(), GenAI())
 _LANGFUSE = LangfuseTypes()
 CONVENTIONS: dict[str, TraceConvention] = {c.name: c for c in (*_FRAMEWORKS, _LANGFUSE)}

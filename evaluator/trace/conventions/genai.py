@@ -14,6 +14,8 @@ from typing import Any
 from evaluator.trace.conventions._tree import Tree
 from evaluator.trace.conventions.base import Role, Roles
 
+__all__ = ["GenAI"]
+
 OPERATION = "gen_ai.operation.name"
 AGENT_NAME = "gen_ai.agent.name"
 TOOL_NAME = "gen_ai.tool.name"

@@ -7,6 +7,8 @@ from evaluator.trace.conventions._tree import Tree
 from evaluator.trace.conventions.base import Role, Roles
 from evaluator.trace.model import AGENT, TOOL
 
+__all__ = ["LangfuseTypes"]
+
 
 class LangfuseTypes:
     name = "langfuse"

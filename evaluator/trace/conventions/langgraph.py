@@ -30,6 +30,8 @@ from evaluator.trace.conventions._tree import Tree
 from evaluator.trace.conventions.base import Role, Roles
 from evaluator.trace.model import GENERATION, TOOL, Observation
 
+__all__ = ["LangGraph"]
+
 NODE = "langgraph_node"
 NAMESPACE = "langgraph_checkpoint_ns"
 PREBUILT_NODES = frozenset(

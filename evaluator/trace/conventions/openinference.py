@@ -12,6 +12,8 @@ from __future__ import annotations
 from evaluator.trace.conventions._tree import Tree
 from evaluator.trace.conventions.base import Role, Roles
 
+__all__ = ["OpenInference"]
+
 SPAN_KIND = "openinference.span.kind"
 AGENT_NAME = "agent.name"
 GRAPH_NODE_ID = "graph.node.id"

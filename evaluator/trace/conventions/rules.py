@@ -10,6 +10,8 @@ from functools import cached_property
 
 from evaluator.trace.model import HANDOFF_TO, TRANSFER_TO
 
+__all__ = ["BUILTIN_HANDOFF_PATTERNS", "CONVENTION_NAMES", "DEFAULT_RULES", "TraceRules"]
+
 # Hand-off tools of langgraph-supervisor and LangGraph swarm (`transfer_to_<agent>`, and back), and the
 # OpenAI Agents SDK (`transfer_to_<agent>` as the model calls it, "handoff to <Agent>" as OpenInference
 # names the span). Each names the receiving agent in the group `agent`.

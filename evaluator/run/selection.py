@@ -1,0 +1,199 @@
+"""Which scenarios a run runs, and the configuration as the run's parts take it: the prompt pins
+(`--prompt NAME=VERSION`), the scenarios chosen by path, tag and target (files or `Scenario` objects,
+checked alike), what each configured target declares (`catalogs`), how its traces are read
+(`trace_rules`, `rules_for`) and its callable (`load_targets`). Bad input raises an `EvaluatorError`
+before anything runs."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+
+from evaluator.config import NO_CONFIG_FIX, Config, TargetConfig
+from evaluator.errors import ConfigError, Problem, PromptError, ScenarioError, did_you_mean
+from evaluator.prompts import PromptLibrary
+from evaluator.run.target import Target, load_target
+from evaluator.scenarios import (
+    LoadedScenario,
+    Scenario,
+    TargetCatalog,
+    check_given,
+    load_scenarios,
+    with_tags,
+)
+from evaluator.trace import TraceRules
+
+__all__ = [
+    "catalogs",
+    "load_targets",
+    "parse_pins",
+    "pinned_and_selected",
+    "rules_for",
+    "select_scenarios",
+    "trace_rules",
+]
+
+
+def pinned_and_selected(
+    cfg: Config,
+    library: PromptLibrary,
+    *,
+    prompts: Sequence[str],
+    scenarios: Sequence[Scenario] | None,
+    paths: Sequence[str],
+    tags: Sequence[str],
+    target: str | None,
+    given_targets: Collection[str],
+) -> tuple[dict[str, int], list[LoadedScenario]]:
+    """The prompt pins and the scenarios to run; what is wrong with either, reported together."""
+    pins, problems = parse_pins(prompts, library)
+    try:
+        if scenarios is not None:
+            selected = _given(cfg, scenarios, library, tags=tags, target=target, given_targets=given_targets)
+        else:
+            selected = select_scenarios(cfg, paths, tags, target, library, given_targets=given_targets)
+    except ScenarioError as exc:
+        if problems:  # still a ScenarioError, for code that catches one
+            raise ScenarioError([*problems, *exc.problems]) from None
+        raise
+    if problems:
+        raise PromptError(problems)
+    return pins, selected
+
+
+def parse_pins(values: Sequence[str], library: PromptLibrary) -> tuple[dict[str, int], list[Problem]]:
+    """`NAME=VERSION` pins, each checked against the prompt files; and the problems of those that
+    are not (the pin, what is wrong, and the valid names or versions)."""
+    pins: dict[str, int] = {}
+    problems: list[Problem] = []
+    for value in values:
+        name, sep, version = value.partition("=")
+        if not sep or not name or not version.isdigit():
+            problems.append(
+                Problem(
+                    source=f"--prompt {value}",
+                    field="",
+                    found="expected NAME=VERSION",
+                    fix="e.g. --prompt agents/research=2",
+                )
+            )
+            continue
+        try:
+            library.get(name, version=int(version))
+        except PromptError as exc:  # about the prompt files: said here about the pin
+            problems += [replace(p, source=f"--prompt {value}", field="") for p in exc.problems]
+            continue
+        pins[name] = int(version)
+    return pins, problems
+
+
+def select_scenarios(
+    config: Config,
+    paths: Sequence[str],
+    tags: Sequence[str],
+    target: str | None,
+    prompts: PromptLibrary,
+    *,
+    given_targets: Collection[str] = (),
+) -> list[LoadedScenario]:
+    """The scenarios to run (all of them checked first), optionally all against one target.
+    `given_targets`: targets given as callables (run_suite's `targets`), known beside the configured
+    ones (they declare no agents or tools to check names against)."""
+    if not paths:
+        paths = [str(config.base_dir / "scenarios")]
+    loaded = load_scenarios(
+        paths,
+        targets=None if target else _known_targets(config, given_targets),
+        prompts=prompts.catalog(),
+        judge_prompt=config.settings.judge.quality_prompt,
+        config=config,
+    )
+    return _chosen(loaded, tags, target, where=", ".join(paths))
+
+
+def _chosen(
+    loaded: list[LoadedScenario], tags: Sequence[str], target: str | None, *, where: str
+) -> list[LoadedScenario]:
+    """The scenarios with one of `tags` (all without tags), all run against `target` when given."""
+    loaded = with_tags(loaded, tags)
+    if not loaded:
+        raise ConfigError(
+            f"no scenarios match --tag {', '.join(tags)} in {where}. "
+            "Fix: check the tag names (they are case-sensitive)."
+        )
+    if target:
+        loaded = [
+            LoadedScenario(scenario=s.scenario.model_copy(update={"target": target}), path=s.path)
+            for s in loaded
+        ]
+    return loaded
+
+
+def _known_targets(config: Config, given_targets: Collection[str]) -> dict[str, TargetCatalog]:
+    """The configured targets, and the ones given as callables (which declare no agents or tools)."""
+    return {**{name: TargetCatalog() for name in given_targets}, **catalogs(config)}
+
+
+def _given(
+    config: Config,
+    scenarios: Sequence[Scenario],
+    prompts: PromptLibrary,
+    *,
+    tags: Sequence[str],
+    target: str | None,
+    given_targets: Collection[str],
+) -> list[LoadedScenario]:
+    """Scenarios built in Python, checked as files are, then chosen by tag and given a target as
+    files are."""
+    if not scenarios:
+        raise ConfigError(
+            "no scenarios were given. Fix: pass scenarios=[Scenario(...), ...], or leave scenarios unset "
+            "and give paths."
+        )
+    loaded = check_given(
+        scenarios,
+        targets=None if target else _known_targets(config, given_targets),
+        prompts=prompts.catalog(),
+        judge_prompt=config.settings.judge.quality_prompt,
+        config=config,
+    )
+    return _chosen(loaded, tags, target, where="the given scenarios")
+
+
+def catalogs(config: Config) -> dict[str, TargetCatalog]:
+    """What each configured target declares, for checking scenario names."""
+    return {
+        name: TargetCatalog(agents=t.agents, tools=t.tools) for name, t in config.settings.targets.items()
+    }
+
+
+def trace_rules(config: Config) -> dict[str, TraceRules]:
+    """How each configured target's traces are read (its convention and what they cannot show)."""
+    return {name: rules_for(target) for name, target in config.settings.targets.items()}
+
+
+def rules_for(target: TargetConfig, convention: str | None = None) -> TraceRules:
+    """A target's trace rules; `convention` (validate --convention) overrides the configured one."""
+    return TraceRules(
+        convention=convention or target.convention,
+        entry_agents=target.entry_agents,
+        agent_observations=target.agent_observations,
+        agent_pattern=target.agent_pattern,
+        handoff_patterns=target.handoff_patterns,
+    )
+
+
+def load_targets(config: Config, names: set[str]) -> dict[str, Target]:
+    configured = config.settings.targets
+    targets: dict[str, Target] = {}
+    for name in sorted(names):
+        if name not in configured:
+            raise ConfigError(
+                f'unknown target "{name}"{did_you_mean(name, configured)}: {config.not_found}. '
+                f"Fix: {NO_CONFIG_FIX}."
+                if config.not_found
+                else f'unknown target "{name}"{did_you_mean(name, configured)}. '
+                f"Fix: add [targets.{name}] to {config.source}."
+            )
+        targets[name] = load_target(configured[name].entry, base_dir=config.base_dir, name=name)
+    return targets

@@ -1,0 +1,82 @@
+"""What a run of a suite did (`SuiteRun`), how it is asked for (`SuiteOptions`), and how the service
+tells its caller what happens along the way (`Notice`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evaluator.judge import JudgeModel
+from evaluator.results import RunInfo, ScenarioResult
+from evaluator.run.experiment import ExperimentReport
+from evaluator.run.verify import VerifyReport
+from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
+
+__all__ = ["Notice", "SuiteOptions", "SuiteRun"]
+
+Notice = Callable[[str, str], None]  # (kind: "warning" | "error" | "note", message)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuiteOptions:
+    """How a suite runs, as `evaluator run`'s options say it. None (or unset) takes the configuration's
+    value: `[run] concurrency` and `timeout_seconds`, `[judge] concurrency`.
+
+    `tags`: only scenarios with one of them; `target`: every scenario against this target; `prompts`:
+    pins as "NAME=VERSION"; `no_judge`: skip the judges; `no_cache`: ask them again instead of using
+    the verdict cache; `judge_model`: the judges' model instead of the configured endpoint (e.g. a
+    `judge.FakeJudgeModel` in tests); `output`: the result JSON file; `run_name`: the run's name
+    (default its id); `verify_langfuse`: read the run back from Langfuse and compare verdicts."""
+
+    tags: Sequence[str] = ()
+    target: str | None = None
+    prompts: Sequence[str] = ()
+    concurrency: int | None = None
+    timeout: float | None = None
+    judge_concurrency: int | None = None
+    no_judge: bool = False
+    no_cache: bool = False
+    judge_model: JudgeModel | None = None
+    output: Path | None = None
+    run_name: str | None = None
+    verify_langfuse: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuiteRun:
+    """What a run of a suite did: the run, its results (in the scenarios' order) and, with Langfuse,
+    what was delivered and verified."""
+
+    run: RunInfo
+    results: list[ScenarioResult]
+    expected: int  # scenarios selected
+    store_path: Path
+    output: Path | None = None
+    connected: bool = False
+    delivery: DeliveryReport | None = None
+    spans: SpanDeliveryReport | None = None
+    status: DeliveryStatus | None = None  # what Langfuse acknowledged of this run, what waits
+    trace_urls: dict[str, str] = field(default_factory=dict)
+    verify: VerifyReport | None = None
+    experiment: ExperimentReport | None = None  # the run as a Langfuse experiment, when linked
+
+    @property
+    def waiting(self) -> int:
+        """Scores of this run still in the outbox."""
+        return self.status.scores_waiting if self.status else 0
+
+    @property
+    def delivered(self) -> bool:
+        """Langfuse acknowledged every span and score of this run (True when not connected)."""
+        if not self.connected or self.status is None:
+            return not self.connected
+        unknown = (self.delivery.unknown if self.delivery else 0) + (self.spans.unknown if self.spans else 0)
+        return self.status.complete and not unknown
+
+    @property
+    def passed(self) -> bool:
+        """Every scenario ran and passed, and (when asked) Langfuse gives the same verdicts."""
+        complete = len(self.results) == self.expected and not self.run.interrupted
+        verified = self.verify is None or self.verify.ok
+        return complete and verified and all(r.status == "passed" for r in self.results)
