@@ -159,6 +159,7 @@ class Store:
         """`path=None`: an in-memory database (tests). ConfigError when the file cannot be used."""
         self.path = path
         self._lock = threading.Lock()
+        self._kept: dict[tuple[str, int, str, str], tuple[str, str]] = {}  # verdicts not written yet
         try:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -185,11 +186,16 @@ class Store:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?)",
+                        [(*key, *row) for key, row in self._kept.items()],
+                    )
                     yield self._db
                 except BaseException:
                     self._db.execute("ROLLBACK")
                     raise
                 self._db.execute("COMMIT")
+                self._kept.clear()
             except sqlite3.Error as exc:
                 raise ConfigError(
                     f"cannot write to the store {self.path} ({exc}). Fix: check the disk, and "
@@ -439,17 +445,26 @@ class Store:
 
     def cached_verdict(self, key: CacheKey) -> dict[str, Any] | None:
         with self._lock:
-            row = self._db.execute(_VERDICT_QUERY, _key_values(key)).fetchone()
+            kept = self._kept.get(_key_values(key))
+            row = (kept[0],) if kept else self._db.execute(_VERDICT_QUERY, _key_values(key)).fetchone()
         return json.loads(row[0]) if row is not None else None
 
     def keep_verdict(self, key: CacheKey, entry: Mapping[str, Any]) -> None:
-        with self._transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?)",
-                (*_key_values(key), json.dumps(entry, default=str), utc_now()),
-            )
+        """Written with the next write transaction, not in one of its own (a commit per judgement cost
+        more than the rest of it): in a run, the record stage's, which stores the result judged with
+        it, so a stored result's verdicts are stored too; else at `close()`. Until then
+        `cached_verdict` finds it here."""
+        row = (json.dumps(entry, default=str), utc_now())
+        with self._lock:
+            self._kept[_key_values(key)] = row
 
     def close(self) -> None:
+        """Writes the verdicts kept since the last write, then closes."""
+        with self._lock:
+            pending = bool(self._kept)
+        if pending:
+            with self._transaction():
+                pass
         with self._lock:
             self._db.close()
 
