@@ -54,6 +54,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_judge.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_overhead.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_stages.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_judges.py
+	PYTHONPATH=. $(BIN)/python benchmarks/bench_judges.py --items 1000 --concurrency 64 --latency-ms 50
 
 # Re-pin after changing dependencies in pyproject.toml.
 lock: $(STAMP)

@@ -10,8 +10,9 @@
    of each side's least-CPU round (on a shared machine, contention only ever adds CPU).
 
 Everything real runs: prompt rendering, the retry policy and its gate, the tolerant reader and pydantic
-validation, the verdict objects, and an in-process (embedded) Langfuse trace per judgement; the
-verdict cache is off so that every judgement pays. Prints the figures; asserts nothing.
+validation, the verdict objects, and the judge tracer a run uses on the embedded client (which makes
+no spans: nothing would see them; bench_judges.py measures them exported); the verdict cache is off
+so that every judgement pays. Prints the figures; asserts nothing.
 
     .venv/bin/python benchmarks/bench_judge.py [--judgements 200] [--concurrency 32] [--latency 0.2]
 """

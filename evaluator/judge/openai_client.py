@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import httpx2
 import openai
 from openai import DefaultHttpxClient, OpenAI
-from openai.types.chat import ChatCompletionMessageParam
+from openai.types.chat import ChatCompletion
 
 from evaluator.config import LLMEndpoint
 from evaluator.errors import JudgeUnavailableError, ResponseFormatRejectedError
@@ -52,15 +52,12 @@ class OpenAIJudgeModel:
         timeout: float,
         max_tokens: int | None = None,
     ) -> ModelReply:
-        extra: dict[str, Any] = {}
-        if response_format is not None:
-            extra["response_format"] = dict(response_format)
+        body = _body(messages, model=model, temperature=temperature, response_format=response_format)
         if max_tokens is not None:
-            extra["max_tokens"] = max_tokens
-        payload = cast("list[ChatCompletionMessageParam]", [m.model_dump() for m in messages])
+            body["max_tokens"] = max_tokens
         try:
-            completion = self._client.chat.completions.create(
-                model=model, messages=payload, temperature=temperature, timeout=timeout, **extra
+            completion = self._client.post(
+                "/chat/completions", body=body, cast_to=ChatCompletion, options={"timeout": timeout}
             )
         except openai.APITimeoutError:
             raise JudgeUnavailableError(
@@ -93,6 +90,27 @@ class OpenAIJudgeModel:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _body(
+    messages: Sequence[ChatMessage],
+    *,
+    model: str,
+    temperature: float,
+    response_format: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The request's JSON, as `chat.completions.create()` would send it. Posted as it is: create()
+    first runs the client's typed transform over every argument, which for these plain values (str
+    keys, str, float and int values) changes nothing, yet costs about 1 ms of CPU a request, more
+    than the rest of a judgement together (benchmarks/bench_judges.py)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": m.role, "content": m.content} for m in messages],
+        "temperature": temperature,
+    }
+    if response_format is not None:
+        body["response_format"] = dict(response_format)
+    return body
 
 
 def _reply(completion: Any, model: str) -> ModelReply:

@@ -13,9 +13,10 @@ Trace attributes are set on each generation's span directly rather than through
 `propagate_attributes`: one span per call is what keeps tracing within the stage's CPU budget
 (benchmarks/bench_judge.py).
 
-Spans go where the client's go: to Langfuse when connected; in the embedded mode they are made
-in-process the same way and never sent. With `on_trace`, each judge trace is also captured in-process
-and handed over as a normalized trace.
+Spans go where the client's go: to Langfuse when connected. In the embedded mode nothing would ever
+see them (never sent, and the capture keeps only the traces it is asked for), so none are made: the
+judgement keeps its trace id all the same. With `on_trace`, each judge trace is made and captured
+in-process, embedded or not, and handed over as a normalized trace.
 """
 
 from __future__ import annotations
@@ -107,6 +108,38 @@ class _Judgement:
             yield _Generation(observation, self._prices)
 
 
+class _Unrecorded:
+    """A judgement whose trace nobody would see (embedded, not captured): its id, and no spans (each
+    would cost about as much CPU as the rest of the judgement, benchmarks/bench_judges.py)."""
+
+    def __init__(self, trace_id: str) -> None:
+        self._trace_id = trace_id
+
+    @property
+    def trace_id(self) -> str | None:
+        return self._trace_id
+
+    @contextmanager
+    def generation(
+        self, *, name: str, messages: Sequence[ChatMessage], model: str, parameters: Mapping[str, Any]
+    ) -> Iterator[GenerationRecord]:
+        yield _NOT_RECORDED
+
+
+class _NotRecorded:
+    def succeeded(self, *, output: str, usage: TokenUsage, model: str) -> None:
+        return None
+
+    def failed(self, message: str) -> None:
+        return None
+
+    def unusable(self, reason: str) -> None:
+        return None
+
+
+_NOT_RECORDED = _NotRecorded()
+
+
 class JudgeTracing:
     def __init__(
         self,
@@ -119,6 +152,7 @@ class JudgeTracing:
         self._collector = tracing.collector
         self._prices = prices
         self._on_trace = on_trace
+        self._recorded = tracing.exported or on_trace is not None  # else no one would see the spans
 
     @staticmethod
     def trace_id_for(run_id: str, scenario_id: str, judge: str) -> str:
@@ -129,6 +163,9 @@ class JudgeTracing:
         self, *, run_id: str, scenario_id: str, judge: str, prompt: Prompt
     ) -> Iterator[JudgementTrace]:
         trace_id = self.trace_id_for(run_id, scenario_id, judge)
+        if not self._recorded:
+            yield _Unrecorded(trace_id)
+            return
         if self._on_trace is not None:
             self._collector.open(trace_id)
         try:

@@ -245,6 +245,11 @@ class Tracing:
         return tracing
 
     @property
+    def exported(self) -> bool:
+        """Whether its spans leave the process (connected); embedded, they are only ever captured."""
+        return not self._embedded
+
+    @property
     def collector(self) -> SpanCollector:
         """The in-process capture (judge traces are captured through it too)."""
         return self._collector

@@ -7,6 +7,7 @@ without a value is an error here (`PromptVariableError`), never silently sent to
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -72,8 +73,7 @@ class Prompt:
         texts = [self.text] if self.type == "text" else [m.content for m in self.messages]
         names: dict[str, None] = {}
         for text in texts:
-            for raw in _VARIABLE.findall(text):
-                names[raw.strip()] = None
+            names.update(dict.fromkeys(_template(text).names))
         return list(names)
 
     def compile_text(self, **values: object) -> str:
@@ -111,10 +111,27 @@ def _problem(prompt: Prompt, field_name: str, found: str, fix: str) -> Problem:
     return Problem(source=str(prompt.path or prompt.ref), field=field_name, found=found, fix=fix)
 
 
-def _fill(template: str, values: Mapping[str, object]) -> str:
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1).strip()
-        value = values.get(name)
-        return "" if value is None else str(value)
+@dataclass(frozen=True)
+class _Template:
+    """A template split once: `texts[0]`, the value of `names[0]`, `texts[1]`, ... `texts[-1]`."""
 
-    return _VARIABLE.sub(replace, template)
+    texts: tuple[str, ...]
+    names: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=256)
+def _template(text: str) -> _Template:
+    """Compiled once per distinct text, i.e. once per prompt version, not once per call (a judge
+    compiles its prompt for every judgement). Keyed by the text itself, so a version served again as
+    a new `Prompt` object (Langfuse prompt management) finds its compiled form all the same."""
+    parts = _VARIABLE.split(text)  # the one group: [text, name, text, name, ..., text]
+    return _Template(texts=tuple(parts[0::2]), names=tuple(name.strip() for name in parts[1::2]))
+
+
+def _fill(template: str, values: Mapping[str, object]) -> str:
+    compiled = _template(template)
+    pieces = [compiled.texts[0]]
+    for name, text in zip(compiled.names, compiled.texts[1:], strict=True):
+        value = values.get(name)
+        pieces += ("" if value is None else str(value), text)
+    return "".join(pieces)

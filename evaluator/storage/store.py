@@ -177,6 +177,7 @@ class Store:
         """`path=None`: an in-memory database (tests). StoreError when the file cannot be used."""
         self.path = path
         self._lock = threading.Lock()
+        self._kept: dict[tuple[str, int, str, str], tuple[str, str]] = {}  # verdicts not written yet
         try:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -193,11 +194,16 @@ class Store:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?)",
+                        [(*key, *row) for key, row in self._kept.items()],
+                    )
                     yield self._db
                 except BaseException:
                     _rollback(self._db)
                     raise
                 self._db.execute("COMMIT")
+                self._kept.clear()
             except sqlite3.Error as exc:
                 _rollback(self._db)  # a COMMIT that failed leaves its transaction open
                 raise _store_error(self.path, exc, writing=True) from None
@@ -471,17 +477,26 @@ class Store:
 
     def cached_verdict(self, key: VerdictKey) -> dict[str, Any] | None:
         with self._reading() as db:
-            row = db.execute(_VERDICT_QUERY, _key_values(key)).fetchone()
+            kept = self._kept.get(_key_values(key))
+            row = (kept[0],) if kept else db.execute(_VERDICT_QUERY, _key_values(key)).fetchone()
         return json.loads(row[0]) if row is not None else None
 
     def keep_verdict(self, key: VerdictKey, entry: Mapping[str, Any]) -> None:
-        with self._transaction() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?)",
-                (*_key_values(key), json.dumps(entry, default=str), utc_now()),
-            )
+        """Written with the next write transaction, not in one of its own (a commit per judgement cost
+        more than the rest of it): in a run, the record stage's, which stores the result judged with
+        it, so a stored result's verdicts are stored too; else at `close()`. Until then
+        `cached_verdict` finds it here."""
+        row = (json.dumps(entry, default=str), utc_now())
+        with self._lock:
+            self._kept[_key_values(key)] = row
 
     def close(self) -> None:
+        """Writes the verdicts kept since the last write, then closes."""
+        with self._lock:
+            pending = bool(self._kept)
+        if pending:
+            with self._transaction():
+                pass
         with self._lock:
             self._db.close()
 

@@ -211,3 +211,44 @@ def test_the_judges_go_through_the_proxy_the_environment_names(
     )
     assert _judge(judges).status.status == "scored"
     assert standin.requests[0].path == "http://judge.example/v1/chat/completions"  # as a proxy is asked
+
+
+def test_a_request_is_sent_as_create_would_send_it_without_the_clients_typed_transform(
+    standin: JudgeStandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The body is plain JSON already: the client's per-request typed transform (about 1 ms of CPU a
+    request, benchmarks/bench_judges.py) is not run, and the server receives what create() sends."""
+    from openai import OpenAI
+    from openai.resources.chat.completions import completions
+
+    prompt = PromptLibrary(PROMPTS).get("evaluation/quality")
+    messages = prompt.compile_messages(
+        input="q", answer="a", criteria="c", sources="(none)", sources_note="n"
+    )
+    response_format = {"type": "json_schema", "json_schema": dict(prompt.config["json_schema"])}
+    with OpenAI(base_url=standin.base_url, api_key=KEY, max_retries=0) as client:
+        client.chat.completions.create(
+            model="judge-model",
+            messages=[m.model_dump() for m in messages],  # type: ignore[misc]
+            temperature=0.0,
+            max_tokens=600,
+            response_format=response_format,  # type: ignore[arg-type]
+        )
+
+    def transform(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the typed transform ran")
+
+    monkeypatch.setattr(completions, "maybe_transform", transform)
+    endpoint = LLMEndpoint(base_url=standin.base_url, model="judge-model", api_key=SecretStr(KEY))
+    _models.append(OpenAIJudgeModel(endpoint))
+    reply = _models[-1].complete(
+        messages,
+        model="judge-model",
+        temperature=0.0,
+        response_format=response_format,
+        timeout=10,
+        max_tokens=600,
+    )
+    assert reply.text and reply.model == "judge-model"
+    by_create, ours = standin.bodies()
+    assert ours == by_create

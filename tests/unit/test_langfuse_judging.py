@@ -73,3 +73,29 @@ def test_generations_carry_model_usage_cost_and_the_unusable_reply(tracing: Trac
     assert "not a valid verdict" in attributes["langfuse.observation.status_message"]
     assert "langfuse.observation.level" not in dict(second.attributes)  # type: ignore[attr-defined]
     assert "langfuse.observation.prompt.name" not in attributes  # a local file is never linked
+
+
+def test_embedded_and_not_captured_a_judgement_makes_no_spans_and_keeps_its_trace_id(
+    tracing: Tracing,
+) -> None:
+    """Nobody would ever see them (never sent, not captured): they are not made."""
+    spans: list[object] = []
+    original = tracing.collector.on_end
+
+    def keep(span: object) -> None:
+        spans.append(span)
+        original(span)  # type: ignore[arg-type]
+
+    tracing.collector.on_end = keep  # type: ignore[method-assign]
+    judges = Judges(
+        model=FakeJudgeModel(["not json", CORRECT]),
+        prompts=PromptLibrary(PROMPTS),
+        tracer=JudgeTracing(tracing),
+        retry=RetryPolicy(sleep=lambda _: None),
+    )
+    sc = scenario(id="s-7", expected={"answer": {"ground_truth": "DIN-SQL"}})
+    outcome = judges.judge(sc, "It is RESDSQL", TraceBuilder().build(), run_id="run-x")
+    detail = outcome.detail["correctness"]
+    assert detail["status"] == "scored" and detail["calls"] == 2
+    assert detail["trace_id"] == JudgeTracing.trace_id_for("run-x", "s-7", "correctness")
+    assert spans == []

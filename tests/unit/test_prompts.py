@@ -97,3 +97,38 @@ def test_a_label_on_two_versions_and_unreadable_files(tmp_path: Path) -> None:
     text = str(info.value)
     assert 'a/v2.prompt: labels: label "production" is on versions 1, 2 of a' in text
     assert "b/v1.prompt: cannot read the file" in text
+
+
+class _CountingPattern:
+    """The template pattern, counting the passes made over templates."""
+
+    def __init__(self, pattern: object) -> None:
+        self.pattern, self.passes = pattern, 0
+
+    def __getattr__(self, name: str) -> object:
+        self.passes += 1
+        return getattr(self.pattern, name)
+
+
+def test_a_version_is_compiled_once_not_on_every_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judge compiles its prompt for every judgement: the template is parsed the first time only,
+    and each later call fills it in (the same text, edge cases included)."""
+    from evaluator.prompts import model
+
+    counting = _CountingPattern(model._VARIABLE)
+    monkeypatch.setattr(model, "_VARIABLE", counting)
+    _write(
+        tmp_path,
+        "once/v1.prompt",
+        "---\nlabels: [production]\n---\n{{ a }} and {{b}}{{a}}, {{ missing }}{ {c}} {{}} end {{b\n}}",
+    )
+    prompt = PromptLibrary(tmp_path).get("once")
+    values = {"a": "A", "b": None, "missing": "M", "": "E"}
+    first = prompt.compile_text(**values)
+    assert first == TemplateParser.compile_template(prompt.text, values)
+    passes = counting.passes
+    assert [prompt.compile_text(**values) for _ in range(3)] == [first] * 3
+    assert prompt.variables() == ["a", "b", "missing", ""]
+    assert counting.passes == passes  # no pass over the template after the first

@@ -258,3 +258,19 @@ def test_stores_opened_at_once_on_a_new_file_all_open(tmp_path: Path) -> None:
         for thread in threads:
             thread.join()
     assert failures == []
+
+
+def test_a_kept_verdict_is_written_with_the_next_write_not_in_a_commit_of_its_own(tmp_path: Path) -> None:
+    """One commit per judgement cost more than the rest of it: a verdict rides along with the next
+    write, in a run the record stage's, which stores the result judged with it."""
+    key = CacheKey(prompt_name="evaluation/quality", prompt_version=1, model="m", inputs_sha256="cd" * 32)
+    entry = {"reply": {"verdict": "CORRECT", "reason": "r"}, "trace_id": "t"}
+    store, other = Store(tmp_path / "evaluator.db"), Store(tmp_path / "evaluator.db")
+    store.keep_verdict(key, entry)
+    assert store.cached_verdict(key) == entry  # its own handle finds it at once
+    assert other.cached_verdict(key) is None  # not committed on its own
+    store.start_run(RunInfo(id="run-1", name="n", started_at="2026-11-22T10:00:00Z"))
+    store.record("run-1", _result(["a"]), [], destination=None)
+    assert other.cached_verdict(key) == entry  # committed with the result
+    store.close()
+    other.close()
