@@ -237,3 +237,16 @@ def test_the_result_shape_per_agent() -> None:
         }
     ]
     assert (entry["tokens"], entry["cost"]) == (None, None)
+
+
+def test_observe_inputs_are_named_by_the_schemas_parameters_in_order() -> None:
+    builder = TraceBuilder()
+    agent = builder.agent("math")
+    builder.tool("add", parent=agent, input={"args": [1, 2], "kwargs": {}})
+    builder.tool("add", parent=agent, input={"args": [1], "kwargs": {"c": 3}})
+    builder.tool("add", parent=agent, input={"args": [1, 2, 3], "kwargs": {}})  # cannot be named: unchecked
+    analysis = _analysis(builder, declared_schemas={"add": ADD})
+    assert _kinds(analysis) == [
+        ("hallucinated_parameter", "math", "add", "c"),
+        ("missing_parameter", "math", "add", "b"),
+    ]

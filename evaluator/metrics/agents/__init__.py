@@ -11,7 +11,7 @@ from evaluator.metrics.agents._analysis import (
     effective_agent_tools,
 )
 from evaluator.metrics.agents._attribution import AttributedCall, attribute_tool_calls, enclosing_agents
-from evaluator.metrics.agents._checks import CompiledSchema, DeclaredTools, check_call
+from evaluator.metrics.agents._checks import CompiledSchema, DeclaredTools, call_arguments, check_call
 from evaluator.metrics.agents._figures import AgentFigures
 from evaluator.metrics.agents._issues import ISSUE_KINDS, IssueKind, Severity, ToolIssue
 from evaluator.metrics.agents._schemas import ToolSchemas, tool_schemas
@@ -30,6 +30,7 @@ __all__ = [
     "ToolSchemas",
     "analyze_agents",
     "attribute_tool_calls",
+    "call_arguments",
     "check_call",
     "effective_agent_tools",
     "enclosing_agents",

@@ -37,6 +37,7 @@ from evaluator.trace import normalize_name
 from evaluator.trace.tool_definitions import ToolDefinition
 
 _DEFINITION_KEYS = ("$defs", "definitions")
+_OBSERVE_INPUT = frozenset({"args", "kwargs"})
 _SHOWN = 60  # characters of a value or schema a message shows
 
 
@@ -93,9 +94,11 @@ def check_call(
     issues = []
     if allowed is not None and normalize_name(call.tool) not in allowed.normalized:
         issues.append(_issue(call, "unauthorized_tool", None, _unauthorized(call, allowed)))
-    if schema is not None and call.arguments is not None:
+    arguments = call_arguments(call.arguments, schema)
+    if schema is not None and arguments is not None:
         issues.extend(
-            _issue(call, kind, name, message) for kind, name, message in _parameter_issues(call, schema)
+            _issue(call, kind, name, message)
+            for kind, name, message in _parameter_issues(call, arguments, schema)
         )
     if call.error is not None:
         issues.append(
@@ -104,8 +107,32 @@ def check_call(
     return issues
 
 
-def _parameter_issues(call: AttributedCall, schema: CompiledSchema) -> Iterator[tuple[IssueKind, str, str]]:
-    arguments = call.arguments or {}
+def call_arguments(
+    arguments: Mapping[str, Any] | None, schema: CompiledSchema | None
+) -> Mapping[str, Any] | None:
+    """The call's arguments by parameter name. Langfuse's `@observe` records a function's input as
+    `{"args": [...], "kwargs": {...}}`: its keyword arguments are named, its positional ones take the
+    schema's property names in order (a function definition lists them in the signature's order).
+    None when they cannot be named: positional arguments and no schema, or more of them than
+    properties. A schema that itself names `args` or `kwargs` is read as it is."""
+    if (
+        arguments is None
+        or set(arguments) != _OBSERVE_INPUT
+        or (schema is not None and _OBSERVE_INPUT & set(schema.properties))
+    ):
+        return arguments
+    positional, keywords = arguments["args"], arguments["kwargs"]
+    if not isinstance(positional, list) or not isinstance(keywords, Mapping):
+        return arguments
+    names = list(schema.properties) if schema is not None else []
+    if len(positional) > len(names):
+        return None
+    return {**dict(zip(names, positional, strict=False)), **keywords}
+
+
+def _parameter_issues(
+    call: AttributedCall, arguments: Mapping[str, Any], schema: CompiledSchema
+) -> Iterator[tuple[IssueKind, str, str]]:
     declared = ", ".join(schema.properties) or "none"
     for name, value in arguments.items():
         if name not in schema.properties:

@@ -1,0 +1,111 @@
+"""Tool definitions where each framework records them, the tool_schemas file, and reported usage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evaluator.errors import InputError
+from evaluator.trace import Observation
+from evaluator.trace.tool_definitions import ToolDefinition, load_tool_schemas, recorded_definitions
+from evaluator.trace.usage import Usage, usage_from_langfuse, usage_of
+
+PARAMETERS = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+OPENAI = {"type": "function", "function": {"name": "add", "description": "Add.", "parameters": PARAMETERS}}
+ADD = ToolDefinition(name="add", description="Add.", parameters=PARAMETERS)
+
+
+def _obs(type_: str, **fields: object) -> Observation:
+    return Observation(id="o", parent_id=None, type=type_, name=str(fields.pop("name", "x")), **fields)  # type: ignore[arg-type]
+
+
+def test_pydantic_ais_gen_ai_tool_definitions_on_the_model_span() -> None:
+    flat = [{"type": "function", "name": "add", "description": "Add.", "parameters": PARAMETERS}]
+    obs = _obs("GENERATION", attributes={"gen_ai.tool.definitions": json.dumps(flat)})
+    assert recorded_definitions(obs) == (ADD,)
+
+
+def test_openinference_llm_tools_on_the_model_span_and_tool_parameters_on_the_tool_span() -> None:
+    model = _obs(
+        "GENERATION", attributes={"llm.tools.0.tool.json_schema": json.dumps(OPENAI), "llm.model_name": "m"}
+    )
+    assert recorded_definitions(model) == (ADD,)
+    tool = _obs(
+        "TOOL",
+        name="add",
+        attributes={
+            "tool.name": "add",
+            "tool.description": "Add.",
+            "tool.parameters": json.dumps(PARAMETERS),
+        },
+    )
+    assert recorded_definitions(tool) == (ADD,)
+
+
+def test_a_generations_tools_input_and_langchains_tool_messages() -> None:
+    assert recorded_definitions(_obs("GENERATION", input={"messages": [], "tools": [OPENAI]})) == (ADD,)
+    messages = [{"role": "user", "content": "hi"}, {"role": "tool", "content": OPENAI}]
+    assert recorded_definitions(_obs("GENERATION", input=messages)) == (ADD,)
+    result = [{"role": "tool", "content": "3", "tool_call_id": "c1"}]  # a tool's result, not a definition
+    assert recorded_definitions(_obs("GENERATION", input=result)) == ()
+
+
+def test_other_observations_and_malformed_definitions_record_nothing() -> None:
+    assert recorded_definitions(_obs("SPAN", input={"tools": [OPENAI]})) == ()
+    bad = json.dumps([{"name": 3}, {"name": "x", "parameters": "no"}, "text"])
+    assert recorded_definitions(_obs("GENERATION", attributes={"gen_ai.tool.definitions": bad})) == ()
+    assert recorded_definitions(_obs("GENERATION", attributes={"gen_ai.tool.definitions": "{not json"})) == ()
+
+
+def test_a_tool_schemas_file_of_openai_function_definitions(tmp_path: Path) -> None:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([OPENAI]))
+    assert load_tool_schemas(path) == {"add": ADD}
+
+
+@pytest.mark.parametrize(
+    ("content", "field", "found"),
+    [
+        ("{not json", "", "not JSON"),
+        ('{"add": {}}', "", "not a list"),
+        (
+            '[{"type": "function", "function": {"description": "no name"}}]',
+            "[0]",
+            "not a function definition",
+        ),
+    ],
+)
+def test_a_bad_tool_schemas_file_names_the_file_the_entry_and_the_fix(
+    tmp_path: Path, content: str, field: str, found: str
+) -> None:
+    path = tmp_path / "tools.json"
+    path.write_text(content)
+    with pytest.raises(InputError) as raised:
+        load_tool_schemas(path)
+    problem = raised.value.problems[0]
+    assert (problem.source, problem.field) == (str(path), field)
+    assert found in problem.found
+    assert "OpenAI function definitions" in problem.fix
+
+
+def test_a_missing_tool_schemas_file_says_so(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read"):
+        load_tool_schemas(tmp_path / "absent.json")
+
+
+def test_usage_where_each_source_reports_it_and_none_when_it_does_not() -> None:
+    genai = {"gen_ai.usage.input_tokens": "10", "gen_ai.usage.output_tokens": "5", "operation.cost": "0.01"}
+    assert usage_of(_obs("GENERATION", attributes=genai)) == Usage(tokens=15, cost=0.01)
+    openinference = {"llm.token_count.prompt": "4", "llm.token_count.completion": "3"}
+    assert usage_of(_obs("GENERATION", attributes=openinference)) == Usage(tokens=7, cost=None)
+    assert usage_of(_obs("GENERATION", attributes={"llm.model_name": "m"})) == Usage()
+    sdk = {
+        "langfuse.observation.usage_details": '{"input": 2, "output": 1}',
+        "langfuse.observation.cost_details": '{"total": 0.5}',
+    }
+    assert usage_from_langfuse(sdk) == Usage(tokens=3, cost=0.5)
+    row = {"usageDetails": {"input": 2, "output": 1, "total": 3}, "costDetails": {}, "totalCost": 0.2}
+    assert usage_from_langfuse(row) == Usage(tokens=3, cost=0.2)
+    assert usage_from_langfuse({}) == Usage()
