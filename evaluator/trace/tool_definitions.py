@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,9 @@ class ToolDefinition:
     parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
+DEFINING_TYPES = frozenset({GENERATION, TOOL})  # the observation types that can record definitions
+
+
 def recorded_definitions(obs: Observation) -> tuple[ToolDefinition, ...]:
     """The tool definitions this observation records: a generation's (what its model was offered)
     or a tool span's own schema; () for every other observation and when none is recorded."""
@@ -60,12 +64,12 @@ def recorded_definitions(obs: Observation) -> tuple[ToolDefinition, ...]:
 def parse_definition(item: object) -> ToolDefinition | None:
     """A definition in OpenAI's nested shape or the flat one; None when `item` is neither (no name,
     or parameters that are not an object)."""
-    if not isinstance(item, Mapping):
+    if not isinstance(item, dict):  # decoded JSON: dicts (a Mapping check costs 10 x more)
         return None
     inner = item.get("function")
-    body = inner if isinstance(inner, Mapping) else item
+    body = inner if isinstance(inner, dict) else item
     name, parameters = body.get("name"), body.get("parameters", {})
-    if not isinstance(name, str) or not name or not isinstance(parameters, Mapping):
+    if not isinstance(name, str) or not name or not isinstance(parameters, dict):
         return None
     description = body.get("description")
     return ToolDefinition(
@@ -73,31 +77,42 @@ def parse_definition(item: object) -> ToolDefinition | None:
     )
 
 
-def _genai_definitions(obs: Observation) -> Iterator[ToolDefinition]:
-    return _parsed_items(_json(obs.attributes.get(GENAI_TOOL_DEFINITIONS)))
+def _genai_definitions(obs: Observation) -> tuple[ToolDefinition, ...]:
+    value = obs.attributes.get(GENAI_TOOL_DEFINITIONS)
+    if isinstance(value, str):
+        return _definitions_in_text(value)
+    return tuple(_parsed_items(value))
 
 
 def _openinference_definitions(obs: Observation) -> Iterator[ToolDefinition]:
     for key, value in obs.attributes.items():
         if key.startswith(OPENINFERENCE_TOOLS_PREFIX) and key.endswith(OPENINFERENCE_TOOL_SCHEMA_SUFFIX):
-            definition = parse_definition(_json(value))
-            if definition is not None:
-                yield definition
+            yield from _definitions_in_text(value) if isinstance(value, str) else ()
+
+
+@lru_cache(maxsize=256)  # every model call of an agent records the same text: decoded once
+def _definitions_in_text(text: str) -> tuple[ToolDefinition, ...]:
+    """The definitions JSON text holds: a list of them, or one."""
+    decoded = _json(text)
+    if isinstance(decoded, list):
+        return tuple(_parsed_items(decoded))
+    definition = parse_definition(decoded)
+    return (definition,) if definition is not None else ()
 
 
 def _input_definitions(value: object) -> Iterator[ToolDefinition]:
     """A generation input's `tools` list, or the tool messages LangChain's handler appends."""
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return _parsed_items(value.get("tools"))
     if isinstance(value, list):
-        contents = (m.get("content") for m in value if isinstance(m, Mapping) and m.get("role") == _TOOL_ROLE)
-        return _parsed_items([c for c in contents if isinstance(c, Mapping)])
+        contents = (m.get("content") for m in value if isinstance(m, dict) and m.get("role") == _TOOL_ROLE)
+        return _parsed_items([c for c in contents if isinstance(c, dict)])
     return iter(())
 
 
 def _tool_span_definition(obs: Observation) -> ToolDefinition | None:
     parameters = _json(obs.attributes.get(OPENINFERENCE_TOOL_PARAMETERS))
-    if not isinstance(parameters, Mapping):
+    if not isinstance(parameters, dict):
         return None
     name = obs.attributes.get(OPENINFERENCE_TOOL_NAME) or obs.name
     description = obs.attributes.get(OPENINFERENCE_TOOL_DESCRIPTION)

@@ -49,8 +49,11 @@ def usage_of(obs: Observation) -> Usage:
         return NOT_REPORTED
     tokens = _number(attrs.get(_OPENINFERENCE_TOTAL))
     if tokens is None:
-        tokens = _sum(_number(attrs.get(k)) for k in (*_GENAI_TOKENS, *_OPENINFERENCE_TOKENS))
-    cost = next((c for k in _COST_ATTRIBUTES if (c := _number(attrs.get(k))) is not None), None)
+        keys = _GENAI_TOKENS if _GENAI_TOKENS[0] in attrs else _OPENINFERENCE_TOKENS
+        tokens = _sum([_number(attrs.get(keys[0])), _number(attrs.get(keys[1]))])
+    cost = _number(attrs.get(_COST_ATTRIBUTES[0]))
+    if cost is None:
+        cost = _number(attrs.get(_COST_ATTRIBUTES[1]))
     return Usage(tokens=None if tokens is None else int(tokens), cost=cost)
 
 

@@ -5,31 +5,57 @@ are not checked (not measured, never an issue)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
 
 from evaluator.trace import Observation
-from evaluator.trace.tool_definitions import ToolDefinition, recorded_definitions
+from evaluator.trace.tool_definitions import DEFINING_TYPES, ToolDefinition, recorded_definitions
 
 
-@dataclass(frozen=True, kw_only=True)
 class ToolSchemas:
-    """`recorded`: by agent name (None: outside every agent), by tool name, what the trace records;
-    `declared`: by tool name, the `tool_schemas` file's."""
+    """Definitions found on demand: an agent's observations are read in call order only until the
+    tools it called are found (every model call of an agent records the same list, so the first one
+    usually answers), and the rest of the trace only for a tool its agent's never defined. The first
+    definition recorded of a name wins, per agent and across the trace."""
 
-    recorded: Mapping[str | None, Mapping[str, ToolDefinition]] = field(default_factory=dict)
-    declared: Mapping[str, ToolDefinition] = field(default_factory=dict)
-    _anywhere: dict[str, ToolDefinition] = field(default_factory=dict, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        for by_tool in self.recorded.values():
-            for name, definition in by_tool.items():
-                self._anywhere.setdefault(name, definition)
+    def __init__(
+        self,
+        sources: Mapping[str | None, Iterable[Observation]],
+        declared: Mapping[str, ToolDefinition] | None = None,
+    ) -> None:
+        self._declared = dict(declared or {})
+        self._found: dict[str | None, dict[str, ToolDefinition]] = {agent: {} for agent in sources}
+        self._unread: dict[str | None, Iterator[Observation]] = {a: iter(o) for a, o in sources.items()}
+        self._anywhere: dict[str, ToolDefinition] = {}
 
     def lookup(self, agent: str | None, tool: str) -> ToolDefinition | None:
-        own = self.recorded.get(agent)
-        found = own.get(tool) if own is not None else None
-        return found or self._anywhere.get(tool) or self.declared.get(tool)
+        return self._recorded_by(agent, tool) or self._recorded_anywhere(tool) or self._declared.get(tool)
+
+    def _recorded_by(self, agent: str | None, tool: str) -> ToolDefinition | None:
+        found = self._found.get(agent)
+        if found is None:
+            return None
+        while tool not in found and self._read_next(agent):
+            pass
+        return found.get(tool)
+
+    def _recorded_anywhere(self, tool: str) -> ToolDefinition | None:
+        for agent in self._unread:
+            if tool in self._anywhere:
+                break
+            while tool not in self._found[agent] and self._read_next(agent):
+                pass
+        return self._anywhere.get(tool)
+
+    def _read_next(self, agent: str | None) -> bool:
+        """Read the agent's next observation's definitions; False when none is left."""
+        obs = next(self._unread[agent], None)
+        if obs is None:
+            return False
+        found = self._found[agent]
+        for definition in recorded_definitions(obs):
+            found.setdefault(definition.name, definition)
+            self._anywhere.setdefault(definition.name, definition)
+        return True
 
 
 def tool_schemas(
@@ -38,16 +64,12 @@ def tool_schemas(
     agent_names: Mapping[str, str],
     declared: Mapping[str, ToolDefinition] | None = None,
 ) -> ToolSchemas:
-    """The definitions the observations record, each under the agent that owns the observation
-    (`owners`: observation id -> its agent call's id, `agent_names`: agent call id -> name); the
-    first recorded definition of a name wins for its agent."""
-    recorded: dict[str | None, dict[str, ToolDefinition]] = {}
+    """The schemas for a trace: its observations that may record definitions, under the agent that
+    owns each (`owners`: observation id -> its agent call's id; `agent_names`: agent call id -> name;
+    None: outside every agent), and the `tool_schemas` file's `declared` ones."""
+    sources: dict[str | None, list[Observation]] = {}
     for obs in observations:
-        definitions = recorded_definitions(obs)
-        if not definitions:
-            continue
-        owner = owners.get(obs.id)
-        by_tool = recorded.setdefault(agent_names.get(owner) if owner is not None else None, {})
-        for definition in definitions:
-            by_tool.setdefault(definition.name, definition)
-    return ToolSchemas(recorded=recorded, declared=dict(declared or {}))
+        if obs.type in DEFINING_TYPES:
+            owner = owners.get(obs.id)
+            sources.setdefault(agent_names[owner] if owner is not None else None, []).append(obs)
+    return ToolSchemas(sources, declared)
