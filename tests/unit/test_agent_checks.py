@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.metrics.agents import analyze_agents, effective_agent_tools
-from evaluator.trace import Observation
+from evaluator.metrics.agents import analyze_agents, effective_agent_tools, enclosing_agents
+from evaluator.trace import Observation, build_trace
 from evaluator.trace.tool_definitions import ToolDefinition
 from evaluator.trace.usage import Usage
 from tests.builders import TraceBuilder
@@ -250,3 +250,20 @@ def test_observe_inputs_are_named_by_the_schemas_parameters_in_order() -> None:
         ("hallucinated_parameter", "math", "add", "c"),
         ("missing_parameter", "math", "add", "b"),
     ]
+
+
+def test_enclosing_agents_survive_a_parent_outside_the_trace_and_a_cycle() -> None:
+    def obs(obs_id: str, parent: str | None, type_: str = "SPAN") -> Observation:
+        return Observation(id=obs_id, parent_id=parent, type=type_, name=obs_id)
+
+    observations = [
+        obs("a", None, "AGENT"),
+        obs("s", "a"),
+        obs("t", "s", "TOOL"),
+        obs("orphan", "gone"),
+        obs("x", "y"),
+        obs("y", "x"),
+    ]
+    builder_free = build_trace("t", observations)
+    owners = enclosing_agents(observations, builder_free.agents)
+    assert owners == {"a": None, "s": "a", "t": "a", "orphan": None, "x": None, "y": None}
