@@ -7,6 +7,7 @@ records in the trace; the `@observe` system's from a tool_schemas file."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ class System:
     careful: str  # the agent whose model calls its tool rightly
     fails_call: frozenset[str]  # the modes in which the framework (or Python) fails the tool call
     reports_tokens: bool  # whether its scripted model reports usage the trace keeps
+    takes_callbacks: bool = False  # traced by the LangChain callbacks the run hands it
 
 
 # langgraph-supervisor builds its supervisor with the deprecated create_react_agent: its warning, not ours.
@@ -39,6 +41,7 @@ SYSTEMS = {
         careful="research_expert",
         fails_call=frozenset({"omitted", "wrong_type"}),
         reports_tokens=False,
+        takes_callbacks=True,
     ),
     # The Agents SDK validates them too and ignores extra ones.
     "agents_sdk_handoffs": System(
@@ -83,7 +86,10 @@ def tracing() -> Iterator[Tracing]:
 def _analyse(tracing: Tracing, name: str, mode: str) -> AgentAnalysis:
     system = load_system(tracing, f"tests.frameworks.systems.{SYSTEMS[name].module}")
     declared = load_tool_schemas(system.TOOL_SCHEMAS) if hasattr(system, "TOOL_SCHEMAS") else None
-    trace, observations = capture(tracing, f"{name}-{mode}", system.run, f"Please add 2 and 3 ({mode}).")
+    run = system.run
+    if SYSTEMS[name].takes_callbacks:
+        run = functools.partial(system.run, callbacks=tracing.callbacks())
+    trace, observations = capture(tracing, f"{name}-{mode}", run, f"Please add 2 and 3 ({mode}).")
     return analyze_agents(trace, observations, agent_tools=system.AGENT_TOOLS, declared_schemas=declared)
 
 

@@ -1,4 +1,5 @@
-"""langgraph-supervisor over two `create_agent` workers, traced with Langfuse's CallbackHandler:
+"""langgraph-supervisor over two `create_agent` workers, traced with Langfuse's CallbackHandler
+(the one the run hands a target as `request.callbacks`):
 `research_expert` searches (rightly), then `math_expert` makes the question's tool misuse
 (`misuse.faulty_call`). The scripted models bind tools as real chat models do, so the handler records
 their definitions."""
@@ -12,14 +13,12 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from langfuse.langchain import CallbackHandler
 from langgraph_supervisor import create_supervisor
 
 from tests.frameworks.systems.misuse import faulty_call
 from tests.frameworks.systems.scripted import ScriptedChat, call, question
 
 AGENT_TOOLS = {"research_expert": ["web_search"], "math_expert": ["add"]}
-langfuse_handler = CallbackHandler()
 
 
 class ToolChat(ScriptedChat):
@@ -76,7 +75,5 @@ app = create_supervisor(
 ).compile()
 
 
-def run(text: str) -> object:
-    return app.invoke(
-        {"messages": [{"role": "user", "content": text}]}, config={"callbacks": [langfuse_handler]}
-    )
+def run(text: str, callbacks: list[Any]) -> object:
+    return app.invoke({"messages": [{"role": "user", "content": text}]}, config={"callbacks": callbacks})
