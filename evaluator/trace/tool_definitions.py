@@ -10,10 +10,14 @@ Where each framework records them (read from the observation as `capture` and `s
   the schema of the tool it ran, `tool.parameters` (JSON text) and `tool.description`.
 - Langfuse's LangChain `CallbackHandler` (LangChain, LangGraph): the GENERATION's input is the message
   list, with one `{"role": "tool", "content": <OpenAI function definition>}` per tool bound to the model.
-- Langfuse's OpenAI integration and hand-written generations: an input object with a `tools` list.
+- Langfuse's OpenAI integration and hand-written generations: an input object with a `tools` list
+  (or OpenAI's legacy `functions`).
+- pydantic-ai before `gen_ai.tool.definitions`: the `function_tools` of its `model_request_parameters`
+  attribute (JSON text), each with a `parameters_json_schema`.
 Both shapes of a definition are read: OpenAI's `{"type": "function", "function": {...}}` and the flat
-`{"name", "description", "parameters"}` of OpenTelemetry GenAI. Anything else is skipped, never an error:
-a trace is evidence, not a contract.
+`{"name", "description", "parameters"}` of OpenTelemetry GenAI and OpenAI's Responses API (the schema
+also under `parameters_json_schema`, pydantic-ai's, or `input_schema`, Anthropic's). Anything else is
+skipped, never an error: a trace is evidence, not a contract.
 """
 
 from __future__ import annotations
@@ -34,7 +38,12 @@ OPENINFERENCE_TOOL_SCHEMA_SUFFIX = ".tool.json_schema"
 OPENINFERENCE_TOOL_PARAMETERS = "tool.parameters"
 OPENINFERENCE_TOOL_DESCRIPTION = "tool.description"
 OPENINFERENCE_TOOL_NAME = "tool.name"
+PYDANTIC_AI_REQUEST_PARAMETERS = "model_request_parameters"
 _TOOL_ROLE = "tool"
+# Where a definition keeps its parameters' schema: OpenAI and OpenTelemetry GenAI, pydantic-ai's own
+# tool definitions (in `model_request_parameters`), Anthropic's tools.
+_PARAMETER_KEYS = ("parameters", "parameters_json_schema", "input_schema")
+_INPUT_TOOL_KEYS = ("tools", "functions")  # OpenAI's tools, and its legacy functions
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -68,7 +77,8 @@ def parse_definition(item: object) -> ToolDefinition | None:
         return None
     inner = item.get("function")
     body = inner if isinstance(inner, dict) else item
-    name, parameters = body.get("name"), body.get("parameters", {})
+    name = body.get("name")
+    parameters: object = next((body[k] for k in _PARAMETER_KEYS if k in body), {})
     if not isinstance(name, str) or not name or not isinstance(parameters, dict):
         return None
     description = body.get("description")
@@ -78,10 +88,19 @@ def parse_definition(item: object) -> ToolDefinition | None:
 
 
 def _genai_definitions(obs: Observation) -> tuple[ToolDefinition, ...]:
+    """`gen_ai.tool.definitions`; else, from pydantic-ai releases before it, the function tools of
+    `model_request_parameters`."""
     value = obs.attributes.get(GENAI_TOOL_DEFINITIONS)
     if isinstance(value, str):
         return _definitions_in_text(value)
-    return tuple(_parsed_items(value))
+    older = obs.attributes.get(PYDANTIC_AI_REQUEST_PARAMETERS)
+    return _request_parameter_definitions(older) if isinstance(older, str) else ()
+
+
+@lru_cache(maxsize=256)
+def _request_parameter_definitions(text: str) -> tuple[ToolDefinition, ...]:
+    decoded = _json(text)
+    return tuple(_parsed_items(decoded.get("function_tools"))) if isinstance(decoded, dict) else ()
 
 
 def _openinference_definitions(obs: Observation) -> Iterator[ToolDefinition]:
@@ -103,7 +122,7 @@ def _definitions_in_text(text: str) -> tuple[ToolDefinition, ...]:
 def _input_definitions(value: object) -> Iterator[ToolDefinition]:
     """A generation input's `tools` list, or the tool messages LangChain's handler appends."""
     if isinstance(value, dict):
-        return _parsed_items(value.get("tools"))
+        return (d for key in _INPUT_TOOL_KEYS for d in _parsed_items(value.get(key)))
     if isinstance(value, list):
         contents = (m.get("content") for m in value if isinstance(m, dict) and m.get("role") == _TOOL_ROLE)
         return _parsed_items([c for c in contents if isinstance(c, dict)])

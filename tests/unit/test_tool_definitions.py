@@ -109,3 +109,17 @@ def test_usage_where_each_source_reports_it_and_none_when_it_does_not() -> None:
     row = {"usageDetails": {"input": 2, "output": 1, "total": 3}, "costDetails": {}, "totalCost": 0.2}
     assert usage_from_langfuse(row) == Usage(tokens=3, cost=0.2)
     assert usage_from_langfuse({}) == Usage()
+
+
+def test_older_pydantic_ai_request_parameters_openai_functions_and_anthropic_tools() -> None:
+    older = json.dumps(
+        {"function_tools": [{"name": "add", "description": "Add.", "parameters_json_schema": PARAMETERS}]}
+    )
+    assert recorded_definitions(_obs("GENERATION", attributes={"model_request_parameters": older})) == (ADD,)
+    functions = {
+        "messages": [],
+        "functions": [{"name": "add", "description": "Add.", "parameters": PARAMETERS}],
+    }
+    assert recorded_definitions(_obs("GENERATION", input=functions)) == (ADD,)
+    anthropic = {"tools": [{"name": "add", "description": "Add.", "input_schema": PARAMETERS}]}
+    assert recorded_definitions(_obs("GENERATION", input=anthropic)) == (ADD,)
