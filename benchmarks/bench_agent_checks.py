@@ -4,7 +4,8 @@ Measures `analyze_agents` from the normalized trace and its observations (buildi
 bench_validate's): tool calls attributed to their agents, tool definitions read from the generations
 (OpenTelemetry GenAI attributes and LangChain's tool messages), each call checked (declared tools,
 parameters, values by JSON Schema, errors), and each agent's figures (latency, tokens, cost).
-Goal: < 100 ms CPU. Prints the figures; asserts nothing.
+Goal: < 100 ms CPU. Prints the figures (and the first run's, which compiles the tools' schemas once
+for the process); asserts nothing.
 
     .venv/bin/python benchmarks/bench_agent_checks.py [--observations 10000] [--repeat 5]
 """
@@ -84,7 +85,7 @@ def synthetic_observations(count: int) -> list[Observation]:
     agents = [add("AGENT", f"agent_{i}", orchestrator) for i in range(AGENTS)]
     i = 0
     while len(observations) < count:
-        parent = agents[i % AGENTS]
+        parent = agents[(i // 4) % AGENTS]  # each agent: a tool call, a model call, spans
         kind = i % 4
         if kind == 0:
             level = "ERROR" if i % 40 == 0 else "DEFAULT"
@@ -121,13 +122,15 @@ def main() -> None:
     args = parser.parse_args()
     observations = synthetic_observations(args.observations)
     trace = build_trace("f" * 32, observations)
-    result = analyse(trace, observations)  # warm-up
+    cold = cpu_ms(trace, observations)  # the first trace compiles its tools' schemas
+    result = analyse(trace, observations)
     runs = [cpu_ms(trace, observations) for _ in range(args.repeat)]
     print(
         f"agent checks: {args.observations} observations ({len(result.calls)} tool calls, "
         f"{len(result.issues)} issues, {len(result.per_agent)} agents), {args.repeat} runs"
     )
     print(f"  CPU time    median {statistics.median(runs):.1f} ms, max {max(runs):.1f} ms  (goal < 100 ms)")
+    print(f"  first run   {cold:.1f} ms (schemas compiled; later traces reuse them)")
 
 
 if __name__ == "__main__":

@@ -124,9 +124,24 @@ def _input_definitions(value: object) -> Iterator[ToolDefinition]:
     if isinstance(value, dict):
         return (d for key in _INPUT_TOOL_KEYS for d in _parsed_items(value.get(key)))
     if isinstance(value, list):
-        contents = (m.get("content") for m in value if isinstance(m, dict) and m.get("role") == _TOOL_ROLE)
-        return _parsed_items([c for c in contents if isinstance(c, dict)])
+        return _parsed_items(_appended_tool_messages(value))
     return iter(())
+
+
+def _appended_tool_messages(messages: list[Any]) -> list[Any]:
+    """The definitions LangChain's handler appends after the conversation, one `{"role": "tool",
+    "content": {...}}` each: read from the end back to the last message that is not one, so a long
+    history is not walked (a tool's result is a tool message too, but its content is text)."""
+    found = []
+    for message in reversed(messages):
+        if not isinstance(message, dict) or message.get("role") != _TOOL_ROLE:
+            break
+        content = message.get("content")
+        if not isinstance(content, dict):
+            break
+        found.append(content)
+    found.reverse()
+    return found
 
 
 def _tool_span_definition(obs: Observation) -> ToolDefinition | None:

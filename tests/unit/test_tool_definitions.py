@@ -50,6 +50,10 @@ def test_a_generations_tools_input_and_langchains_tool_messages() -> None:
     assert recorded_definitions(_obs("GENERATION", input=messages)) == (ADD,)
     result = [{"role": "tool", "content": "3", "tool_call_id": "c1"}]  # a tool's result, not a definition
     assert recorded_definitions(_obs("GENERATION", input=result)) == ()
+    assert recorded_definitions(_obs("GENERATION", input=["text", {"role": "tool", "content": OPENAI}])) == (
+        ADD,
+    )
+    assert recorded_definitions(_obs("GENERATION", input=[{"role": "tool", "content": OPENAI}, "text"])) == ()
 
 
 def test_other_observations_and_malformed_definitions_record_nothing() -> None:

@@ -69,7 +69,7 @@ def analyze_agents(
     names = {agent.id: agent.name for agent in trace.agents}
     schemas = tool_schemas(observations, owners, names, declared_schemas)
     calls = attribute_tool_calls(trace)
-    issues = _check_all(calls, _declared(agent_tools or {}), schemas)
+    issues, unchecked = _check_all(calls, _declared(agent_tools or {}), schemas)
     generations = generations_by_agent(observations, owners, names)
     calls_of, issues_of = _by_agent(calls), _by_agent(issues)
     per_agent = {
@@ -84,25 +84,28 @@ def analyze_agents(
         )
         for name, agent_calls in _calls_by_agent(trace.agents).items()
     }
-    unchecked = {c.tool: None for c in calls if schemas.lookup(c.agent, c.tool) is None}
-    return AgentAnalysis(calls=calls, issues=issues, per_agent=per_agent, unchecked_tools=tuple(unchecked))
+    return AgentAnalysis(calls=calls, issues=issues, per_agent=per_agent, unchecked_tools=unchecked)
 
 
 def _check_all(
     calls: Sequence[AttributedCall], declared: Mapping[str, DeclaredTools], schemas: ToolSchemas
-) -> tuple[ToolIssue, ...]:
+) -> tuple[tuple[ToolIssue, ...], tuple[str, ...]]:
+    """Every call's issues, in call order, and the tools no schema was found for (first-call order)."""
     compiled: dict[int, CompiledSchema] = {}  # by definition: each schema compiled once per trace
+    unchecked: dict[str, None] = {}
     issues: list[ToolIssue] = []
     for call in calls:
         definition = schemas.lookup(call.agent, call.tool)
         schema = None
-        if definition is not None:
+        if definition is None:
+            unchecked[call.tool] = None
+        else:
             schema = compiled.get(id(definition))
             if schema is None:
                 schema = compiled[id(definition)] = CompiledSchema.of(definition)
         allowed = declared.get(normalize_name(call.agent)) if call.agent is not None else None
         issues.extend(check_call(call, allowed=allowed, schema=schema))
-    return tuple(issues)
+    return tuple(issues), tuple(unchecked)
 
 
 def _declared(agent_tools: AgentTools) -> dict[str, DeclaredTools]:

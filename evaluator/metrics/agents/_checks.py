@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from jsonschema.exceptions import SchemaError
@@ -53,7 +54,13 @@ class CompiledSchema:
 
     @classmethod
     def of(cls, definition: ToolDefinition) -> CompiledSchema:
-        schema = definition.parameters
+        """Compiled once per distinct schema in the process: traces repeat their tools' schemas (each
+        agent's model calls record the same list), and checking a schema against its meta-schema
+        costs more than validating many values with it."""
+        return _compiled(json.dumps(definition.parameters, sort_keys=True, default=str))
+
+    @classmethod
+    def _build(cls, schema: Mapping[str, Any]) -> CompiledSchema:
         raw = schema.get("properties")
         properties = raw if isinstance(raw, Mapping) else {}
         defs = {k: schema[k] for k in _DEFINITION_KEYS if k in schema}
@@ -80,6 +87,12 @@ class DeclaredTools:
     @classmethod
     def of(cls, names: Collection[str]) -> DeclaredTools:
         return cls(names=tuple(names), normalized=frozenset(normalize_name(n) for n in names))
+
+
+@lru_cache(maxsize=1024)
+def _compiled(text: str) -> CompiledSchema:
+    decoded = json.loads(text)
+    return CompiledSchema._build(decoded if isinstance(decoded, dict) else {})
 
 
 def check_call(

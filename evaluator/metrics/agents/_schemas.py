@@ -26,6 +26,7 @@ class ToolSchemas:
         self._found: dict[str | None, dict[str, ToolDefinition]] = {agent: {} for agent in sources}
         self._unread: dict[str | None, Iterator[Observation]] = {a: iter(o) for a, o in sources.items()}
         self._anywhere: dict[str, ToolDefinition] = {}
+        self._all_read = False  # every observation read: nothing more to find
 
     def lookup(self, agent: str | None, tool: str) -> ToolDefinition | None:
         return self._recorded_by(agent, tool) or self._recorded_anywhere(tool) or self._declared.get(tool)
@@ -39,11 +40,14 @@ class ToolSchemas:
         return found.get(tool)
 
     def _recorded_anywhere(self, tool: str) -> ToolDefinition | None:
-        for agent in self._unread:
-            if tool in self._anywhere:
-                break
-            while tool not in self._found[agent] and self._read_next(agent):
-                pass
+        if tool not in self._anywhere and not self._all_read:
+            for agent in self._unread:
+                while tool not in self._anywhere and self._read_next(agent):
+                    pass
+                if tool in self._anywhere:
+                    break
+            else:
+                self._all_read = True
         return self._anywhere.get(tool)
 
     def _read_next(self, agent: str | None) -> bool:
