@@ -3,7 +3,9 @@ system one agent's scripted model misuses a tool (a tool outside its declared li
 parameter, an omitted one, a wrong type) while another agent calls its tool rightly. Each issue must
 come out attributed to the agent that made the call, on the call's observation, and nothing on the
 clean runs. The LangGraph, Agents SDK and pydantic-ai systems' schemas come from what the framework
-records in the trace; the `@observe` system's from a tool_schemas file."""
+records in the trace; the `@observe` system's from a tool_schemas file. Hand-offs (the supervisor's
+transfer tools, the Agents SDK's hand-off, pydantic-ai's delegating tool) are in no agent's declared
+tools and must not come out as unauthorized: they are not tool calls."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tool definitions where each framework records them, the tool_schemas file, and reported usage."""
+"""Tool definitions where each framework records them, and the tool_schemas file."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 from evaluator.errors import InputError
 from evaluator.trace import Observation
 from evaluator.trace.tool_definitions import ToolDefinition, load_tool_schemas, recorded_definitions
-from evaluator.trace.usage import Usage, usage_from_langfuse, usage_of
 
 PARAMETERS = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 OPENAI = {"type": "function", "function": {"name": "add", "description": "Add.", "parameters": PARAMETERS}}
@@ -97,22 +96,6 @@ def test_a_bad_tool_schemas_file_names_the_file_the_entry_and_the_fix(
 def test_a_missing_tool_schemas_file_says_so(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read"):
         load_tool_schemas(tmp_path / "absent.json")
-
-
-def test_usage_where_each_source_reports_it_and_none_when_it_does_not() -> None:
-    genai = {"gen_ai.usage.input_tokens": "10", "gen_ai.usage.output_tokens": "5", "operation.cost": "0.01"}
-    assert usage_of(_obs("GENERATION", attributes=genai)) == Usage(tokens=15, cost=0.01)
-    openinference = {"llm.token_count.prompt": "4", "llm.token_count.completion": "3"}
-    assert usage_of(_obs("GENERATION", attributes=openinference)) == Usage(tokens=7, cost=None)
-    assert usage_of(_obs("GENERATION", attributes={"llm.model_name": "m"})) == Usage()
-    sdk = {
-        "langfuse.observation.usage_details": '{"input": 2, "output": 1}',
-        "langfuse.observation.cost_details": '{"total": 0.5}',
-    }
-    assert usage_from_langfuse(sdk) == Usage(tokens=3, cost=0.5)
-    row = {"usageDetails": {"input": 2, "output": 1, "total": 3}, "costDetails": {}, "totalCost": 0.2}
-    assert usage_from_langfuse(row) == Usage(tokens=3, cost=0.2)
-    assert usage_from_langfuse({}) == Usage()
 
 
 def test_older_pydantic_ai_request_parameters_openai_functions_and_anthropic_tools() -> None:
