@@ -32,6 +32,15 @@ from typing import Any
 from evaluator.errors import InputError
 from evaluator.trace.model import GENERATION, TOOL, Observation
 
+__all__ = [
+    "DEFINING_TYPES",
+    "ToolDefinition",
+    "load_tool_schemas",
+    "parse_definition",
+    "recorded_definitions",
+    "tool_schemas_from_document",
+]
+
 GENAI_TOOL_DEFINITIONS = "gen_ai.tool.definitions"
 OPENINFERENCE_TOOLS_PREFIX = "llm.tools."
 OPENINFERENCE_TOOL_SCHEMA_SUFFIX = ".tool.json_schema"

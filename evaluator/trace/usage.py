@@ -21,6 +21,8 @@ from typing import TypeVar
 
 from evaluator.trace.model import Observation
 
+__all__ = ["NOT_REPORTED", "Usage", "usage_from_langfuse", "usage_of"]
+
 USAGE_DETAILS = "langfuse.observation.usage_details"
 COST_DETAILS = "langfuse.observation.cost_details"
 _GENAI_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")

@@ -19,9 +19,7 @@ from evaluator.metrics.agents._figures import (
 )
 from evaluator.metrics.agents._issues import ToolIssue
 from evaluator.metrics.agents._schemas import ToolSchemas, tool_schemas
-from evaluator.trace import AgentCall, Observation, Trace, normalize_name
-from evaluator.trace.tool_definitions import ToolDefinition
-from evaluator.trace.usage import Usage
+from evaluator.trace import AgentCall, Observation, ToolDefinition, Trace, Usage, normalize_name
 
 AgentTools = Mapping[str, Collection[str]]  # agent name -> the tools it may use
 _Owned = TypeVar("_Owned", AttributedCall, ToolIssue)

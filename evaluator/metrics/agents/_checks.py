@@ -34,8 +34,7 @@ from referencing.exceptions import Unresolvable
 
 from evaluator.metrics.agents._attribution import AttributedCall
 from evaluator.metrics.agents._issues import IssueKind, ToolIssue
-from evaluator.trace import normalize_name
-from evaluator.trace.tool_definitions import ToolDefinition
+from evaluator.trace import ToolDefinition, normalize_name
 
 _DEFINITION_KEYS = ("$defs", "definitions")
 _OBSERVE_INPUT = frozenset({"args", "kwargs"})

@@ -9,9 +9,7 @@ from typing import Any
 
 from evaluator.metrics.agents._attribution import AttributedCall
 from evaluator.metrics.agents._issues import ToolIssue
-from evaluator.trace import AgentCall, Observation
-from evaluator.trace.model import GENERATION
-from evaluator.trace.usage import NOT_REPORTED, Usage, usage_of
+from evaluator.trace import GENERATION, NOT_REPORTED, AgentCall, Observation, Usage, usage_of
 
 
 @dataclass(frozen=True, kw_only=True)

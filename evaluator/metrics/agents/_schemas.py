@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
-from evaluator.trace import Observation
-from evaluator.trace.tool_definitions import DEFINING_TYPES, ToolDefinition, recorded_definitions
+from evaluator.trace import DEFINING_TYPES, Observation, ToolDefinition, recorded_definitions
 
 
 class ToolSchemas:
