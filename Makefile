@@ -50,6 +50,7 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_validate.py
+	$(BIN)/python benchmarks/bench_agent_checks.py
 	$(BIN)/python benchmarks/bench_runner.py
 	$(BIN)/python benchmarks/bench_judge.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_overhead.py

@@ -1,12 +1,14 @@
 """The normalized trace, the conventions that recognise agents, tools and hand-offs in it, and where
 traces come from: spans captured in-process (`SpanCollector`, `trace_from_spans`), Langfuse API bodies,
-files, and read-back from Langfuse."""
+files, and read-back from Langfuse; the tool definitions and the usage (tokens, cost) its observations
+record."""
 
 from evaluator.trace.build import build_trace
 from evaluator.trace.capture import SpanCollector, trace_from_spans
 from evaluator.trace.conventions import CONVENTION_NAMES, DEFAULT_RULES, TraceConvention, TraceRules
 from evaluator.trace.model import (
     AGENT,
+    GENERATION,
     TOOL,
     AgentCall,
     Handoff,
@@ -22,11 +24,23 @@ from evaluator.trace.sources import (
     trace_from_langfuse_trace,
     trace_from_observations,
 )
+from evaluator.trace.tool_definitions import (
+    DEFINING_TYPES,
+    ToolDefinition,
+    load_tool_schemas,
+    parse_definition,
+    recorded_definitions,
+    tool_schemas_from_document,
+)
+from evaluator.trace.usage import NOT_REPORTED, Usage, usage_from_langfuse, usage_of
 
 __all__ = [
     "AGENT",
     "CONVENTION_NAMES",
     "DEFAULT_RULES",
+    "DEFINING_TYPES",
+    "GENERATION",
+    "NOT_REPORTED",
     "OBSERVATION_FIELDS",
     "TOOL",
     "AgentCall",
@@ -35,15 +49,23 @@ __all__ = [
     "ReadBack",
     "SpanCollector",
     "ToolCall",
+    "ToolDefinition",
     "Trace",
     "TraceConvention",
     "TraceReader",
     "TraceRules",
+    "Usage",
     "build_trace",
+    "load_tool_schemas",
     "load_trace_file",
     "normalize_name",
+    "parse_definition",
     "read_trace",
+    "recorded_definitions",
+    "tool_schemas_from_document",
     "trace_from_langfuse_trace",
     "trace_from_observations",
     "trace_from_spans",
+    "usage_from_langfuse",
+    "usage_of",
 ]
