@@ -15,7 +15,13 @@ from evaluator.judge.quality import QualityJudge, quality_means
 from evaluator.judge.render import BLOCK_TAGS, Sources, sources_block, untrusted
 from evaluator.judge.replies import CorrectnessReply, QualityReply, json_objects, read_reply
 from evaluator.judge.retry import RateGate, RetryPolicy
-from evaluator.judge.tracing import NO_TRACING, GenerationRecord, JudgementTrace, JudgeTracer
+from evaluator.judge.tracing import (
+    NO_TRACING,
+    GenerationRecord,
+    JudgementTrace,
+    JudgeTracer,
+    UnrecordedJudgement,
+)
 from evaluator.judge.verdicts import CorrectnessVerdict, Judgement, QualityVerdict
 
 __all__ = [
@@ -49,6 +55,7 @@ __all__ = [
     "RetryPolicy",
     "Sources",
     "TokenUsage",
+    "UnrecordedJudgement",
     "VerdictCache",
     "crag_metrics",
     "exact_match",

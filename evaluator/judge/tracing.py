@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from evaluator.judge.model import TokenUsage
 from evaluator.prompts import ChatMessage, Prompt
 
-__all__ = ["NO_TRACING", "GenerationRecord", "JudgeTracer", "JudgementTrace"]
+__all__ = ["NO_TRACING", "GenerationRecord", "JudgeTracer", "JudgementTrace", "UnrecordedJudgement"]
 
 
 class GenerationRecord(Protocol):
@@ -47,8 +47,12 @@ class JudgeTracer(Protocol):
     ) -> AbstractContextManager[JudgementTrace]: ...
 
 
-class _Nothing:
-    trace_id: str | None = None
+class UnrecordedJudgement:
+    """A judgement that records nothing: its generation and outcome go nowhere; `trace_id` is the id
+    its trace would have had (None: none at all)."""
+
+    def __init__(self, trace_id: str | None = None) -> None:
+        self.trace_id = trace_id
 
     def succeeded(self, *, output: str, usage: TokenUsage, model: str) -> None:
         return None
@@ -73,7 +77,7 @@ class NoTracing:
     def judgement(
         self, *, run_id: str, scenario_id: str, judge: str, prompt: Prompt
     ) -> Iterator[JudgementTrace]:
-        yield _Nothing()
+        yield UnrecordedJudgement()
 
 
 NO_TRACING = NoTracing()

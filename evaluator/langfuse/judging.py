@@ -28,7 +28,7 @@ from typing import Any
 from langfuse import Langfuse
 from opentelemetry import trace as otel_trace
 
-from evaluator.judge import GenerationRecord, JudgementTrace, TokenUsage
+from evaluator.judge import GenerationRecord, JudgementTrace, TokenUsage, UnrecordedJudgement
 from evaluator.langfuse.tracing import Tracing
 from evaluator.prompts import ChatMessage, Prompt
 from evaluator.trace import Trace, trace_from_spans
@@ -108,38 +108,6 @@ class _Judgement:
             yield _Generation(observation, self._prices)
 
 
-class _Unrecorded:
-    """A judgement whose trace nobody would see (embedded, not captured): its id, and no spans (each
-    would cost about as much CPU as the rest of the judgement, benchmarks/bench_judges.py)."""
-
-    def __init__(self, trace_id: str) -> None:
-        self._trace_id = trace_id
-
-    @property
-    def trace_id(self) -> str | None:
-        return self._trace_id
-
-    @contextmanager
-    def generation(
-        self, *, name: str, messages: Sequence[ChatMessage], model: str, parameters: Mapping[str, Any]
-    ) -> Iterator[GenerationRecord]:
-        yield _NOT_RECORDED
-
-
-class _NotRecorded:
-    def succeeded(self, *, output: str, usage: TokenUsage, model: str) -> None:
-        return None
-
-    def failed(self, message: str) -> None:
-        return None
-
-    def unusable(self, reason: str) -> None:
-        return None
-
-
-_NOT_RECORDED = _NotRecorded()
-
-
 class JudgeTracing:
     def __init__(
         self,
@@ -164,7 +132,7 @@ class JudgeTracing:
     ) -> Iterator[JudgementTrace]:
         trace_id = self.trace_id_for(run_id, scenario_id, judge)
         if not self._recorded:
-            yield _Unrecorded(trace_id)
+            yield UnrecordedJudgement(trace_id)
             return
         if self._on_trace is not None:
             self._collector.open(trace_id)
