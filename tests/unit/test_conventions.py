@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.metrics import WorkflowValidator, final_answer
+from evaluator.metrics import WorkflowValidator, answer_text, final_answer
 from evaluator.trace import Observation, TraceRules, build_trace, load_trace_file
 from evaluator.trace.otel_mapping import observation_name, observation_type, third_party_attributes
 from tests.builders import TraceBuilder, expected
@@ -152,6 +152,53 @@ def test_final_answer_is_the_last_ai_message_of_a_state() -> None:
     assert final_answer({"messages": [{"role": "user", "content": "q"}]}) is None
     assert final_answer({"messages": [{"type": "ai", "content": [{"type": "text", "text": "a"}]}]}) == "a"
     assert final_answer("plain") == "plain"
+
+
+def test_final_answer_is_the_last_message_an_agent_wrote() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    tutorial = {  # LangGraph's supervisor tutorial: workers answer as named human messages
+        "messages": [
+            HumanMessage(content="Average GDP?"),
+            HumanMessage(content="NY 2.3, CA 3.9", name="researcher"),
+            HumanMessage(content="3.1 trillion", name="coder"),
+        ]
+    }
+    assert final_answer(tutorial, ["supervisor", "researcher", "coder"]) == "3.1 trillion"
+    assert final_answer(tutorial, ["supervisor"]) is None  # a named message of no agent: not an answer
+    as_stored = {
+        "messages": [{"type": "human", "content": "q"}, {"type": "human", "name": "Coder", "content": "a"}]
+    }
+    assert final_answer(as_stored, ["coder"]) == "a"  # dict form, names compared normalized
+    handing_back = {
+        "messages": [
+            HumanMessage(content="q"),
+            AIMessage(content="The sum is 5.", name="math"),
+            AIMessage(
+                content="Transferring back", name="math", tool_calls=[{"name": "t", "args": {}, "id": "1"}]
+            ),
+            ToolMessage(content="Successfully transferred", tool_call_id="1", name="math"),
+        ]
+    }
+    assert final_answer(handing_back, ["math"]) == "The sum is 5."  # no tool call, no tool result
+    empty = {"messages": [HumanMessage(content="q"), AIMessage(content=""), AIMessage(content=[])]}
+    assert final_answer(empty) is None
+
+
+def test_a_structured_response_is_the_answer_and_reads_as_its_fields() -> None:
+    from pydantic import BaseModel
+
+    class Report(BaseModel):
+        city: str
+        degrees: int
+
+    state = {
+        "messages": [{"type": "ai", "content": ""}],
+        "structured_response": Report(city="Paris", degrees=21),
+    }
+    assert answer_text(final_answer(state)) == '{"city": "Paris", "degrees": 21}'
+    stored = {"messages": [], "structured_response": {"city": "Paris", "degrees": 21}}
+    assert answer_text(final_answer(stored)) == answer_text(final_answer(state))
 
 
 def test_configuration_names_the_same_conventions_and_checks_patterns() -> None:
