@@ -1,12 +1,20 @@
 """The normalized trace from each source: built observations, Langfuse API bodies, captured spans."""
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from evaluator.errors import TraceError
-from evaluator.trace import Trace, load_trace_file, trace_from_langfuse_trace, trace_from_observations
+from evaluator.trace import (
+    Observation,
+    Trace,
+    build_trace,
+    load_trace_file,
+    trace_from_langfuse_trace,
+    trace_from_observations,
+)
 from tests.builders import TraceBuilder
 
 LANGFUSE_TRACE = {
@@ -186,6 +194,38 @@ def test_tools_with_the_same_start_keep_the_order_they_ended_in() -> None:
         },
     ]
     assert trace_from_observations([{"data": rows}]).tool_path == ["first", "second"]
+
+
+def _same_millisecond_calls(alpha_end_ms: float) -> tuple[list[Observation], list[dict[str, str]]]:
+    """zeta then alpha, started 40 microseconds apart inside millisecond 1 (in-process: nanoseconds,
+    as floats), each as captured and as Langfuse stores it (milliseconds)."""
+    base = datetime(2026, 11, 22, 10, tzinfo=UTC).timestamp()
+    calls = [("z", "zeta", 1.1003, 1.1400), ("a", "alpha", 1.1403, alpha_end_ms)]
+    captured = [
+        Observation(
+            id=i, parent_id=None, type="TOOL", name=n, start_time=base + s / 1000, end_time=base + e / 1000
+        )
+        for i, n, s, e in calls
+    ]
+    stored = [
+        {"id": i, "type": "TOOL", "name": n, "startTime": f"2026-11-22T10:00:00.{int(s):03d}Z"}
+        | {"endTime": f"2026-11-22T10:00:00.{int(e):03d}Z"}
+        for i, n, s, e in calls
+    ]
+    return captured, stored
+
+
+def test_calls_in_one_millisecond_are_ordered_alike_captured_and_read_back() -> None:
+    # Both ended inside millisecond 1: by name, on every side and whatever order the rows come in
+    captured, stored = _same_millisecond_calls(alpha_end_ms=1.9)
+    assert build_trace("t", captured).tool_path == ["alpha", "zeta"]
+    for rows in (stored, stored[::-1]):
+        assert trace_from_observations([{"data": rows}]).tool_path == ["alpha", "zeta"]
+    # zeta ended before alpha's millisecond ended: the real order, known on both sides
+    captured, stored = _same_millisecond_calls(alpha_end_ms=2.3)
+    assert build_trace("t", captured).tool_path == ["zeta", "alpha"]
+    for rows in (stored, stored[::-1]):
+        assert trace_from_observations([{"data": rows}]).tool_path == ["zeta", "alpha"]
 
 
 def test_text_outputs_stay_text_and_the_traces_endpoint_dedupes() -> None:
