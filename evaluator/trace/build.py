@@ -4,8 +4,13 @@ Rules that hold under every convention (DESIGN.md, Trace model):
 - Order: start time; on a tie, ancestors before descendants, then the call that ended first.
 - Hand-offs: a tool call whose name is a hand-off pattern (`transfer_to_<agent>`, ...), or whose call
   ran another agent (delegation: a sub-agent as a tool), is a hand-off, not a tool.
-- Entry agents: declared in the rules; known from the framework (`TraceConvention.entry_agents`); or the
-  one top-level agent that encloses every other agent. Sibling agents under a plain span are not.
+- Entry agents: declared in the rules; known from the framework (`TraceConvention.entry_agents`); the
+  one top-level agent that encloses every other agent; or the first top-level agent when its own model
+  was offered hand-off tools (langgraph-supervisor's supervisor, a swarm's default agent): a router by
+  construction, so it is the orchestrator in a run where it answers without handing over too.
+  Sibling agents under a plain span are not. An agent that delegates through ordinary tools (sub-agents
+  as tools) shows it is an orchestrator only when it delegates: declare it (`entry_agents`) to exempt
+  it in runs where it answers alone.
 - An agent directly inside an agent of the same name is the same call recorded twice (a framework
   span inside a team's own wrapper) and counts once, unless the name is a method name such as `run`.
 - Ambiguity: agents or tools named like methods (`run`, `execute`, ...) that ran as several calls, or
@@ -30,6 +35,7 @@ from evaluator.trace.conventions.detect import assign_roles
 from evaluator.trace.model import (
     ERROR_LEVEL,
     FLOW_KEY,
+    GENERATION,
     AgentCall,
     Handoff,
     Observation,
@@ -37,7 +43,7 @@ from evaluator.trace.model import (
     Trace,
     normalize_name,
 )
-from evaluator.trace.naming import ambiguity_warnings, parse_arguments
+from evaluator.trace.naming import ambiguity_warnings, offered_tools, parse_arguments
 
 _GENERIC_NAMES = frozenset({"run", "arun", "execute", "invoke", "ainvoke", "call", "__call__", "main"})
 
@@ -57,7 +63,7 @@ def build_trace(
     nearest = _nearest_agents(tree, roles)
     agents = _agents(tree, roles, nearest)
     tools, handoffs, tool_order = _tools_and_handoffs(tree, roles, nearest, rules, agents)
-    entry_ids = _entry_ids(tree, conventions, rules, agents)
+    entry_ids = _entry_ids(tree, conventions, rules, agents, nearest)
     agents = [a if a.id not in entry_ids else _as_entry(a) for a in agents]
     ordered = tree.ordered
     roots = tree.roots
@@ -219,6 +225,7 @@ def _entry_ids(
     conventions: list[TraceConvention],
     rules: TraceRules,
     agents: list[AgentCall],
+    nearest: Mapping[str, str | None],
 ) -> set[str]:
     found = [(a.id, a.name) for a in agents]
     entry = {a.id for a in agents if a.name in rules.entry_agents}
@@ -227,7 +234,23 @@ def _entry_ids(
     top = [a for a in agents if a.parent is None]
     if len({a.name for a in top}) == 1 and len(top) < len(agents):
         entry |= {a.id for a in top}  # one agent encloses all the others
+    if top and _offered_handoffs(tree, top[0].id, rules, nearest):
+        entry |= {a.id for a in top if a.name == top[0].name}  # a router, whether it routed or not
     return entry
+
+
+def _offered_handoffs(
+    tree: Tree, agent_id: str, rules: TraceRules, nearest: Mapping[str, str | None]
+) -> bool:
+    """Whether a model call of this agent's own (not of an agent inside it) was offered a hand-off tool.
+    (A scan of the ordered observations, not of the agent's descendants: a parent cycle in bad input is
+    cut there, not in the child links.)"""
+    return any(
+        o.type == GENERATION
+        and nearest.get(o.id) == agent_id
+        and any(rules.handoff_target(name) is not None for name in offered_tools(o))
+        for o in tree.ordered
+    )
 
 
 def _as_entry(agent: AgentCall) -> AgentCall:

@@ -137,6 +137,17 @@ CASES = [
         agents={"included": ["math_expert"], "unexpected": []},
         handoffs=["math_expert"],
     ),
+    Case(  # the supervisor answers small talk itself: still the orchestrator, exempt from strict checks
+        id="supervisor-answers-without-delegating",
+        target="supervisor",
+        input="Hello there",
+        expected={
+            "agents": {"exclude": ["research_expert", "math_expert"]},
+            "answer": {"contains": ["Hello!"]},
+        },
+        status="passed",
+        agents={"excluded": ["research_expert", "math_expert"], "unexpected": []},
+    ),
     Case(  # a phrase of the question is not in the answer, whichever output mode
         id="supervisor-full-history-answer-not-the-question",
         target="supervisor_full_history",
@@ -181,6 +192,14 @@ CASES = [
         status="passed",
         tools={"included": ["transfer_to_bob"]},
         handoffs=["bob"],
+    ),
+    Case(  # the default agent, offered hand-offs, is the swarm's entry whether it hands over or not
+        id="swarm-default-agent-answers-alone",
+        target="swarm",
+        input="Please add 2 and 3",
+        expected={"agents": {"exclude": ["bob"]}, "tools": {"include": ["add"]}},
+        status="passed",
+        agents={"excluded": ["bob"], "unexpected": []},
     ),
     Case(  # the whole state returned: the agent that has the floor answers
         id="swarm-state-answer",

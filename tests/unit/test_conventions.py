@@ -216,3 +216,48 @@ def test_configuration_names_the_same_conventions_and_checks_patterns() -> None:
         TargetConfig(entry="m:f", agent_pattern="(")
     with pytest.raises(ValidationError):
         TargetConfig.model_validate({"entry": "m:f", "convention": "crewai"})
+
+
+def _answering_alone(model_input: object) -> Observation:
+    """A run in which one agent's model answered; its input as Langfuse stores it."""
+    return Observation(
+        id="g", parent_id="a", type="GENERATION", name="model", start_time=2.0, input=model_input
+    )
+
+
+def test_an_agent_offered_handoffs_is_the_orchestrator_even_when_it_answers_alone() -> None:
+    handoff = {"type": "function", "function": {"name": "transfer_to_math_expert", "parameters": {}}}
+    plain = {"type": "function", "function": {"name": "web_search", "parameters": {}}}
+    langchain = [{"role": "user", "content": "Hello"}, {"role": "tool", "content": handoff}]
+    openai_body = {"messages": [{"role": "user", "content": "Hello"}], "tools": [{"name": "handoff to Math"}]}
+    for model_input, entry in (
+        (langchain, True),
+        (openai_body, True),
+        ([{"role": "user", "content": "Hello"}, {"role": "tool", "content": plain}], False),
+        ("Hello", False),
+    ):
+        observations = [
+            Observation(id="r", parent_id=None, type="SPAN", name="root", start_time=0.0),
+            Observation(id="a", parent_id="r", type="AGENT", name="supervisor", start_time=1.0),
+            _answering_alone(model_input),
+        ]
+        trace = build_trace("t", observations)
+        assert trace.entry_agents == ({"supervisor"} if entry else set()), model_input
+        verdict = WorkflowValidator().validate(expected(agents={"exclude": ["math_expert"]}), trace)
+        assert verdict.agents.passed is entry
+    # a configured hand-off pattern counts as well
+    custom = [{"role": "tool", "content": {"name": "delegate_math"}}]
+    rules = TraceRules(handoff_patterns=(r"^delegate_(?P<agent>.+)$",))
+    observations = [Observation(id="a", parent_id=None, type="AGENT", name="lead", start_time=1.0)]
+    assert build_trace("t", [*observations, _answering_alone(custom)], rules=rules).entry_agents == {"lead"}
+
+
+def test_only_the_first_agents_own_model_calls_make_it_a_router() -> None:
+    handoff = [{"role": "tool", "content": {"type": "function", "function": {"name": "transfer_to_bob"}}}]
+    observations = [
+        Observation(id="r", parent_id=None, type="SPAN", name="root", start_time=0.0),
+        Observation(id="w", parent_id="r", type="AGENT", name="writer", start_time=1.0),
+        Observation(id="b", parent_id="r", type="AGENT", name="alice", start_time=2.0),
+        Observation(id="g", parent_id="b", type="GENERATION", name="model", start_time=2.5, input=handoff),
+    ]
+    assert build_trace("t", observations).entry_agents == set()  # alice is not the start: writer is

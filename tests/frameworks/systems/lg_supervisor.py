@@ -49,7 +49,10 @@ def _supervisor(messages: Sequence[BaseMessage]) -> AIMessage:
             if isinstance(m, AIMessage) and str(m.content).startswith(("Found", "The"))
         )
         return AIMessage(content=f"Answer: {last_worker.content}")
-    if "add" in question(messages).lower():
+    asked = question(messages).lower()
+    if asked.startswith("hello"):  # small talk: the supervisor answers itself, delegating nothing
+        return AIMessage(content="Hello! Ask me about research or arithmetic.")
+    if "add" in asked:
         return call("transfer_to_math_expert", "h1")
     return call("transfer_to_research_expert", "h1")
 
