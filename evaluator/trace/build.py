@@ -2,6 +2,8 @@
 
 Rules that hold under every convention (DESIGN.md, Trace model):
 - Order: start time; on a tie, ancestors before descendants, then the call that ended first.
+- Tool calls: tool runs; runs of one tool with the same tool-call id are one call (a tool resumed
+  after LangGraph's `interrupt()` runs again from its start), made when the first run began.
 - Hand-offs: a tool call whose name is a hand-off pattern (`transfer_to_<agent>`, ...), or whose call
   ran another agent (delegation: a sub-agent as a tool), is a hand-off, not a tool.
 - Entry agents: declared in the rules; known from the framework (`TraceConvention.entry_agents`); the
@@ -43,7 +45,7 @@ from evaluator.trace.model import (
     Trace,
     normalize_name,
 )
-from evaluator.trace.naming import ambiguity_warnings, offered_tools, parse_arguments
+from evaluator.trace.naming import ambiguity_warnings, offered_tools, parse_arguments, tool_call_id
 
 _GENERIC_NAMES = frozenset({"run", "arun", "execute", "invoke", "ainvoke", "call", "__call__", "main"})
 
@@ -161,44 +163,69 @@ def _tools_and_handoffs(
     tools: list[ToolCall] = []
     handoffs: list[Handoff] = []
     order: list[int] = []
+    for first, last in _tool_calls(tree, roles):
+        name = roles[first.id].name
+        source_id = nearest[first.id]
+        source = roles[source_id].name if source_id is not None else None
+        position = len(tools) + len(handoffs)
+        found = (
+            _handoff_target(
+                tree,
+                run,
+                tool_name=name,
+                rules=rules,
+                agent_ids=agent_ids,
+                roles=roles,
+                by_normal_name=by_normal_name,
+            )
+            for run in ((first,) if last is first else (first, last))  # a resumed call: either run
+        )
+        target = next((t for t in found if t is not None), None)
+        if target is not None:
+            handoffs.append(
+                Handoff(via=name, source=source, target=target, start_time=first.start_time, order=position)
+            )
+            continue
+        order.append(position)
+        tools.append(_tool_call(name, source, first, last))
+    return tools, handoffs, order
+
+
+def _tool_calls(tree: Tree, roles: Mapping[str, Role]) -> list[tuple[Observation, Observation]]:
+    """Each tool call as (its first run, its last run), in call order. Runs of one tool that carry the
+    same tool-call id are one call run again: a LangGraph tool resumed after `interrupt()` starts over
+    (the paused run, then the one that finished), as may a retried one. Runs without an id are calls
+    of their own."""
+    calls: list[list[Observation]] = []
+    by_key: dict[tuple[str, str], list[Observation]] = {}
     for obs in tree.ordered:
         role = roles.get(obs.id)
         if role is None or role.kind != "tool":
             continue
-        source_id = nearest[obs.id]
-        source = roles[source_id].name if source_id is not None else None
-        position = len(tools) + len(handoffs)
-        target = _handoff_target(
-            tree,
-            obs,
-            tool_name=role.name,
-            rules=rules,
-            agent_ids=agent_ids,
-            roles=roles,
-            by_normal_name=by_normal_name,
-        )
-        if target is not None:
-            handoffs.append(
-                Handoff(
-                    via=role.name, source=source, target=target, start_time=obs.start_time, order=position
-                )
-            )
+        call_id = tool_call_id(obs)
+        runs = by_key.get((role.name, call_id)) if call_id is not None else None
+        if runs is not None:
+            runs.append(obs)
             continue
-        order.append(position)
-        tools.append(
-            ToolCall(
-                name=role.name,
-                agent=source,
-                input=obs.input,
-                output=obs.output,
-                start_time=obs.start_time,
-                end_time=obs.end_time,
-                error=_error(obs),
-                arguments=parse_arguments(obs),
-                id=obs.id,
-            )
-        )
-    return tools, handoffs, order
+        calls.append([obs])
+        if call_id is not None:
+            by_key[(role.name, call_id)] = calls[-1]
+    return [(runs[0], runs[-1]) for runs in calls]
+
+
+def _tool_call(name: str, agent: str | None, first: Observation, last: Observation) -> ToolCall:
+    """One call from its runs: made when the first began, with the outcome of the last."""
+    return ToolCall(
+        name=name,
+        agent=agent,
+        input=first.input,
+        output=last.output,
+        start_time=first.start_time,
+        end_time=last.end_time,
+        error=_error(last),
+        arguments=parse_arguments(first),
+        id=first.id,
+    )
 
 
 def _handoff_target(

@@ -31,6 +31,18 @@ def parse_arguments(obs: Observation) -> Mapping[str, Any] | None:
     return None
 
 
+# Where frameworks record the id the model gave a tool call: LangChain's tool runs (metadata), the
+# OpenTelemetry GenAI conventions (pydantic-ai: attributes).
+_CALL_ID_METADATA = "tool_call_id"
+_CALL_ID_ATTRIBUTES = ("gen_ai.tool.call.id",)
+
+
+def tool_call_id(obs: Observation) -> str | None:
+    """The id of the model's tool call this tool run carries out, or None when the trace has none."""
+    values = (obs.metadata.get(_CALL_ID_METADATA), *(obs.attributes.get(k) for k in _CALL_ID_ATTRIBUTES))
+    return next((v for v in values if isinstance(v, str) and v), None)
+
+
 def offered_tools(obs: Observation) -> list[str]:
     """The names of the tools a model call was offered, from its input as Langfuse stores it: the
     LangChain handler adds each bound tool as a `{"role": "tool", "content": <definition>}` message; an

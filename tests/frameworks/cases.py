@@ -14,6 +14,7 @@ TARGETS = {
     "supervisor_full_history": "tests.frameworks.systems.lg_supervisor:run_full_history",
     "swarm_state": "tests.frameworks.systems.lg_swarm:run_state",
     "structured": "tests.frameworks.systems.lc_structured:run",
+    "interrupt": "tests.frameworks.systems.lg_interrupt:run",
     "subagents": "tests.frameworks.systems.lc_subagents:run",
     "swarm": "tests.frameworks.systems.lg_swarm:run",
     "agents_sdk": "tests.frameworks.systems.agents_sdk:run",
@@ -161,6 +162,20 @@ CASES = [
         agents={"included": ["math_expert"], "unexpected": []},
         tools={"included": ["add"], "unexpected": []},
         handoffs=["math_expert"],
+    ),
+    Case(  # the tool paused at interrupt() and ran again on resume: one call
+        id="interrupted-tool-is-one-call",
+        target="interrupt",
+        input="Book a stay at McKittrick hotel",
+        expected={
+            "agents": {"include": ["travel_agent"]},
+            "tools": {"include": ["book_hotel"]},
+            "trajectory": {"tools": ["book_hotel"]},
+            "answer": {"contains": ["Booked a stay at McKittrick Hotel."]},
+        },
+        status="passed",
+        agents={"included": ["travel_agent"], "unexpected": []},
+        tools={"included": ["book_hotel"], "unexpected": []},
     ),
     Case(
         id="subagents-research",

@@ -228,6 +228,30 @@ def test_calls_in_one_millisecond_are_ordered_alike_captured_and_read_back() -> 
         assert trace_from_observations([{"data": rows}]).tool_path == ["zeta", "alpha"]
 
 
+def test_runs_of_one_tool_call_id_are_one_call_made_when_the_first_began() -> None:
+    # LangGraph: a tool paused at interrupt() runs again from its start on resume, same tool call id
+    def run(obs_id: str, start: float, output: object, **ids: str) -> Observation:
+        metadata = {"tool_call_id": ids["meta"]} if "meta" in ids else {}
+        attributes = {"gen_ai.tool.call.id": ids["attr"]} if "attr" in ids else {}
+        return Observation(
+            id=obs_id, parent_id=None, type="TOOL", name="book", start_time=start, end_time=start + 0.1,
+            output=output, metadata=metadata, attributes=attributes,
+        )  # fmt: skip
+
+    paused, lookup, resumed = (
+        run("p", 1.0, None, meta="b1"),
+        run("l", 2.0, "x"),
+        run("r", 3.0, "Booked", meta="b1"),
+    )
+    other = Observation(id="o", parent_id=None, type="TOOL", name="lookup", start_time=2.0)
+    trace = build_trace("t", [paused, other, resumed])
+    assert trace.tool_path == ["book", "lookup"]
+    assert (trace.tools[0].start_time, trace.tools[0].output, trace.tools[0].end_time) == (1.0, "Booked", 3.1)
+    genai = [run("a", 1.0, None, attr="c1"), run("b", 2.0, "ok", attr="c1"), run("c", 3.0, "ok", attr="c2")]
+    assert build_trace("t", genai).tool_path == ["book", "book"]  # c2 is another call
+    assert build_trace("t", [paused, lookup]).tool_path == ["book", "book"]  # no id: calls of their own
+
+
 def test_text_outputs_stay_text_and_the_traces_endpoint_dedupes() -> None:
     row = {"id": "r", "type": "SPAN", "name": "root", "output": "42", "updatedAt": "2026-11-22T10:00:01Z"}
     stale = dict(row, name="stale", updatedAt="2026-11-22T10:00:00Z")
