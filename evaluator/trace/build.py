@@ -17,12 +17,17 @@ Rules that hold under every convention (DESIGN.md, Trace model):
   span inside a team's own wrapper) and counts once, unless the name is a method name such as `run`.
 - Ambiguity: agents or tools named like methods (`run`, `execute`, ...) that ran as several calls, or
   nested in one another, give a warning saying how to name them.
-- Flow: the `flow` metadata of the earliest observation that has one, else the first non-entry agent.
+- Guardrails: an agent run inside a guardrail (a GUARDRAIL observation) checks the workflow's input
+  or output; it is an agent for include/exclude, always expected under strict checks (it runs on
+  every input, by configuration), and never the flow nor an entry agent.
+- Flow: the `flow` metadata of the earliest observation that has one, else the first agent that is
+  neither an entry agent nor a guardrail's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from evaluator.trace.conventions import (
@@ -38,6 +43,7 @@ from evaluator.trace.model import (
     ERROR_LEVEL,
     FLOW_KEY,
     GENERATION,
+    GUARDRAIL,
     AgentCall,
     Handoff,
     Observation,
@@ -66,7 +72,11 @@ def build_trace(
     agents = _agents(tree, roles, nearest)
     tools, handoffs, tool_order = _tools_and_handoffs(tree, roles, nearest, rules, agents)
     entry_ids = _entry_ids(tree, conventions, rules, agents, nearest)
-    agents = [a if a.id not in entry_ids else _as_entry(a) for a in agents]
+    guardrail_ids = _guardrail_ids(tree, agents)
+    agents = [
+        replace(a, entry=a.id in entry_ids and a.id not in guardrail_ids, guardrail=a.id in guardrail_ids)
+        for a in agents
+    ]
     ordered = tree.ordered
     roots = tree.roots
     return Trace(
@@ -280,16 +290,10 @@ def _offered_handoffs(
     )
 
 
-def _as_entry(agent: AgentCall) -> AgentCall:
-    return AgentCall(
-        name=agent.name,
-        entry=True,
-        start_time=agent.start_time,
-        end_time=agent.end_time,
-        error=agent.error,
-        id=agent.id,
-        parent=agent.parent,
-    )
+def _guardrail_ids(tree: Tree, agents: list[AgentCall]) -> set[str]:
+    """Agents run inside a guardrail (a GUARDRAIL observation: the OpenAI Agents SDK's guardrail spans,
+    `as_type="guardrail"`): the guardrail's checking agent, never an orchestrator nor the flow."""
+    return {a.id for a in agents if any(o.type == GUARDRAIL for o in tree.ancestors(tree.by_id[a.id]))}
 
 
 def _error(obs: Observation) -> str | None:
@@ -301,4 +305,4 @@ def _flow(ordered: Iterable[Observation], agents: list[AgentCall]) -> str | None
         value = obs.metadata.get(FLOW_KEY)
         if value is not None and value != "":
             return str(value)
-    return next((a.name for a in agents if not a.entry), None)
+    return next((a.name for a in agents if not a.entry and not a.guardrail), None)

@@ -261,3 +261,21 @@ def test_only_the_first_agents_own_model_calls_make_it_a_router() -> None:
         Observation(id="g", parent_id="b", type="GENERATION", name="model", start_time=2.5, input=handoff),
     ]
     assert build_trace("t", observations).entry_agents == set()  # alice is not the start: writer is
+
+
+def test_a_guardrails_agent_is_an_agent_but_never_the_flow_nor_unexpected() -> None:
+    observations = [
+        Observation(id="r", parent_id=None, type="SPAN", name="root", start_time=0.0),
+        Observation(id="g", parent_id="r", type="GUARDRAIL", name="math_guardrail", start_time=1.0),
+        Observation(id="c", parent_id="g", type="AGENT", name="Guardrail check", start_time=1.1),
+        Observation(id="b", parent_id="r", type="AGENT", name="billing", start_time=2.0),
+    ]
+    trace = build_trace("t", observations)
+    assert trace.flow == "billing" and trace.entry_agents == set()
+    assert trace.always_expected_agents == {"Guardrail check"}
+    validator = WorkflowValidator()
+    assert validator.validate(expected(agents={"include": ["billing"]}), trace).agents.passed
+    named = validator.validate(expected(agents={"include": ["billing", "Guardrail check"]}), trace).agents
+    assert named.included == ("billing", "Guardrail check")
+    excluded = validator.validate(expected(agents={"exclude": ["Guardrail check"]}), trace).agents
+    assert excluded.unexpected == ("Guardrail check", "billing")
