@@ -10,9 +10,9 @@ The rules, per kind (agents, tools), with C the names called, and the scenario's
                none of include / allow / the entry agents (first-call order)
 - pass       = no missing and no unexpected;  overall pass = agents.pass and tools.pass
 
-Entry agents (orchestrators: declared, or known from the framework; trace/build.py) are always
-expected. No duplicates in any list. An empty expectation with strict=True therefore fails on any call
-that is not an entry agent.
+Entry agents (orchestrators: declared, or known from the framework; trace/build.py) and the agents
+guardrails run are always expected (`Trace.always_expected_agents`). No duplicates in any list. An
+empty expectation with strict=True therefore fails on any call that is not always expected.
 
 No false avoidance: an excluded name that appears anywhere in the trace (an observation of any type, a
 hand-off or its target) without being called as an agent or tool of that kind is not `excluded`
@@ -222,7 +222,7 @@ class WorkflowValidator(MetricBase):
 
     def validate(self, expected: Expected, trace: Trace) -> WorkflowVerdict:
         agent_calls, tool_calls = trace.agent_names, called_tools(expected, trace)
-        agents = validate_kind(agent_calls, expected.agents, trace.entry_agents, trace.names)
+        agents = validate_kind(agent_calls, expected.agents, trace.always_expected_agents, trace.names)
         tools = validate_kind(tool_calls, expected.tools, present=trace.names)
         return WorkflowVerdict(
             agents=agents,

@@ -2,9 +2,11 @@
 gives the same verdict as the spans captured in-process (a delivery check, not a second opinion).
 
 Langfuse stores times in milliseconds, so calls made within the same millisecond come back with equal
-start times and an order Langfuse cannot know. The verdicts of order-sensitive metrics (the trajectory:
-its tool path, or its flow, the first non-entry agent) that differ only inside such a tie, their
-order-free part the same, are reported as *unsure*, not as different. The stored trace is judged with
+start times. Both sides order such calls the same way (the trace tree reads every source at millisecond
+resolution and breaks ties alike: `trace/conventions/_tree.py`), so they give the same verdict. A
+trajectory (its tool path, or its flow: the first non-entry agent) that still differs only inside such
+a tie (an in-process time a fraction of a microsecond from a millisecond's end, which a server may
+round otherwise) is reported as *unsure*, not as different. The stored trace is judged with
 the result's own metrics.
 """
 

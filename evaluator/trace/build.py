@@ -2,20 +2,32 @@
 
 Rules that hold under every convention (DESIGN.md, Trace model):
 - Order: start time; on a tie, ancestors before descendants, then the call that ended first.
+- Tool calls: tool runs; runs of one tool with the same tool-call id are one call (a tool resumed
+  after LangGraph's `interrupt()` runs again from its start), made when the first run began.
 - Hand-offs: a tool call whose name is a hand-off pattern (`transfer_to_<agent>`, ...), or whose call
   ran another agent (delegation: a sub-agent as a tool), is a hand-off, not a tool.
-- Entry agents: declared in the rules; known from the framework (`TraceConvention.entry_agents`); or the
-  one top-level agent that encloses every other agent. Sibling agents under a plain span are not.
+- Entry agents: declared in the rules; known from the framework (`TraceConvention.entry_agents`); the
+  one top-level agent that encloses every other agent; or the first top-level agent when its own model
+  was offered hand-off tools (langgraph-supervisor's supervisor, a swarm's default agent): a router by
+  construction, so it is the orchestrator in a run where it answers without handing over too.
+  Sibling agents under a plain span are not. An agent that delegates through ordinary tools (sub-agents
+  as tools) shows it is an orchestrator only when it delegates: declare it (`entry_agents`) to exempt
+  it in runs where it answers alone.
 - An agent directly inside an agent of the same name is the same call recorded twice (a framework
   span inside a team's own wrapper) and counts once, unless the name is a method name such as `run`.
 - Ambiguity: agents or tools named like methods (`run`, `execute`, ...) that ran as several calls, or
   nested in one another, give a warning saying how to name them.
-- Flow: the `flow` metadata of the earliest observation that has one, else the first non-entry agent.
+- Guardrails: an agent run inside a guardrail (a GUARDRAIL observation) checks the workflow's input
+  or output; it is an agent for include/exclude, always expected under strict checks (it runs on
+  every input, by configuration), and never the flow nor an entry agent.
+- Flow: the `flow` metadata of the earliest observation that has one, else the first agent that is
+  neither an entry agent nor a guardrail's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from evaluator.trace.conventions import (
@@ -30,6 +42,8 @@ from evaluator.trace.conventions.detect import assign_roles
 from evaluator.trace.model import (
     ERROR_LEVEL,
     FLOW_KEY,
+    GENERATION,
+    GUARDRAIL,
     AgentCall,
     Handoff,
     Observation,
@@ -37,7 +51,7 @@ from evaluator.trace.model import (
     Trace,
     normalize_name,
 )
-from evaluator.trace.naming import ambiguity_warnings, parse_arguments
+from evaluator.trace.naming import ambiguity_warnings, offered_tools, parse_arguments, tool_call_id
 
 __all__ = ["build_trace"]
 
@@ -59,8 +73,12 @@ def build_trace(
     nearest = _nearest_agents(tree, roles)
     agents = _agents(tree, roles, nearest)
     tools, handoffs, tool_order = _tools_and_handoffs(tree, roles, nearest, rules, agents)
-    entry_ids = _entry_ids(tree, conventions, rules, agents)
-    agents = [a if a.id not in entry_ids else _as_entry(a) for a in agents]
+    entry_ids = _entry_ids(tree, conventions, rules, agents, nearest)
+    guardrail_ids = _guardrail_ids(tree, agents)
+    agents = [
+        replace(a, entry=a.id in entry_ids and a.id not in guardrail_ids, guardrail=a.id in guardrail_ids)
+        for a in agents
+    ]
     ordered = tree.ordered
     roots = tree.roots
     return Trace(
@@ -157,44 +175,69 @@ def _tools_and_handoffs(
     tools: list[ToolCall] = []
     handoffs: list[Handoff] = []
     order: list[int] = []
+    for first, last in _tool_calls(tree, roles):
+        name = roles[first.id].name
+        source_id = nearest[first.id]
+        source = roles[source_id].name if source_id is not None else None
+        position = len(tools) + len(handoffs)
+        found = (
+            _handoff_target(
+                tree,
+                run,
+                tool_name=name,
+                rules=rules,
+                agent_ids=agent_ids,
+                roles=roles,
+                by_normal_name=by_normal_name,
+            )
+            for run in ((first,) if last is first else (first, last))  # a resumed call: either run
+        )
+        target = next((t for t in found if t is not None), None)
+        if target is not None:
+            handoffs.append(
+                Handoff(via=name, source=source, target=target, start_time=first.start_time, order=position)
+            )
+            continue
+        order.append(position)
+        tools.append(_tool_call(name, source, first, last))
+    return tools, handoffs, order
+
+
+def _tool_calls(tree: Tree, roles: Mapping[str, Role]) -> list[tuple[Observation, Observation]]:
+    """Each tool call as (its first run, its last run), in call order. Runs of one tool that carry the
+    same tool-call id are one call run again: a LangGraph tool resumed after `interrupt()` starts over
+    (the paused run, then the one that finished), as may a retried one. Runs without an id are calls
+    of their own."""
+    calls: list[list[Observation]] = []
+    by_key: dict[tuple[str, str], list[Observation]] = {}
     for obs in tree.ordered:
         role = roles.get(obs.id)
         if role is None or role.kind != "tool":
             continue
-        source_id = nearest[obs.id]
-        source = roles[source_id].name if source_id is not None else None
-        position = len(tools) + len(handoffs)
-        target = _handoff_target(
-            tree,
-            obs,
-            tool_name=role.name,
-            rules=rules,
-            agent_ids=agent_ids,
-            roles=roles,
-            by_normal_name=by_normal_name,
-        )
-        if target is not None:
-            handoffs.append(
-                Handoff(
-                    via=role.name, source=source, target=target, start_time=obs.start_time, order=position
-                )
-            )
+        call_id = tool_call_id(obs)
+        runs = by_key.get((role.name, call_id)) if call_id is not None else None
+        if runs is not None:
+            runs.append(obs)
             continue
-        order.append(position)
-        tools.append(
-            ToolCall(
-                name=role.name,
-                agent=source,
-                input=obs.input,
-                output=obs.output,
-                start_time=obs.start_time,
-                end_time=obs.end_time,
-                error=_error(obs),
-                arguments=parse_arguments(obs),
-                id=obs.id,
-            )
-        )
-    return tools, handoffs, order
+        calls.append([obs])
+        if call_id is not None:
+            by_key[(role.name, call_id)] = calls[-1]
+    return [(runs[0], runs[-1]) for runs in calls]
+
+
+def _tool_call(name: str, agent: str | None, first: Observation, last: Observation) -> ToolCall:
+    """One call from its runs: made when the first began, with the outcome of the last."""
+    return ToolCall(
+        name=name,
+        agent=agent,
+        input=first.input,
+        output=last.output,
+        start_time=first.start_time,
+        end_time=last.end_time,
+        error=_error(last),
+        arguments=parse_arguments(first),
+        id=first.id,
+    )
 
 
 def _handoff_target(
@@ -221,6 +264,7 @@ def _entry_ids(
     conventions: list[TraceConvention],
     rules: TraceRules,
     agents: list[AgentCall],
+    nearest: Mapping[str, str | None],
 ) -> set[str]:
     found = [(a.id, a.name) for a in agents]
     entry = {a.id for a in agents if a.name in rules.entry_agents}
@@ -229,19 +273,29 @@ def _entry_ids(
     top = [a for a in agents if a.parent is None]
     if len({a.name for a in top}) == 1 and len(top) < len(agents):
         entry |= {a.id for a in top}  # one agent encloses all the others
+    if top and _offered_handoffs(tree, top[0].id, rules, nearest):
+        entry |= {a.id for a in top if a.name == top[0].name}  # a router, whether it routed or not
     return entry
 
 
-def _as_entry(agent: AgentCall) -> AgentCall:
-    return AgentCall(
-        name=agent.name,
-        entry=True,
-        start_time=agent.start_time,
-        end_time=agent.end_time,
-        error=agent.error,
-        id=agent.id,
-        parent=agent.parent,
+def _offered_handoffs(
+    tree: Tree, agent_id: str, rules: TraceRules, nearest: Mapping[str, str | None]
+) -> bool:
+    """Whether a model call of this agent's own (not of an agent inside it) was offered a hand-off tool.
+    (A scan of the ordered observations, not of the agent's descendants: a parent cycle in bad input is
+    cut there, not in the child links.)"""
+    return any(
+        o.type == GENERATION
+        and nearest.get(o.id) == agent_id
+        and any(rules.handoff_target(name) is not None for name in offered_tools(o))
+        for o in tree.ordered
     )
+
+
+def _guardrail_ids(tree: Tree, agents: list[AgentCall]) -> set[str]:
+    """Agents run inside a guardrail (a GUARDRAIL observation: the OpenAI Agents SDK's guardrail spans,
+    `as_type="guardrail"`): the guardrail's checking agent, never an orchestrator nor the flow."""
+    return {a.id for a in agents if any(o.type == GUARDRAIL for o in tree.ancestors(tree.by_id[a.id]))}
 
 
 def _error(obs: Observation) -> str | None:
@@ -253,4 +307,4 @@ def _flow(ordered: Iterable[Observation], agents: list[AgentCall]) -> str | None
         value = obs.metadata.get(FLOW_KEY)
         if value is not None and value != "":
             return str(value)
-    return next((a.name for a in agents if not a.entry), None)
+    return next((a.name for a in agents if not a.entry and not a.guardrail), None)

@@ -35,6 +35,7 @@ __all__ = [
 AGENT = "AGENT"
 TOOL = "TOOL"
 GENERATION = "GENERATION"
+GUARDRAIL = "GUARDRAIL"
 ERROR_LEVEL = "ERROR"
 FLOW_KEY = "flow"
 
@@ -66,6 +67,7 @@ class AgentCall:
     error: str | None = None
     id: str = ""  # the observation id
     parent: str | None = None  # the name of the nearest enclosing agent
+    guardrail: bool = False  # it ran inside a guardrail: it checks the workflow, is not a step of it
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -123,6 +125,12 @@ class Trace:
     @property
     def entry_agents(self) -> frozenset[str]:
         return frozenset(a.name for a in self.agents if a.entry)
+
+    @property
+    def always_expected_agents(self) -> frozenset[str]:
+        """Agents strict checks never report unexpected: the orchestrators (entry agents) and the agents
+        guardrails run (an input guardrail's checking agent runs on every input, by configuration)."""
+        return frozenset(a.name for a in self.agents if a.entry or a.guardrail)
 
     @property
     def tool_path(self) -> list[str]:

@@ -33,6 +33,42 @@ def parse_arguments(obs: Observation) -> Mapping[str, Any] | None:
     return None
 
 
+# Where frameworks record the id the model gave a tool call: LangChain's tool runs (metadata), the
+# OpenTelemetry GenAI conventions (pydantic-ai: attributes).
+_CALL_ID_METADATA = "tool_call_id"
+_CALL_ID_ATTRIBUTES = ("gen_ai.tool.call.id",)
+
+
+def tool_call_id(obs: Observation) -> str | None:
+    """The id of the model's tool call this tool run carries out, or None when the trace has none."""
+    values = (obs.metadata.get(_CALL_ID_METADATA), *(obs.attributes.get(k) for k in _CALL_ID_ATTRIBUTES))
+    return next((v for v in values if isinstance(v, str) and v), None)
+
+
+def offered_tools(obs: Observation) -> list[str]:
+    """The names of the tools a model call was offered, from its input as Langfuse stores it: the
+    LangChain handler adds each bound tool as a `{"role": "tool", "content": <definition>}` message; an
+    OpenAI-style request body lists them under `tools`. A definition is `{"type": "function",
+    "function": {"name": ...}}` or `{"name": ...}`; anything else names nothing."""
+    value = obs.input
+    if isinstance(value, Mapping):
+        items = value.get("tools")
+        definitions = items if isinstance(items, list) else []
+    elif isinstance(value, list):
+        definitions = [m.get("content") for m in value if isinstance(m, Mapping) and m.get("role") == "tool"]
+    else:
+        definitions = []
+    return [name for d in definitions if (name := _tool_name(d)) is not None]
+
+
+def _tool_name(definition: Any) -> str | None:
+    if not isinstance(definition, Mapping):
+        return None
+    function = definition.get("function")
+    name = function.get("name") if isinstance(function, Mapping) else definition.get("name")
+    return name if isinstance(name, str) and name else None
+
+
 def ambiguity_warnings(
     tree: Tree,
     roles: Mapping[str, Role],

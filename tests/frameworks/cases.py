@@ -10,11 +10,18 @@ from typing import Any
 TARGETS = {
     "supervisor": "tests.frameworks.systems.lg_supervisor:run",
     "handbuilt": "tests.frameworks.systems.lg_handbuilt:run",
+    "tutorial_supervisor": "tests.frameworks.systems.lg_tutorial_supervisor:run",
+    "supervisor_full_history": "tests.frameworks.systems.lg_supervisor:run_full_history",
+    "swarm_state": "tests.frameworks.systems.lg_swarm:run_state",
+    "structured": "tests.frameworks.systems.lc_structured:run",
+    "interrupt": "tests.frameworks.systems.lg_interrupt:run",
     "subagents": "tests.frameworks.systems.lc_subagents:run",
     "swarm": "tests.frameworks.systems.lg_swarm:run",
     "agents_sdk": "tests.frameworks.systems.agents_sdk:run",
+    "agents_sdk_guardrail": "tests.frameworks.systems.agents_sdk_guardrail:run",
     "pydantic_ai": "tests.frameworks.systems.pydantic_delegation:run",
     "pydantic_output": "tests.frameworks.systems.pydantic_output:run",
+    "pydantic_parallel": "tests.frameworks.systems.pydantic_parallel:run",
     "observe_functions": "tests.frameworks.systems.observe_functions:run",
     "observe_classes": "tests.frameworks.systems.observe_classes:run",
     "observe_flow": "tests.frameworks.systems.observe_flow:run",
@@ -33,7 +40,7 @@ class Case:
     target: str
     input: str
     expected: dict[str, Any]
-    status: str  # the right verdict
+    status: str | None  # the right verdict (None: it depends on the clock; every path must agree)
     agents: dict[str, list[str]] = field(default_factory=dict)  # verdict lists that must come out so
     tools: dict[str, list[str]] = field(default_factory=dict)
     handoffs: list[str] = field(default_factory=list)  # hand-off targets, in order
@@ -93,6 +100,84 @@ CASES = [
         status="failed",
         agents={"excluded": [], "unexpected": ["writer"]},
     ),
+    Case(  # the workers answer as HumanMessage(name=<node>); the supervisor routes without a message
+        id="tutorial-supervisor-answer-from-a-worker",
+        target="tutorial_supervisor",
+        input="Find the latest GDP of New York and California, then calculate the average",
+        expected={
+            "agents": {"include": ["researcher", "coder"]},
+            "tools": {"include": ["tavily_search", "python_repl_tool"]},
+            "answer": {"contains": ["3.1 trillion"]},
+        },
+        status="passed",
+        agents={"included": ["researcher", "coder"], "unexpected": []},
+        tools={"unexpected": []},
+    ),
+    Case(  # the supervisor answers last; the worker's "Transferring back" message is no answer
+        id="supervisor-full-history-answer",
+        target="supervisor_full_history",
+        input="Please add 2 and 3",
+        expected={
+            "agents": {"include": ["math_expert"]},
+            "tools": {"include": ["add"]},
+            "answer": {"contains": ["Answer: The sum is 5.0."]},
+        },
+        status="passed",
+        agents={"included": ["math_expert"], "unexpected": []},
+        handoffs=["math_expert"],
+    ),
+    Case(  # the default output mode, "last_message", answers the same way
+        id="supervisor-last-message-answer",
+        target="supervisor",
+        input="Please add 2 and 3, thanks",
+        expected={
+            "agents": {"include": ["math_expert"]},
+            "tools": {"include": ["add"]},
+            "answer": {"contains": ["Answer: The sum is 5.0."]},
+        },
+        status="passed",
+        agents={"included": ["math_expert"], "unexpected": []},
+        handoffs=["math_expert"],
+    ),
+    Case(  # the supervisor answers small talk itself: still the orchestrator, exempt from strict checks
+        id="supervisor-answers-without-delegating",
+        target="supervisor",
+        input="Hello there",
+        expected={
+            "agents": {"exclude": ["research_expert", "math_expert"]},
+            "answer": {"contains": ["Hello!"]},
+        },
+        status="passed",
+        agents={"excluded": ["research_expert", "math_expert"], "unexpected": []},
+    ),
+    Case(  # a phrase of the question is not in the answer, whichever output mode
+        id="supervisor-full-history-answer-not-the-question",
+        target="supervisor_full_history",
+        input="Please add 2 and 3, quickly",
+        expected={
+            "agents": {"include": ["math_expert"]},
+            "tools": {"include": ["add"]},
+            "answer": {"contains": ["quickly"]},
+        },
+        status="failed",  # for the answer only
+        agents={"included": ["math_expert"], "unexpected": []},
+        tools={"included": ["add"], "unexpected": []},
+        handoffs=["math_expert"],
+    ),
+    Case(  # the tool paused at interrupt() and ran again on resume: one call
+        id="interrupted-tool-is-one-call",
+        target="interrupt",
+        input="Book a stay at McKittrick hotel",
+        expected={
+            "agents": {"include": ["travel_agent"]},
+            "tools": {"include": ["book_hotel"]},
+            "trajectory": {"tools": ["book_hotel"]},
+            "answer": {"contains": ["Booked a stay at McKittrick Hotel."]},
+        },
+        status="passed",
+        agents={"included": ["travel_agent"], "unexpected": []},
+        tools={"included": ["book_hotel"], "unexpected": []},
+    ),
     Case(
         id="subagents-research",
         target="subagents",
@@ -124,6 +209,36 @@ CASES = [
         tools={"included": ["transfer_to_bob"]},
         handoffs=["bob"],
     ),
+    Case(  # the default agent, offered hand-offs, is the swarm's entry whether it hands over or not
+        id="swarm-default-agent-answers-alone",
+        target="swarm",
+        input="Please add 2 and 3",
+        expected={"agents": {"exclude": ["bob"]}, "tools": {"include": ["add"]}},
+        status="passed",
+        agents={"excluded": ["bob"], "unexpected": []},
+    ),
+    Case(  # the whole state returned: the agent that has the floor answers
+        id="swarm-state-answer",
+        target="swarm_state",
+        input="Speak like a pirate, please",
+        expected={"agents": {"include": ["alice", "bob"]}, "answer": {"contains": ["ahoy matey"]}},
+        status="passed",
+        agents={"included": ["alice", "bob"], "unexpected": []},
+        handoffs=["bob"],
+    ),
+    Case(  # the structured response is the answer, not the empty message that called its tool
+        id="structured-response-answer",
+        target="structured",
+        input="How is the weather in Paris?",
+        expected={
+            "agents": {"include": ["weather_agent"]},
+            "tools": {"include": ["get_weather"]},
+            "answer": {"contains": ['"temperature_celsius": 21', "Sunny and mild"]},
+        },
+        status="passed",
+        agents={"included": ["weather_agent"], "unexpected": []},
+        tools={"included": ["get_weather"], "unexpected": []},
+    ),
     Case(
         id="agents-sdk-english",
         target="agents_sdk",
@@ -152,6 +267,40 @@ CASES = [
         handoffs=["English agent"],
         warns=True,
     ),
+    Case(  # the guardrail's agent checks the input: never the flow, never unexpected under strict
+        id="agents-sdk-guardrail-is-not-the-flow",
+        target="agents_sdk_guardrail",
+        input="When does my order ship?",
+        expected={
+            "agents": {"include": ["Billing agent"]},
+            "trajectory": {"tools": [], "flow": "Billing agent"},
+            "answer": {"contains": ["ships tomorrow"]},
+        },
+        status="passed",
+        agents={"included": ["Billing agent"], "unexpected": []},
+        handoffs=["Billing agent"],
+        flow="Billing agent",
+    ),
+    Case(  # a tripped guardrail: its agent ran and can be named; the run stopped before the hand-off
+        id="agents-sdk-guardrail-agent-can-be-named",
+        target="agents_sdk_guardrail",
+        input="Solve 2x+3=7 for x",
+        expected={
+            "agents": {"include": ["Guardrail check"], "exclude": ["Billing agent"]},
+            "answer": {"contains": ["cannot help"]},
+        },
+        status="passed",
+        agents={"included": ["Guardrail check"], "excluded": ["Billing agent"], "unexpected": []},
+    ),
+    Case(  # an agent all the same: excluded and ran is unexpected
+        id="agents-sdk-guardrail-agent-excluded-ran",
+        target="agents_sdk_guardrail",
+        input="When is my invoice due?",
+        expected={"agents": {"include": ["Billing agent"], "exclude": ["Guardrail check"]}},
+        status="failed",
+        agents={"included": ["Billing agent"], "excluded": [], "unexpected": ["Guardrail check"]},
+        handoffs=["Billing agent"],
+    ),
     Case(
         id="pydantic-ai-delegation",
         target="pydantic_ai",
@@ -172,6 +321,18 @@ CASES = [
         },
         status="passed",
         tools={"included": ["get_weather"], "unexpected": []},
+    ),
+    Case(  # parallel tool calls inside one millisecond: ordered as Langfuse can order them, everywhere
+        id="pydantic-ai-parallel-tool-calls",
+        target="pydantic_parallel",
+        input="What time is it in Paris, and how are the weather and the air?",
+        expected={
+            "agents": {"include": ["city_agent"]},
+            "tools": {"include": ["zone_time", "weather", "air_quality"]},
+            "trajectory": {"tools": ["air_quality", "weather", "zone_time"]},
+        },
+        status=None,  # the path is the alphabet's when the calls share a millisecond, else the clock's
+        tools={"included": ["zone_time", "weather", "air_quality"], "unexpected": []},
     ),
     Case(
         id="observe-sibling-agent-unexpected",

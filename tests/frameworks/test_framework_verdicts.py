@@ -81,7 +81,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 def _check(case: Case, result: dict[str, Any]) -> None:
-    assert result["status"] == case.status, (
+    assert case.status is None or result["status"] == case.status, (
         case.id,
         result["workflow"],
         result["answer"],
@@ -106,6 +106,13 @@ def test_run_gives_the_right_verdict_for_the_right_reasons(runs: dict[str, Any],
 def test_verify_langfuse_finds_the_stored_traces_give_the_same_verdicts(runs: dict[str, Any]) -> None:
     stdout = runs["connected"]["_stdout"]
     assert "differ" not in stdout.lower() or "0 differ" in stdout.lower(), stdout
+
+
+def test_verify_langfuse_is_sure_of_every_trace(runs: dict[str, Any]) -> None:
+    """In-process capture and Langfuse order calls that share a millisecond the same way, so no
+    verdict is left unsure (pydantic-ai's parallel tool calls)."""
+    stdout = runs["connected"]["_stdout"]
+    assert f"Verified in Langfuse: {len(CASES)} traces give the same verdict" in stdout, stdout
 
 
 def _verdict(result: ScenarioResult) -> dict[str, Any]:

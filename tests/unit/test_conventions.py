@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.metrics import WorkflowValidator, final_answer
+from evaluator.metrics import WorkflowValidator, answer_text, final_answer
 from evaluator.trace import Observation, TraceRules, build_trace, load_trace_file
 from evaluator.trace.otel_mapping import observation_name, observation_type, third_party_attributes
 from tests.builders import TraceBuilder, expected
@@ -154,6 +154,53 @@ def test_final_answer_is_the_last_ai_message_of_a_state() -> None:
     assert final_answer("plain") == "plain"
 
 
+def test_final_answer_is_the_last_message_an_agent_wrote() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    tutorial = {  # LangGraph's supervisor tutorial: workers answer as named human messages
+        "messages": [
+            HumanMessage(content="Average GDP?"),
+            HumanMessage(content="NY 2.3, CA 3.9", name="researcher"),
+            HumanMessage(content="3.1 trillion", name="coder"),
+        ]
+    }
+    assert final_answer(tutorial, ["supervisor", "researcher", "coder"]) == "3.1 trillion"
+    assert final_answer(tutorial, ["supervisor"]) is None  # a named message of no agent: not an answer
+    as_stored = {
+        "messages": [{"type": "human", "content": "q"}, {"type": "human", "name": "Coder", "content": "a"}]
+    }
+    assert final_answer(as_stored, ["coder"]) == "a"  # dict form, names compared normalized
+    handing_back = {
+        "messages": [
+            HumanMessage(content="q"),
+            AIMessage(content="The sum is 5.", name="math"),
+            AIMessage(
+                content="Transferring back", name="math", tool_calls=[{"name": "t", "args": {}, "id": "1"}]
+            ),
+            ToolMessage(content="Successfully transferred", tool_call_id="1", name="math"),
+        ]
+    }
+    assert final_answer(handing_back, ["math"]) == "The sum is 5."  # no tool call, no tool result
+    empty = {"messages": [HumanMessage(content="q"), AIMessage(content=""), AIMessage(content=[])]}
+    assert final_answer(empty) is None
+
+
+def test_a_structured_response_is_the_answer_and_reads_as_its_fields() -> None:
+    from pydantic import BaseModel
+
+    class Report(BaseModel):
+        city: str
+        degrees: int
+
+    state = {
+        "messages": [{"type": "ai", "content": ""}],
+        "structured_response": Report(city="Paris", degrees=21),
+    }
+    assert answer_text(final_answer(state)) == '{"city": "Paris", "degrees": 21}'
+    stored = {"messages": [], "structured_response": {"city": "Paris", "degrees": 21}}
+    assert answer_text(final_answer(stored)) == answer_text(final_answer(state))
+
+
 def test_configuration_names_the_same_conventions_and_checks_patterns() -> None:
     from typing import get_args
 
@@ -169,3 +216,66 @@ def test_configuration_names_the_same_conventions_and_checks_patterns() -> None:
         TargetConfig(entry="m:f", agent_pattern="(")
     with pytest.raises(ValidationError):
         TargetConfig.model_validate({"entry": "m:f", "convention": "crewai"})
+
+
+def _answering_alone(model_input: object) -> Observation:
+    """A run in which one agent's model answered; its input as Langfuse stores it."""
+    return Observation(
+        id="g", parent_id="a", type="GENERATION", name="model", start_time=2.0, input=model_input
+    )
+
+
+def test_an_agent_offered_handoffs_is_the_orchestrator_even_when_it_answers_alone() -> None:
+    handoff = {"type": "function", "function": {"name": "transfer_to_math_expert", "parameters": {}}}
+    plain = {"type": "function", "function": {"name": "web_search", "parameters": {}}}
+    langchain = [{"role": "user", "content": "Hello"}, {"role": "tool", "content": handoff}]
+    openai_body = {"messages": [{"role": "user", "content": "Hello"}], "tools": [{"name": "handoff to Math"}]}
+    for model_input, entry in (
+        (langchain, True),
+        (openai_body, True),
+        ([{"role": "user", "content": "Hello"}, {"role": "tool", "content": plain}], False),
+        ("Hello", False),
+    ):
+        observations = [
+            Observation(id="r", parent_id=None, type="SPAN", name="root", start_time=0.0),
+            Observation(id="a", parent_id="r", type="AGENT", name="supervisor", start_time=1.0),
+            _answering_alone(model_input),
+        ]
+        trace = build_trace("t", observations)
+        assert trace.entry_agents == ({"supervisor"} if entry else set()), model_input
+        verdict = WorkflowValidator().validate(expected(agents={"exclude": ["math_expert"]}), trace)
+        assert verdict.agents.passed is entry
+    # a configured hand-off pattern counts as well
+    custom = [{"role": "tool", "content": {"name": "delegate_math"}}]
+    rules = TraceRules(handoff_patterns=(r"^delegate_(?P<agent>.+)$",))
+    observations = [Observation(id="a", parent_id=None, type="AGENT", name="lead", start_time=1.0)]
+    assert build_trace("t", [*observations, _answering_alone(custom)], rules=rules).entry_agents == {"lead"}
+
+
+def test_only_the_first_agents_own_model_calls_make_it_a_router() -> None:
+    handoff = [{"role": "tool", "content": {"type": "function", "function": {"name": "transfer_to_bob"}}}]
+    observations = [
+        Observation(id="r", parent_id=None, type="SPAN", name="root", start_time=0.0),
+        Observation(id="w", parent_id="r", type="AGENT", name="writer", start_time=1.0),
+        Observation(id="b", parent_id="r", type="AGENT", name="alice", start_time=2.0),
+        Observation(id="g", parent_id="b", type="GENERATION", name="model", start_time=2.5, input=handoff),
+    ]
+    assert build_trace("t", observations).entry_agents == set()  # alice is not the start: writer is
+
+
+def test_a_guardrails_agent_is_an_agent_but_never_the_flow_nor_unexpected() -> None:
+    observations = [
+        Observation(id="r", parent_id=None, type="SPAN", name="root", start_time=0.0),
+        Observation(id="g", parent_id="r", type="GUARDRAIL", name="math_guardrail", start_time=1.0),
+        Observation(id="c", parent_id="g", type="AGENT", name="Guardrail check", start_time=1.1),
+        Observation(id="b", parent_id="r", type="AGENT", name="billing", start_time=2.0),
+    ]
+    trace = build_trace("t", observations)
+    assert trace.flow == "billing" and trace.entry_agents == set()
+    assert trace.always_expected_agents == {"Guardrail check"}
+    validator = WorkflowValidator()
+    assert validator.validate(expected(agents={"include": ["billing"]}), trace).agents.passed
+    named = validator.validate(expected(agents={"include": ["billing", "Guardrail check"]}), trace).agents
+    assert named.included == ("billing", "Guardrail check")
+    excluded = validator.validate(expected(agents={"exclude": ["Guardrail check"]}), trace).agents
+    assert excluded.unexpected == ("Guardrail check", "billing")

@@ -1,12 +1,20 @@
 """The normalized trace from each source: built observations, Langfuse API bodies, captured spans."""
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from evaluator.errors import TraceError
-from evaluator.trace import Trace, load_trace_file, trace_from_langfuse_trace, trace_from_observations
+from evaluator.trace import (
+    Observation,
+    Trace,
+    build_trace,
+    load_trace_file,
+    trace_from_langfuse_trace,
+    trace_from_observations,
+)
 from tests.builders import TraceBuilder
 
 LANGFUSE_TRACE = {
@@ -186,6 +194,62 @@ def test_tools_with_the_same_start_keep_the_order_they_ended_in() -> None:
         },
     ]
     assert trace_from_observations([{"data": rows}]).tool_path == ["first", "second"]
+
+
+def _same_millisecond_calls(alpha_end_ms: float) -> tuple[list[Observation], list[dict[str, str]]]:
+    """zeta then alpha, started 40 microseconds apart inside millisecond 1 (in-process: nanoseconds,
+    as floats), each as captured and as Langfuse stores it (milliseconds)."""
+    base = datetime(2026, 11, 22, 10, tzinfo=UTC).timestamp()
+    calls = [("z", "zeta", 1.1003, 1.1400), ("a", "alpha", 1.1403, alpha_end_ms)]
+    captured = [
+        Observation(
+            id=i, parent_id=None, type="TOOL", name=n, start_time=base + s / 1000, end_time=base + e / 1000
+        )
+        for i, n, s, e in calls
+    ]
+    stored = [
+        {"id": i, "type": "TOOL", "name": n, "startTime": f"2026-11-22T10:00:00.{int(s):03d}Z"}
+        | {"endTime": f"2026-11-22T10:00:00.{int(e):03d}Z"}
+        for i, n, s, e in calls
+    ]
+    return captured, stored
+
+
+def test_calls_in_one_millisecond_are_ordered_alike_captured_and_read_back() -> None:
+    # Both ended inside millisecond 1: by name, on every side and whatever order the rows come in
+    captured, stored = _same_millisecond_calls(alpha_end_ms=1.9)
+    assert build_trace("t", captured).tool_path == ["alpha", "zeta"]
+    for rows in (stored, stored[::-1]):
+        assert trace_from_observations([{"data": rows}]).tool_path == ["alpha", "zeta"]
+    # zeta ended before alpha's millisecond ended: the real order, known on both sides
+    captured, stored = _same_millisecond_calls(alpha_end_ms=2.3)
+    assert build_trace("t", captured).tool_path == ["zeta", "alpha"]
+    for rows in (stored, stored[::-1]):
+        assert trace_from_observations([{"data": rows}]).tool_path == ["zeta", "alpha"]
+
+
+def test_runs_of_one_tool_call_id_are_one_call_made_when_the_first_began() -> None:
+    # LangGraph: a tool paused at interrupt() runs again from its start on resume, same tool call id
+    def run(obs_id: str, start: float, output: object, **ids: str) -> Observation:
+        metadata = {"tool_call_id": ids["meta"]} if "meta" in ids else {}
+        attributes = {"gen_ai.tool.call.id": ids["attr"]} if "attr" in ids else {}
+        return Observation(
+            id=obs_id, parent_id=None, type="TOOL", name="book", start_time=start, end_time=start + 0.1,
+            output=output, metadata=metadata, attributes=attributes,
+        )  # fmt: skip
+
+    paused, lookup, resumed = (
+        run("p", 1.0, None, meta="b1"),
+        run("l", 2.0, "x"),
+        run("r", 3.0, "Booked", meta="b1"),
+    )
+    other = Observation(id="o", parent_id=None, type="TOOL", name="lookup", start_time=2.0)
+    trace = build_trace("t", [paused, other, resumed])
+    assert trace.tool_path == ["book", "lookup"]
+    assert (trace.tools[0].start_time, trace.tools[0].output, trace.tools[0].end_time) == (1.0, "Booked", 3.1)
+    genai = [run("a", 1.0, None, attr="c1"), run("b", 2.0, "ok", attr="c1"), run("c", 3.0, "ok", attr="c2")]
+    assert build_trace("t", genai).tool_path == ["book", "book"]  # c2 is another call
+    assert build_trace("t", [paused, lookup]).tool_path == ["book", "book"]  # no id: calls of their own
 
 
 def test_text_outputs_stay_text_and_the_traces_endpoint_dedupes() -> None:

@@ -1,8 +1,21 @@
 """The observation tree every convention reads: observations in start order (ancestors before
-descendants on equal start times), parents, children and depths, built once per trace in O(n)."""
+descendants on equal start times), parents, children and depths, built once per trace in O(n).
+
+Start order is read at the resolution Langfuse stores times in, milliseconds, on every source: in-process
+capture knows nanoseconds, but a verdict drawn in-process must equal the one drawn from the stored trace
+(`validate --trace-id`, `run --verify-langfuse`). So calls that start within one millisecond (parallel
+tool calls, a scripted model's whole run) are ordered by what both sides know, the same way on both:
+the ancestor first, then the one that ended in an earlier millisecond (a call that ended before the
+other began came first: real order, where it is knowable), then by name, then by id (both sides have
+the span id as the observation id). Order across milliseconds is the clock's, as before. The cost: two
+calls that start and end within the same milliseconds come out by name, even in-process, where the
+nanoseconds knew better; the order of such calls cannot be read back from Langfuse, and a verdict that
+changed with the source would be worse than one that is by the alphabet.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -11,7 +24,7 @@ from evaluator.trace.model import Observation
 
 @dataclass(frozen=True, kw_only=True)
 class Tree:
-    ordered: tuple[Observation, ...]  # start order; ties: ancestors first, then the one that ended first
+    ordered: tuple[Observation, ...]  # start order by the millisecond; ties: see the module docstring
     by_id: dict[str, Observation]
     children: dict[str, list[Observation]]  # in start order
     depth: dict[str, int]
@@ -51,11 +64,19 @@ class Tree:
         return [o for o in self.ordered if self.parent(o) is None]
 
 
-def _start_order(obs: Observation, depth: int) -> tuple[float, int, float]:
-    """Start time; on a tie (Langfuse keeps milliseconds) the ancestor first, then the one that ended
-    first (it most likely started first). A missing start sorts first."""
-    start = -1.0 if obs.start_time is None else obs.start_time
-    return start, depth, float("inf") if obs.end_time is None else obs.end_time
+def _start_order(obs: Observation, depth: int) -> tuple[float, int, float, str, str]:
+    """The start millisecond; on a tie the ancestor first, then the one that ended in an earlier
+    millisecond, then by name and id (see the module docstring). A missing start sorts first, a
+    missing end last."""
+    return _millisecond(obs.start_time, -1.0), depth, _millisecond(obs.end_time, math.inf), obs.name, obs.id
+
+
+def _millisecond(seconds: float | None, missing: float) -> float:
+    """The millisecond a time falls in, as Langfuse truncates it. A stored time (an exact millisecond
+    as float seconds) floors to itself; an in-process one within a fraction of a microsecond of a
+    millisecond's end may float into the next: rare, and it changes an order only if another call
+    started within that same fraction of a microsecond."""
+    return missing if seconds is None else float(math.floor(seconds * 1000))
 
 
 def _depths(items: list[Observation], by_id: dict[str, Observation]) -> dict[str, int]:

@@ -20,8 +20,11 @@ a `RetryPolicy` retry, or a resume after `interrupt()`).
 - Entry agent: the graph's start node when it is an orchestrator: control comes back to it after
   another agent (a supervisor), or it routes to another agent node, as its recorded choice shows (a
   router: its output a `Command(goto=...)`, or its conditional edge's routing function answering
-  with the node). A pipeline's first stage (a plain edge) is not one, and a swarm's agents hand over
-  for good, through their hand-off tools, so none of them is an entry agent.
+  with the node). A pipeline's first stage (a plain edge) is not one. A swarm's agents hand over for
+  good, through their hand-off tools, so their hand-offs make none of them a router here; but the
+  first agent whose model is offered hand-off tools (a swarm's default agent, langgraph-supervisor's
+  supervisor) is the entry agent by a rule of every convention (`build`), as the first agent of an
+  OpenAI Agents SDK workflow is, whether or not it hands over in the run.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """langgraph-supervisor, as its README builds it: a supervisor over `research_expert` (web search) and
-`math_expert` (add), traced with Langfuse's CallbackHandler created at import time."""
+`math_expert` (add), traced with Langfuse's CallbackHandler created at import time; with the default
+`output_mode` ("last_message": only a worker's last message joins the history) and with "full_history"
+(every message of the worker's run joins it)."""
 
 from __future__ import annotations
 
@@ -47,7 +49,10 @@ def _supervisor(messages: Sequence[BaseMessage]) -> AIMessage:
             if isinstance(m, AIMessage) and str(m.content).startswith(("Found", "The"))
         )
         return AIMessage(content=f"Answer: {last_worker.content}")
-    if "add" in question(messages).lower():
+    asked = question(messages).lower()
+    if asked.startswith("hello"):  # small talk: the supervisor answers itself, delegating nothing
+        return AIMessage(content="Hello! Ask me about research or arithmetic.")
+    if "add" in asked:
         return call("transfer_to_math_expert", "h1")
     return call("transfer_to_research_expert", "h1")
 
@@ -61,10 +66,22 @@ math_agent = create_react_agent(
 app = create_supervisor(
     [research_agent, math_agent], model=ScriptedChat(script=_supervisor), prompt="Route the question."
 ).compile()
+full_history_app = create_supervisor(
+    [research_agent, math_agent],
+    model=ScriptedChat(script=_supervisor),
+    prompt="Route the question.",
+    output_mode="full_history",
+).compile()
 
 
 def run(request: Any) -> object:
     """Returns the graph's whole final state, as LangGraph examples do."""
     return app.invoke(
+        {"messages": [{"role": "user", "content": request.input}]}, config={"callbacks": [langfuse_handler]}
+    )
+
+
+def run_full_history(request: Any) -> object:
+    return full_history_app.invoke(
         {"messages": [{"role": "user", "content": request.input}]}, config={"callbacks": [langfuse_handler]}
     )

@@ -52,3 +52,9 @@ def run(request: Any) -> object:
     config = {"configurable": {"thread_id": request.scenario_id}, "callbacks": [langfuse_handler]}
     state = app.invoke({"messages": [{"role": "user", "content": request.input}]}, config=config)
     return next(m.content for m in reversed(state["messages"]) if not isinstance(m, ToolMessage))
+
+
+def run_state(request: Any) -> object:
+    """The swarm's whole final state, as langgraph-swarm's README prints it."""
+    config = {"configurable": {"thread_id": request.scenario_id}, "callbacks": [langfuse_handler]}
+    return app.invoke({"messages": [{"role": "user", "content": request.input}]}, config=config)
