@@ -29,7 +29,16 @@ from evaluator.judge.metric import JudgeRuntime, PromptRef, judge_of
 from evaluator.judge.render import correctness_variables
 from evaluator.judge.replies import CorrectnessReply
 from evaluator.judge.verdicts import CorrectnessLabel, CorrectnessVerdict, Judgement
-from evaluator.metrics import Figure, Gate, MetricBase, MetricContext, ScoreDefinition, Verdict, answer_text
+from evaluator.metrics import (
+    Figure,
+    Gate,
+    MetricBase,
+    MetricContext,
+    ScoreDefinition,
+    Verdict,
+    answer_text,
+    final_answer,
+)
 from evaluator.scenarios import Scenario
 
 __all__ = ["CATEGORIES", "DEFINITION", "CorrectnessJudge", "crag_metrics"]
@@ -92,11 +101,12 @@ class CorrectnessJudge(MetricBase):
     ) -> tuple[Verdict | None, Judgement]:
         spec = context.scenario.expected.answer
         ground_truth = spec.ground_truth if spec is not None and spec.ground_truth else ""
-        ruled = self.by_rule(answer_text(context.answer), ground_truth)
+        answer = final_answer(context.answer, context.trace.agent_names)  # as `answer.contains` reads it
+        ruled = self.by_rule(answer_text(answer), ground_truth)
         if ruled is not None:
             return ruled, ruled.judgement
         variables = correctness_variables(
-            question=context.scenario.input, answer=context.answer, ground_truth=ground_truth
+            question=context.scenario.input, answer=answer, ground_truth=ground_truth
         )
         reply, judgement = runtime.ask(
             self.key,

@@ -15,7 +15,16 @@ from evaluator.judge.metric import JudgeRuntime, PromptRef, judge_of
 from evaluator.judge.render import quality_variables, sources_block
 from evaluator.judge.replies import QualityReply
 from evaluator.judge.verdicts import Judgement, QualityVerdict
-from evaluator.metrics import Figure, Gate, MetricBase, MetricContext, ScoreDefinition, Verdict, number
+from evaluator.metrics import (
+    Figure,
+    Gate,
+    MetricBase,
+    MetricContext,
+    ScoreDefinition,
+    Verdict,
+    final_answer,
+    number,
+)
 from evaluator.scenarios import Scenario
 
 __all__ = ["DEFINITIONS", "DIMENSIONS", "QualityJudge", "quality_means"]
@@ -94,7 +103,10 @@ class QualityJudge(MetricBase):
         criteria = scenario.expected.answer.criteria if scenario.expected.answer is not None else ""
         sources = sources_block(context.trace.tools, self.source_budget_chars)
         variables = quality_variables(
-            question=scenario.input, answer=context.answer, criteria=criteria or "", sources=sources
+            question=scenario.input,
+            answer=final_answer(context.answer, context.trace.agent_names),
+            criteria=criteria or "",
+            sources=sources,
         )
         reply, judgement = runtime.ask(
             self.key,

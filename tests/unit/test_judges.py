@@ -335,3 +335,27 @@ def test_nothing_to_judge_is_skipped_without_a_call() -> None:
     outcome = _judges(fake).judge(scenario(), "a", _trace(), run_id="r")
     assert outcome.status.status == "skipped" and "nothing to judge" in outcome.status.reason
     assert fake.calls == []
+
+
+def test_the_judges_see_the_final_answer_of_a_graph_state_not_the_whole_state() -> None:
+    """A LangGraph target returns its state: the judges are given its final answer (the last message an
+    agent wrote), as `answer.contains` is, not the JSON of every message (the user's question, routing
+    decisions, tool calls). The exact match needs no model; the quality judge's answer block holds the
+    answer alone."""
+    state = {
+        "messages": [
+            {"type": "human", "content": "Which approach leads Spider? I don't know where to look."},
+            {"type": "ai", "content": "", "tool_calls": [{"name": "pdf_retrieval", "args": {}, "id": "1"}]},
+            {"type": "tool", "content": "DIN-SQL leads Spider."},
+            {"type": "ai", "content": "DIN-SQL"},
+        ]
+    }
+    fake = FakeJudgeModel([QUALITY])
+    outcome = _judges(fake).judge(
+        _scenario(criteria="Names DIN-SQL", ground_truth="DIN-SQL"), state, _trace(), run_id="r"
+    )
+    assert outcome.judged["correctness"].to_json()["verdict"] == "correct"
+    assert outcome.judged["correctness"].to_json()["exact_match"] is True
+    [call] = fake.calls  # the quality judge's only
+    user = call.messages[-1].content
+    assert "DIN-SQL" in user and "I don't know where to look" not in user
