@@ -31,6 +31,7 @@ from evaluator.metrics import (
     WorkflowVerdict,
 )
 from evaluator.results.builtin import default_metrics
+from evaluator.results.dialogue import DialogueOutcome
 from evaluator.results.figures import agent_prompts
 from evaluator.results.summary import judge_usage, run_summaries
 
@@ -101,6 +102,7 @@ class ScenarioResult:
     handoffs: tuple[Mapping[str, Any], ...] = ()  # agent transitions ({"from", "to", "via"}), call order
     warnings: tuple[str, ...] = ()  # what makes the verdict less certain, and how to fix it
     metrics: MetricSet = field(default_factory=default_metrics, compare=False, repr=False)
+    dialogue: DialogueOutcome | None = None  # a dialogue's turns and figures (results.dialogue)
 
     @property
     def workflow(self) -> WorkflowVerdict | None:
@@ -121,6 +123,12 @@ class ScenarioResult:
         """What went wrong, as short phrases: the error, or each verdict's problems."""
         if self.evaluator_error is not None:
             return [f"evaluator error: {self.evaluator_error.type}: {self.evaluator_error.message}"]
+        if self.dialogue is not None:  # a dialogue: each failing turn named
+            return [f"turn {t.turn}: {p}" for t in self.dialogue.failing_turns() for p in t.problems()] + [
+                f"goal: {self.dialogue.figures.task_completion.reason}"
+                for _ in range(1)
+                if self.dialogue.figures is not None and self.dialogue.figures.task_completion.value == 0.0
+            ]
         if self.error:
             return [self.error]
         return [problem for verdict in self.verdicts.values() for problem in verdict.problems()]
@@ -131,6 +139,8 @@ class ScenarioResult:
             "trace_id": self.trace_id,
             "status": self.status,
         }
+        if self.dialogue is not None:
+            document |= self.dialogue.to_json()
         for index, metric in enumerate(self.metrics):
             found = (self.judged if metric.stage == "judge" else self.verdicts).get(metric.key)
             document[metric.key] = found.to_json() if found is not None else None

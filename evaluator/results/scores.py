@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.metrics import DataType, ScoreValue, session_id
+from evaluator.results.dialogue import score_type, turn_scores
 from evaluator.results.model import ScenarioResult
 
 __all__ = ["Score", "score_id", "scores_for"]
@@ -76,6 +77,8 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
         "run_id": run_id,
         "prompts": {name: use.version for name, use in result.prompts.items()},
     }
+    if result.dialogue is not None:
+        return _dialogue_scores(result, run_id=run_id, metadata=metadata)
     types, levels = result.metrics.score_types, result.metrics.score_levels
     session = session_id(run_id, result.scenario_id)
     scores = []
@@ -92,6 +95,55 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
                 timestamp=result.finished_at,
                 metadata={**metadata, **value.metadata},
                 session_id=session if in_session else None,
+            )
+        )
+    return scores
+
+
+def _dialogue_scores(result: ScenarioResult, *, run_id: str, metadata: Mapping[str, Any]) -> list[Score]:
+    """A dialogue's scores: each turn's single-turn scores and `turn_<key>` on the turn's trace, then
+    `dialogue_<key>` session scores (the dialogue figures and the means of the per-turn keys) for
+    what the dialogue measured. Nothing when the evaluator failed."""
+    dialogue = result.dialogue
+    if dialogue is None or result.evaluator_error is not None:
+        return []
+    scores: list[Score] = []
+    for turn in dialogue.turns:
+        if turn.result is None:
+            continue
+        scores += scores_for(turn.result, run_id=run_id)
+        if turn.figures is None:
+            continue
+        for name, value, comment in turn_scores(turn.figures):
+            trace = turn.result.trace_id
+            scores.append(
+                Score(
+                    id=score_id(run_id, trace, name),
+                    trace_id=trace,
+                    name=name,
+                    value=value,
+                    data_type=score_type(name.removeprefix("turn_")),
+                    comment=comment or None,
+                    timestamp=result.finished_at,
+                    metadata={**metadata, "turn": turn.turn},
+                )
+            )
+    session = dialogue.session_id
+    for key, figure in dialogue.metrics().items():
+        if figure is None:
+            continue
+        name = f"dialogue_{key}"
+        scores.append(
+            Score(
+                id=score_id(run_id, session, name),
+                trace_id=result.trace_id,
+                name=name,
+                value=float(figure),
+                data_type="BOOLEAN" if key == "task_completion" else "NUMERIC",
+                comment=None,
+                timestamp=result.finished_at,
+                metadata=dict(metadata),
+                session_id=session,
             )
         )
     return scores

@@ -36,7 +36,7 @@ from evaluator.run._signals import StopSignals
 from evaluator.run.judging import JudgePlan
 from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
 from evaluator.run.provenance import git_state, model_names, targets_of
-from evaluator.run.selection import load_targets, pinned_and_selected, trace_rules
+from evaluator.run.selection import dialogue_settings, load_targets, pinned_and_selected, trace_rules
 from evaluator.run.suite import Notice, SuiteOptions, SuiteRun
 from evaluator.run.target import Target
 from evaluator.scenarios import Scenario
@@ -137,6 +137,7 @@ def run_suite(
         trace_rules=trace_rules(cfg),
         judges=judges,
         metrics=metrics,
+        dialogue_settings=dialogue_settings(cfg),
     )
     on_start(len(selected))
     over = threading.Event()  # every scenario is stored: a signal now stops nothing more
