@@ -1,6 +1,6 @@
 """Result values, the JSON contract, the scores a result yields, and the built-in `MetricSet`."""
 
-from evaluator.results.builtin import builtin_metrics, default_metrics
+from evaluator.results.builtin import builtin_metrics, default_metrics, with_dialogues, with_dialogues_for
 from evaluator.results.dialogue import DialogueOutcome, TurnOutcome, turn_status
 from evaluator.results.evaluate import as_evaluator_error, error_result, evaluate, evaluator_error_result
 from evaluator.results.figures import agent_prompts, judge_prompts, scenario_values, summarize
@@ -52,4 +52,6 @@ __all__ = [
     "summarize",
     "totals",
     "turn_status",
+    "with_dialogues",
+    "with_dialogues_for",
 ]

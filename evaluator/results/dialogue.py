@@ -10,7 +10,7 @@ acts, JGA, action, policy compliance) failed, else `failed`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from evaluator.metrics import dialogue as dm
@@ -89,7 +89,6 @@ class DialogueOutcome:
     session_id: str
     turns: tuple[TurnOutcome, ...]
     figures: dm.DialogueFigures | None = None
-    notes: tuple[str, ...] = field(default=())  # keys the target never reported, said once
 
     def metrics(self) -> dict[str, float | int | None]:
         if self.figures is None:
@@ -100,10 +99,11 @@ class DialogueOutcome:
         return [turn for turn in self.turns if turn.status in ("failed", "error")]
 
     def to_json(self) -> dict[str, Any]:
+        """The result object's dialogue fields but `dialogue` (the dialogue metric's field: the
+        figures by key, in the metric set's place)."""
         return {
             "kind": "dialogue",
             "session_id": self.session_id,
-            "dialogue": self.metrics(),
             "dialogue_details": self.figures.details() if self.figures is not None else {},
             "turns": [turn.to_json() for turn in self.turns],
         }

@@ -213,6 +213,12 @@ def run_provenance(
     }
 
 
+def _dialogue_figures(summaries: Mapping[str, Any]) -> dict[str, Any]:
+    """`run.dialogue`: the dialogue metric's dataset-level figures, for a run with dialogues."""
+    found = summaries.get("dialogue")
+    return {"dialogue": found} if isinstance(found, Mapping) else {}
+
+
 def run_to_json(
     run: RunInfo,
     results: Sequence[ScenarioResult],
@@ -222,7 +228,8 @@ def run_to_json(
     """The `run --output` document: the run, then one result object per scenario (`documents`, when
     the caller has them already). The run's `metrics` hold the figures of `metrics` (by default the
     results' own set), then each judge's run-level dictionary by its key, in the keys' alphabetical
-    order (CRAG's under `correctness`, the quality means under `quality`)."""
+    order (CRAG's under `correctness`, the quality means under `quality`); a run with dialogues has
+    their dataset-level figures in `dialogue` too (DESIGN.md, Dialogues)."""
     metrics = metrics or (results[0].metrics if results else default_metrics())
     documents = [r.to_json() for r in results] if documents is None else documents
     provenance = run_provenance(run, documents, metrics)
@@ -246,6 +253,7 @@ def run_to_json(
             "totals": totals(results),
             **provenance,
             "judge": judge_usage(results),
+            **_dialogue_figures(provenance["metrics"]),
         },
         "results": list(documents),
     }

@@ -55,6 +55,8 @@ def score_id(run_id: str, trace_id: str, name: str) -> str:
 def _values(result: ScenarioResult) -> list[ScoreValue]:
     if result.evaluator_error is not None:
         return []  # the evaluator failed, not the agent: nothing is scored against it
+    if result.dialogue is not None:  # its turns carry their own (error) scores; the session its figures
+        return [value for verdict in result.verdicts.values() for value in verdict.scores()]
     if result.status == "error":  # the run never finished: dashboards must see it fail
         return [value for metric in result.metrics for value in metric.error_scores(str(result.error))]
     verdicts = [*result.verdicts.values(), *result.judged.values()]
@@ -77,11 +79,9 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
         "run_id": run_id,
         "prompts": {name: use.version for name, use in result.prompts.items()},
     }
-    if result.dialogue is not None:
-        return _dialogue_scores(result, run_id=run_id, metadata=metadata)
+    scores = _turn_scores(result, run_id=run_id, metadata=metadata) if result.dialogue is not None else []
     types, levels = result.metrics.score_types, result.metrics.score_levels
     session = session_id(run_id, result.scenario_id)
-    scores = []
     for value in _values(result):
         in_session = levels[value.name] == "session"
         scores.append(
@@ -100,10 +100,9 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
     return scores
 
 
-def _dialogue_scores(result: ScenarioResult, *, run_id: str, metadata: Mapping[str, Any]) -> list[Score]:
-    """A dialogue's scores: each turn's single-turn scores and `turn_<key>` on the turn's trace, then
-    `dialogue_<key>` session scores (the dialogue figures and the means of the per-turn keys) for
-    what the dialogue measured. Nothing when the evaluator failed."""
+def _turn_scores(result: ScenarioResult, *, run_id: str, metadata: Mapping[str, Any]) -> list[Score]:
+    """A dialogue's turn scores: each turn's single-turn scores and `turn_<key>` on the turn's trace
+    (its `dialogue_<key>` session scores are its verdict's). Nothing when the evaluator failed."""
     dialogue = result.dialogue
     if dialogue is None or result.evaluator_error is not None:
         return []
@@ -128,22 +127,4 @@ def _dialogue_scores(result: ScenarioResult, *, run_id: str, metadata: Mapping[s
                     metadata={**metadata, "turn": turn.turn},
                 )
             )
-    session = dialogue.session_id
-    for key, figure in dialogue.metrics().items():
-        if figure is None:
-            continue
-        name = f"dialogue_{key}"
-        scores.append(
-            Score(
-                id=score_id(run_id, session, name),
-                trace_id=result.trace_id,
-                name=name,
-                value=float(figure),
-                data_type="BOOLEAN" if key == "task_completion" else "NUMERIC",
-                comment=None,
-                timestamp=result.finished_at,
-                metadata=dict(metadata),
-                session_id=session,
-            )
-        )
     return scores

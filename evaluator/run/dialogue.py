@@ -31,6 +31,7 @@ from evaluator.results import (
     ScenarioResult,
     TurnOutcome,
     turn_status,
+    with_dialogues,
 )
 from evaluator.scenarios import DialogueTurn, LoadedScenario, Scenario, TurnExpected
 from evaluator.storage import Finished
@@ -272,6 +273,8 @@ def dialogue_finished(
         if completed and all(o.status == "passed" for o in outcomes)
         else "failed"
     )
+    never = tuple(key for key in STATE_KEYS if not any(key in got.state for got in ran.values()))
+    verdicts = {} if figures is None else {"dialogue": dm.DialogueVerdict(figures=figures, unreported=never)}
     prompts: dict[str, PromptUse] = {}
     for r in results:
         prompts.update(r.prompts)
@@ -279,6 +282,7 @@ def dialogue_finished(
         scenario_id=scenario.id,
         trace_id=results[0].trace_id if results else "",
         status=status,
+        verdicts=verdicts,
         judge_status=results[0].judge_status
         if results
         else JudgeStatus(status="skipped", reason="no turn ran"),
@@ -289,7 +293,7 @@ def dialogue_finished(
         finished_at=utc_now(),
         observation_count=sum(r.observation_count for r in results),
         warnings=tuple(dict.fromkeys([w for r in results for w in r.warnings] + warnings)),
-        metrics=metrics,
+        metrics=with_dialogues(metrics),
         dialogue=dialogue,
     )
     return _with_spans(result, [got.done for got in ran.values()])

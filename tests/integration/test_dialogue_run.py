@@ -5,6 +5,7 @@ LangGraph target keeps its memory in a checkpointer keyed by the session id."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +172,31 @@ def test_a_stateful_langgraph_target_remembers_by_session(project: Path) -> None
     assert by_id["graph-a"]["status"] == "passed", suite.results[0].problems()
     # Another dialogue is another session: it starts with no memory.
     assert by_id["graph-b"]["turns"][0]["output"] == "Which name?"
+
+
+def test_run_output_has_the_dialogue_figures_and_says_what_was_never_reported(project: Path) -> None:
+    """`run --output` carries `run.dialogue` by each metric's dataset rule; the summary names the state
+    keys no turn reported, once, with how to report them."""
+    output = project / "out.json"
+    booking = _dialogue("booking", "plain", BOOKING, goal={"book": ["hotel"]})
+    short = _dialogue("short", "plain", BOOKING[:1], goal={"inform": ["acorn"]})
+    suite = run_suite(
+        scenarios=[booking, short],
+        options=SuiteOptions(output=output),
+        targets={"plain": dialogue_targets.plain},
+    )
+    document = json.loads(output.read_text())
+    run = document["run"]["dialogue"]
+    assert run["dialogues"] == 2 and run["turns"] == 4
+    # 'booking' completes its goal; 'short' never mentions "acorn": 1 of 2 dialogues with a goal.
+    assert run["task_completion"] == 0.5
+    assert run["total_policy_violations"] == 0 and run["policy_violation_rate"] == 0.0
+    assert run["jga"] == 1.0  # the mean over the 3 turns that expected slots
+    assert run["act_accuracy"] is None  # never reported: not measured, not 0
+    assert run["unreported"] == ["acts"]
+    line = suite.results[0].metrics.get("dialogue").summary_line(run)  # type: ignore[union-attr]
+    assert line is not None and "Never reported: acts" in line and "evaluator.Reply" in line
+    assert [r["kind"] for r in document["results"]] == ["dialogue", "dialogue"]
+    assert document["results"][1]["dialogue"]["task_completion"] == 0.0
+    assert document["results"][1]["status"] == "failed"
+    assert document["run"]["metrics"]["dialogue_task_completion"] == 0.5
