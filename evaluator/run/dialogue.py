@@ -274,7 +274,6 @@ def dialogue_finished(
         else "failed"
     )
     never = tuple(key for key in STATE_KEYS if not any(key in got.state for got in ran.values()))
-    verdicts = {} if figures is None else {"dialogue": dm.DialogueVerdict(figures=figures, unreported=never)}
     prompts: dict[str, PromptUse] = {}
     for r in results:
         prompts.update(r.prompts)
@@ -282,7 +281,13 @@ def dialogue_finished(
         scenario_id=scenario.id,
         trace_id=results[0].trace_id if results else "",
         status=status,
-        verdicts=verdicts,
+        verdicts={}
+        if figures is None
+        else {
+            "dialogue": dm.DialogueVerdict(
+                figures=figures, unreported=never, passed_all=None if error else status == "passed"
+            )
+        },
         judge_status=results[0].judge_status
         if results
         else JudgeStatus(status="skipped", reason="no turn ran"),

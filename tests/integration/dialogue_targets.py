@@ -18,6 +18,7 @@ from tests.frameworks.systems.scripted import ScriptedChat
 
 calls: list[dict[str, Any]] = []  # what each call received, in call order
 release = threading.Event()  # what a hanging turn waits for
+books = True  # False: the plain target never books (a regression for compare)
 _calls_lock = threading.Lock()
 
 DAYS = ("monday", "saturday", "sunday")
@@ -58,7 +59,7 @@ def plain(request: TargetRequest) -> object:
         if message["role"] == "user":
             slots |= _understood(message["content"])
     ready = {"name", "bookday", "bookpeople", "bookstay"} <= set(slots)
-    action = "book" if "book it" in request.input.lower() else "request"
+    action = "book" if books and "book it" in request.input.lower() else "request"
     state = {"intent": "book_hotel", "slots": {"hotel": slots}, "action": action}
     reply = f"Booked {slots.get('name', 'a hotel')}." if action == "book" else "How many nights?"
     if request.turn == 0:

@@ -181,3 +181,22 @@ def test_targets_declare_policy_state_keys_and_entities(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(toml)
     assert "state_keys" in str(info.value) and "names no slot" in str(info.value)
+
+
+def test_validate_says_a_dialogue_is_not_a_single_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from evaluator.cli import main
+
+    path = _write(tmp_path, "d.yaml", DIALOGUE)
+    config = _write(tmp_path, "evaluator.toml", "")
+    trace = _write(tmp_path, "t.json", json.dumps({"id": "t", "observations": []}))
+    argv = ["evaluator", "validate", "--config", str(config), "--scenario", str(path), "--trace", str(trace)]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 2
+    text = capsys.readouterr().err
+    assert "is a dialogue" in text and "Fix:" in text

@@ -28,6 +28,14 @@ HOW_TO_REPORT = (
     "action; renamed by [targets.X] state_keys), or return evaluator.Reply(output, state={...}); "
     "README, Dialogues"
 )
+OUTCOME_SCORE = "dialogue_pass"
+
+
+def _number(value: Any) -> float | None:
+    """A score's value as a number (a BOOLEAN score may come back as true / false)."""
+    return float(value) if isinstance(value, int | float) else None
+
+
 _RANGES = {"policy_violations": "a count", "multi_turn_conversation_score": "-1..1"}
 
 
@@ -47,6 +55,7 @@ class DialogueVerdict:
 
     figures: DialogueFigures
     unreported: tuple[str, ...] = ()
+    passed_all: bool | None = None  # the dialogue's status was `passed` (results.dialogue decides it)
 
     @property
     def passed(self) -> bool | None:
@@ -57,9 +66,11 @@ class DialogueVerdict:
         return dict(self.figures.metrics())
 
     def scores(self) -> list[ScoreValue]:
-        """`dialogue_<key>` for every figure the dialogue measured (the means of the per-turn keys and
-        the per-dialogue keys)."""
+        """`dialogue_pass` (whether the dialogue passed), then `dialogue_<key>` for every figure the
+        dialogue measured (the means of the per-turn keys and the per-dialogue keys)."""
         found = []
+        if self.passed_all is not None:
+            found.append(ScoreValue(name=OUTCOME_SCORE, value=1.0 if self.passed_all else 0.0))
         for key, value in self.figures.metrics().items():
             if value is None:
                 continue
@@ -87,6 +98,11 @@ class DialogueMetric(MetricBase):
     key = "dialogue"
     level = "session"
     definitions = (
+        ScoreDefinition(
+            name=OUTCOME_SCORE,
+            data_type="BOOLEAN",
+            description="the dialogue passed (every turn, and its goal)",
+        ),
         *(_definition(f"turn_{key}", key, "turn") for key in TURN_KEYS),
         *(_definition(f"dialogue_{key}", key, "dialogue") for key in (*TURN_KEYS, *DIALOGUE_KEYS)),
     )
@@ -102,16 +118,20 @@ class DialogueMetric(MetricBase):
     )
 
     def passed_in(self, field: Mapping[str, Any]) -> bool | None:
-        return None
+        """Rebuilt from scores, the field has `pass` (from `dialogue_pass`)."""
+        passed = field.get("pass")
+        return passed if isinstance(passed, bool) else None
 
     def from_scores(self, scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
         """The `dialogue` field from the session's `dialogue_<key>` scores (a key without a score: not
-        measured)."""
-        found = {
-            key: scores[f"dialogue_{key}"].get("value")
+        measured), and `pass` from `dialogue_pass`."""
+        found: dict[str, Any] = {
+            key: _number(scores[f"dialogue_{key}"].get("value"))
             for key in (*TURN_KEYS, *DIALOGUE_KEYS)
             if f"dialogue_{key}" in scores
         }
+        if OUTCOME_SCORE in scores:
+            found["pass"] = _number(scores[OUTCOME_SCORE].get("value")) == 1.0
         return found or None
 
     def run_summary(self, verdicts: Sequence[Verdict], unjudged: int) -> dict[str, Any] | None:
