@@ -17,7 +17,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal
 
@@ -37,10 +37,19 @@ from evaluator.scenarios import DialogueTurn, LoadedScenario, Scenario, TurnExpe
 from evaluator.storage import Finished
 from evaluator.trace import Trace
 
-__all__ = ["STATE_KEYS", "DialogueSettings", "TurnCall", "read_state", "run_dialogue", "turn_scenario"]
+__all__ = [
+    "STATE_KEYS",
+    "TURN_NOT_JUDGED",
+    "DialogueSettings",
+    "TurnCall",
+    "read_state",
+    "run_dialogue",
+    "turn_scenario",
+]
 
 STATE_KEYS = ("intent", "domain", "acts", "slots", "action")
 _log = logging.getLogger(__name__)
+TURN_NOT_JUDGED = JudgeStatus(status="skipped", reason="the LLM judges do not run on dialogue turns yet")
 Deliver = Callable[[Finished, Trace | None, Mapping[str, Any] | None], None]
 
 
@@ -185,11 +194,13 @@ class _Dialogue:
         judge_status: JudgeStatus,
         metrics: MetricSet,
         settings: DialogueSettings,
+        judged: bool = False,
     ) -> None:
         self.item = item
         self.session = session_id(run_id, item.scenario.id)
         self._record = record
         self._judge_status = judge_status
+        self._judged = judged  # the run has judges: say why they skip the turns
         self._metrics = metrics
         self._settings = settings
         self._lock = threading.Lock()
@@ -202,6 +213,8 @@ class _Dialogue:
         """A turn came back (in the worker, or in the watchdog's thread at a timeout); an error ends
         the dialogue at once."""
         state = read_state(trace, reply, self._settings.state_keys)
+        if self._judged and done.result.status != "error":
+            done = done._replace(result=replace(done.result, judge_status=TURN_NOT_JUDGED))
         with self._lock:
             if self.ended:
                 return
@@ -367,6 +380,7 @@ def run_dialogue(
     judge_status: JudgeStatus,
     metrics: MetricSet,
     settings: DialogueSettings | None = None,
+    judged: bool = False,
 ) -> None:
     """Run the dialogue's turns in order (`attempt_turn` runs one as the pipeline runs a scenario, and
     delivers its result to the `TurnCall`), then `record` its result. Stops early on a failed turn, or
@@ -379,6 +393,7 @@ def run_dialogue(
         judge_status=judge_status,
         metrics=metrics,
         settings=settings or DialogueSettings(),
+        judged=judged,
     )
     history: list[Mapping[str, str]] = []
     for index, turn in enumerate(scenario.turns or ()):

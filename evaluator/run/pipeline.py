@@ -479,6 +479,7 @@ class _Run:
                 judge_status=self._options.judge_status,
                 metrics=self._p._metrics,
                 settings=self._p._dialogue_settings.get(item.scenario.target),
+                judged=bool(self._judge_workers),
             )
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
             self._fail(exc)

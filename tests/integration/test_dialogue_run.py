@@ -30,7 +30,8 @@ path = "state/evaluator.db"
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "evaluator.toml").write_text(CONFIG)
+    prompts = Path(__file__).resolve().parents[2] / "prompts"
+    (tmp_path / "evaluator.toml").write_text(CONFIG + f'[prompts]\ndir = "{prompts}"\n')
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("EVALUATOR_CONFIG", raising=False)
     dialogue_targets.calls.clear()
@@ -200,3 +201,32 @@ def test_run_output_has_the_dialogue_figures_and_says_what_was_never_reported(pr
     assert document["results"][1]["dialogue"]["task_completion"] == 0.0
     assert document["results"][1]["status"] == "failed"
     assert document["run"]["metrics"]["dialogue_task_completion"] == 0.5
+
+
+def test_with_judges_the_turns_say_why_they_were_not_judged_and_verify_skips_dialogues(
+    project: Path,
+) -> None:
+    from evaluator.judge import FakeJudgeModel
+    from evaluator.run import verify_run
+
+    model = FakeJudgeModel(default='{"score": 1}')
+    single = Scenario.model_validate(
+        {"id": "single", "target": "plain", "input": "hello", "expected": {"answer": {"criteria": "polite"}}}
+    )
+    suite = run_suite(
+        scenarios=[_dialogue("judged", "plain", BOOKING[:1]), single],
+        options=SuiteOptions(judge_model=model),
+        targets={"plain": dialogue_targets.plain},
+    )
+    result = suite.results[0]
+    [turn] = result.to_json()["turns"]
+    assert turn["status"] == "passed"
+    assert result.dialogue is not None and result.dialogue.turns[0].result is not None
+    assert (
+        result.dialogue.turns[0].result.judge_status.reason
+        == "the LLM judges do not run on dialogue turns yet"
+    )
+    assert len(model.calls) >= 1  # the judges ran, for the single-turn scenario only
+    assert all("polite" in str(call) for call in model.calls)
+    report = verify_run(None, {}, [result], deadline_seconds=5)  # type: ignore[arg-type]
+    assert report.missing == {"judged": "not checked: a dialogue (its turns are not verified yet)"}

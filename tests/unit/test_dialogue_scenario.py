@@ -200,3 +200,24 @@ def test_validate_says_a_dialogue_is_not_a_single_trace(
     assert info.value.code == 2
     text = capsys.readouterr().err
     assert "is a dialogue" in text and "Fix:" in text
+
+
+def test_a_targets_entity_catalog_is_read_from_its_json_file(tmp_path: Path) -> None:
+    from evaluator.run.selection import dialogue_settings
+
+    toml = _write(
+        tmp_path,
+        "evaluator.toml",
+        '[targets.a]\nentry = "m:f"\nentities = "db.json"\nstate_keys = {slots = "belief"}\n'
+        '[targets.b]\nentry = "m:f"\nentities = "bad.json"\n',
+    )
+    _write(tmp_path, "db.json", json.dumps(["Acorn Guest House", {"name": "Pizza Hut", "area": "centre"}]))
+    _write(tmp_path, "bad.json", json.dumps([{"area": "north"}]))
+    config = load_config(toml)
+    with pytest.raises(ConfigError) as info:
+        dialogue_settings(config)
+    assert "[targets.b] entities" in str(info.value) and "not a list of names" in str(info.value)
+    _write(tmp_path, "bad.json", "[]")
+    settings = dialogue_settings(load_config(toml))
+    assert settings["a"].entities == ("Acorn Guest House", "Pizza Hut")
+    assert settings["a"].state_keys == {"slots": "belief"}
