@@ -221,3 +221,20 @@ def test_a_targets_entity_catalog_is_read_from_its_json_file(tmp_path: Path) -> 
     settings = dialogue_settings(load_config(toml))
     assert settings["a"].entities == ("Acorn Guest House", "Pizza Hut")
     assert settings["a"].state_keys == {"slots": "belief"}
+
+
+def test_a_dialogue_as_a_dataset_item_has_its_user_turns_and_their_expectations(tmp_path: Path) -> None:
+    from evaluator.run.experiment import dataset_item
+
+    [loaded] = load_scenarios([str(_write(tmp_path, "d.yaml", DIALOGUE))])
+    item = dataset_item(loaded, "scenarios")
+    assert item.input == [
+        "I want to book a hotel for 2 people on Saturday",
+        "The Acorn Guest House, but I don't know how many nights yet",
+    ]
+    assert item.expected_output["goal"] == {"book": ["hotel"]}
+    assert item.expected_output["policy"] == {"book_hotel": ["name", "bookday", "bookpeople", "bookstay"]}
+    first = item.expected_output["turns"][0]
+    assert first["expected"]["action"] == "request" and first["expected"]["tools"] == {
+        "include": ["search_hotels"]
+    }
