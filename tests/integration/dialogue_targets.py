@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
@@ -109,3 +110,18 @@ def stateful(request: TargetRequest) -> str:
             metadata={"belief_state": {"hotel": result["slots"]}, "domain": "hotel", "action": action}
         )
     return str(result["messages"][-1].content)
+
+
+@tool
+def search_hotels(area: str) -> str:
+    """Search the hotels of an area."""
+    return json.dumps([{"name": "Acorn Guest House", "area": area}])
+
+
+def searcher(request: TargetRequest) -> str:
+    """Searches once, then names the hotel the search returned and one it did not (an invented one on
+    turn 0; on turn 1, with no search, a name from the earlier turn)."""
+    if request.turn == 0:
+        search_hotels.invoke({"area": "north"}, config={"callbacks": request.callbacks})
+        return "Try the Acorn Guest House or the Hamilton Lodge."
+    return "The Acorn Guest House it is."

@@ -21,6 +21,9 @@ CONFIG = """\
 entry = "tests.integration.dialogue_targets:stateful"
 state_keys = {slots = "belief_state"}
 policy = {book_hotel = ["name", "bookday", "bookpeople"]}
+[targets.searcher]
+entry = "tests.integration.dialogue_targets:searcher"
+entities = "db.json"
 [run]
 timeout_seconds = 20
 [store]
@@ -32,6 +35,7 @@ path = "state/evaluator.db"
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     prompts = Path(__file__).resolve().parents[2] / "prompts"
     (tmp_path / "evaluator.toml").write_text(CONFIG + f'[prompts]\ndir = "{prompts}"\n')
+    (tmp_path / "db.json").write_text(json.dumps([{"name": "Acorn Guest House"}, {"name": "Hamilton Lodge"}]))
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("EVALUATOR_CONFIG", raising=False)
     dialogue_targets.calls.clear()
@@ -230,3 +234,15 @@ def test_with_judges_the_turns_say_why_they_were_not_judged_and_verify_skips_dia
     assert all("polite" in str(call) for call in model.calls)
     report = verify_run(None, {}, [result], deadline_seconds=5)  # type: ignore[arg-type]
     assert report.missing == {"judged": "not checked: a dialogue (its turns are not verified yet)"}
+
+
+def test_entity_hallucination_checks_replies_against_the_turns_tool_outputs(project: Path) -> None:
+    """A catalogued name the reply gives that no tool of the turn returned is invented; a turn that ran
+    no tool is not measured (the name may come from an earlier turn's search)."""
+    turns = [{"user": "A hotel in the north"}, {"user": "The Acorn then"}]
+    suite = run_suite(scenarios=[_dialogue("entities", "searcher", turns)])
+    first, second = suite.results[0].to_json()["turns"]
+    assert first["metrics"]["entity_hallucination_rate"] == 0.5
+    assert first["details"]["entity_hallucination_rate"]["hallucinated"] == ["Hamilton Lodge"]
+    assert first["metrics"]["system_correct"] == 0.0
+    assert second["metrics"]["entity_hallucination_rate"] is None
