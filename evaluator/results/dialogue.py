@@ -98,6 +98,16 @@ class DialogueOutcome:
     def failing_turns(self) -> list[TurnOutcome]:
         return [turn for turn in self.turns if turn.status in ("failed", "error")]
 
+    def problems(self) -> list[str]:
+        """What failed: each failing turn's problems (`turn N: ...`), then the goal's, if it failed."""
+        found = [
+            f"turn {turn.turn}: {problem}" for turn in self.failing_turns() for problem in turn.problems()
+        ]
+        completion = self.figures.task_completion if self.figures is not None else None
+        if completion is not None and completion.value == 0.0:
+            found.append(f"goal: {completion.reason}")
+        return found
+
     def to_json(self) -> dict[str, Any]:
         """The result object's dialogue fields but `dialogue` (the dialogue metric's field: the
         figures by key, in the metric set's place)."""

@@ -123,12 +123,8 @@ class ScenarioResult:
         """What went wrong, as short phrases: the error, or each verdict's problems."""
         if self.evaluator_error is not None:
             return [f"evaluator error: {self.evaluator_error.type}: {self.evaluator_error.message}"]
-        if self.dialogue is not None:  # a dialogue: each failing turn named
-            return [f"turn {t.turn}: {p}" for t in self.dialogue.failing_turns() for p in t.problems()] + [
-                f"goal: {self.dialogue.figures.task_completion.reason}"
-                for _ in range(1)
-                if self.dialogue.figures is not None and self.dialogue.figures.task_completion.value == 0.0
-            ]
+        if self.dialogue is not None:  # a dialogue: each failing turn named, then its goal
+            return self.dialogue.problems()
         if self.error:
             return [self.error]
         return [problem for verdict in self.verdicts.values() for problem in verdict.problems()]

@@ -112,8 +112,9 @@ def test_a_dialogue_in_langfuse_and_in_every_report(
     ]
     assert ET.fromstring(Path("base.xml").read_text()).find(".//failure") is None  # noqa: S314
 
-    code, text = cli("report", "--by", "run", "--json")
+    code, text = cli("report", "--by", "run", "--json", "--html", "report.html")
     rows = json.loads(text)["rows"]
+    assert code == 0 and "dialogue task completion" in Path("report.html").read_text()
     assert [r["dialogue_task_completion"] for r in rows] == [1.0, 0.0]
     code, text = cli("compare", "base", "cand", "--json")
     comparison = json.loads(text)
