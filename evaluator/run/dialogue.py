@@ -222,14 +222,18 @@ class _Dialogue:
         if done.result.status == "error":
             self.finish()
 
-    def finish(self) -> None:
-        """Record the dialogue's result (once)."""
+    def finish(self, unfinished: str | None = None) -> None:
+        """Record the dialogue's result (once); `unfinished` says why turns were left unrun."""
         with self._lock:
             if self.ended:
                 return
             self.ended = True
             ran = dict(self.ran)
-        self._record(dialogue_finished(self.item, ran, self.session, self._settings, self._metrics))
+        self._record(
+            dialogue_finished(
+                self.item, ran, self.session, self._settings, self._metrics, unfinished=unfinished
+            )
+        )
 
 
 def _policy(scenario: Scenario, settings: DialogueSettings) -> dict[str, tuple[str, ...]]:
@@ -264,8 +268,11 @@ def dialogue_finished(
     session: str,
     settings: DialogueSettings,
     metrics: MetricSet,
+    *,
+    unfinished: str | None = None,
 ) -> Finished:
-    """The dialogue's result from the turns that came back, with their spans together."""
+    """The dialogue's result from the turns that came back, with their spans together. A dialogue
+    left `unfinished` (the run stopped) whose turns did not fail is an `error` saying so."""
     scenario = item.scenario
     indexes, turns, warnings = _turns_scored(scenario, ran)
     goal = dm.Goal.of(book=scenario.goal.book, inform=scenario.goal.inform) if scenario.goal else None
@@ -278,10 +285,11 @@ def dialogue_finished(
     dialogue = DialogueOutcome(session_id=session, turns=tuple(outcomes), figures=figures)
     results = [got.done.result for got in ran.values()]
     error = next((r for r in results if r.status == "error"), None)
+    message = None if error is None else f"turn {error.scenario_id.rsplit('#', 1)[-1]}: {error.error}"
     completed = figures is None or figures.task_completion.value != 0.0
     status: Literal["passed", "failed", "error"] = (
         "error"
-        if error is not None
+        if message is not None or unfinished is not None
         else "passed"
         if completed and all(o.status == "passed" for o in outcomes)
         else "failed"
@@ -298,7 +306,7 @@ def dialogue_finished(
         if figures is None
         else {
             "dialogue": dm.DialogueVerdict(
-                figures=figures, unreported=never, passed_all=None if error else status == "passed"
+                figures=figures, unreported=never, passed_all=None if status == "error" else status == "passed"
             )
         },
         judge_status=results[0].judge_status
@@ -306,7 +314,7 @@ def dialogue_finished(
         else JudgeStatus(status="skipped", reason="no turn ran"),
         output=results[-1].output if results else None,
         latency_ms=round(sum(r.latency_ms or 0.0 for r in results), 1),
-        error=None if error is None else f"turn {error.scenario_id.rsplit('#', 1)[-1]}: {error.error}",
+        error=message or unfinished,
         prompts=prompts,
         finished_at=utc_now(),
         observation_count=sum(r.observation_count for r in results),
@@ -396,8 +404,12 @@ def run_dialogue(
         judged=judged,
     )
     history: list[Mapping[str, str]] = []
+    unfinished = None
     for index, turn in enumerate(scenario.turns or ()):
-        if stopping.is_set() or dialogue.ended:
+        if stopping.is_set():
+            unfinished = f"the run stopped before turn {index}: the dialogue is unfinished"
+            break
+        if dialogue.ended:
             break
         call = TurnCall(
             scenario_id=scenario.id,
@@ -408,6 +420,8 @@ def run_dialogue(
         )
         attempt_turn(LoadedScenario(scenario=turn_scenario(scenario, index, turn), path=item.path), call)
         got = dialogue.ran.get(index)
+        if got is None and not dialogue.ended:
+            unfinished = f"turn {index} gave no result"
         if got is None or got.done.result.status == "error":
             break
         reply = got.done.result.output
@@ -415,4 +429,4 @@ def run_dialogue(
             {"role": "user", "content": turn.user},
             {"role": "assistant", "content": "" if reply is None else _text(reply)},
         ]
-    dialogue.finish()
+    dialogue.finish(unfinished)

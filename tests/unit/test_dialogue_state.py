@@ -43,3 +43,51 @@ def test_unreadable_shapes_are_not_measured_with_a_warning() -> None:
     state, warnings = predicted_state({"intent": 3, "slots": {"hotel": "north"}, "acts": ["Hotel-Inform"]})
     assert state == DialogueState(acts=frozenset({"hotel-inform"}))
     assert len(warnings) == 2 and "reported intent 3" in warnings[0] and "slots" in warnings[1]
+
+
+def test_a_dialogue_the_run_stops_in_keeps_its_finished_turns_and_is_unfinished() -> None:
+    import threading
+    from pathlib import Path
+
+    from evaluator.metrics import JudgeStatus
+    from evaluator.results import ScenarioResult, default_metrics
+    from evaluator.run.dialogue import TurnCall, run_dialogue
+    from evaluator.scenarios import LoadedScenario, Scenario
+    from evaluator.storage import Finished
+
+    scenario = Scenario.model_validate(
+        {
+            "id": "d",
+            "target": "t",
+            "turns": [{"user": "hi", "expected": {"action": "greet"}}, {"user": "bye"}],
+        }
+    )
+    stopping = threading.Event()
+    recorded: list[Finished] = []
+
+    def attempt_turn(item: LoadedScenario, call: TurnCall) -> None:
+        result = ScenarioResult(
+            scenario_id=item.scenario.id,
+            trace_id=f"t{call.index}",
+            status="passed",
+            judge_status=JudgeStatus(status="skipped", reason="none"),
+            output="hello",
+        )
+        call.deliver(Finished(result, ()), None, {"action": "greet"})
+        stopping.set()  # Ctrl-C while the first turn ran
+
+    run_dialogue(
+        LoadedScenario(scenario=scenario, path=Path("d.yaml")),
+        run_id="run",
+        attempt_turn=attempt_turn,
+        record=recorded.append,
+        stopping=stopping,
+        judge_status=JudgeStatus(status="skipped", reason="none"),
+        metrics=default_metrics(),
+    )
+    [done] = recorded
+    assert done.result.status == "error"
+    assert done.result.error == "the run stopped before turn 1: the dialogue is unfinished"
+    turns = done.result.to_json()["turns"]
+    assert [t["status"] for t in turns] == ["passed", "not run"]
+    assert turns[0]["metrics"]["system_correct"] == 1.0  # the finished turn is kept, scored
