@@ -305,9 +305,7 @@ def dialogue_finished(
         verdicts={}
         if figures is None
         else {
-            "dialogue": dm.DialogueVerdict(
-                figures=figures, unreported=never, passed_all=None if status == "error" else status == "passed"
-            )
+            "dialogue": dm.DialogueVerdict(figures=figures, unreported=never, passed_all=_passed_all(status))
         },
         judge_status=results[0].judge_status
         if results
@@ -323,6 +321,11 @@ def dialogue_finished(
         dialogue=dialogue,
     )
     return _with_spans(result, [got.done for got in ran.values()])
+
+
+def _passed_all(status: str) -> bool | None:
+    """Whether the dialogue passed, for its `dialogue_pass` score; None for an error (no verdict)."""
+    return None if status == "error" else status == "passed"
 
 
 def _outcomes(
