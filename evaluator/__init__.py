@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         score_paths,
     )
     from evaluator.results import ScenarioResult, builtin_metrics
-    from evaluator.run import SuiteOptions, SuiteRun, TargetRequest, run_suite
+    from evaluator.run import Reply, SuiteOptions, SuiteRun, TargetRequest, run_suite
     from evaluator.scenarios import Scenario, load_scenarios
     from evaluator.trace import Trace, build_trace
 
@@ -60,7 +60,7 @@ _HOMES = {  # each public name -> the module it comes from
         "evaluator.metrics",
     ),
     **dict.fromkeys(("ScenarioResult", "builtin_metrics"), "evaluator.results"),
-    **dict.fromkeys(("SuiteOptions", "SuiteRun", "TargetRequest", "run_suite"), "evaluator.run"),
+    **dict.fromkeys(("Reply", "SuiteOptions", "SuiteRun", "TargetRequest", "run_suite"), "evaluator.run"),
     **dict.fromkeys(("Scenario", "load_scenarios"), "evaluator.scenarios"),
     **dict.fromkeys(("Trace", "build_trace"), "evaluator.trace"),
 }
@@ -73,6 +73,7 @@ __all__ = [
     "InputError",
     "MetricBase",
     "MetricSet",
+    "Reply",
     "Scenario",
     "ScenarioError",
     "ScenarioResult",

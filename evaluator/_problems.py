@@ -70,6 +70,8 @@ def allowed_keys(model: type[BaseModel], loc: Sequence[str]) -> list[str]:
     model of `dict[str, M]`, whose own keys are names, not fields)."""
     current: type[BaseModel] = model
     for part in loc:
+        if part.isdigit():  # an item of a list of models (turns.0): its keys are the item model's
+            continue
         info = current.model_fields.get(part)
         nested = _nested_model(info.annotation) if info is not None else None
         if nested is None:
@@ -79,8 +81,11 @@ def allowed_keys(model: type[BaseModel], loc: Sequence[str]) -> list[str]:
 
 
 def _nested_model(annotation: Any) -> type[BaseModel] | None:
-    """The model inside an annotation: `M`, `M | None`, `dict[str, M]`."""
-    for candidate in (annotation, *getattr(annotation, "__args__", ())):
-        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-            return candidate
+    """The model inside an annotation: `M`, `M | None`, `dict[str, M]`, `tuple[M, ...] | None`."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for candidate in getattr(annotation, "__args__", ()):
+        nested = _nested_model(candidate)
+        if nested is not None:
+            return nested
     return None

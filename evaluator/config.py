@@ -87,6 +87,7 @@ class _Section(BaseModel):
 
 
 ConventionName = Literal["auto", "langfuse", "langgraph", "genai", "openinference"]
+StateKey = Literal["intent", "domain", "acts", "slots", "action"]  # what a dialogue turn reports
 
 
 class TargetConfig(_Section):
@@ -100,6 +101,20 @@ class TargetConfig(_Section):
     agent_observations: tuple[str, ...] = ()  # observations (any type) with these names are agents
     agent_pattern: str | None = None  # regex; a full match is an agent, named by the group `name`
     handoff_patterns: tuple[str, ...] = ()  # regexes of hand-off tool names, with the group `agent`
+    # Dialogues (README, Dialogues): the slots a guarded action needs (a scenario's `policy` replaces
+    # it), the metadata keys its traces report the state under (intent, domain, acts, slots, action ->
+    # its own name), and a JSON list of entity names (or of objects with a `name`), relative to this file.
+    policy: dict[str, tuple[str, ...]] = {}
+    state_keys: dict[StateKey, str] = {}
+    entities: Path | None = None
+
+    @field_validator("policy")
+    @classmethod
+    def _policy(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        empty = [action for action, slots in value.items() if not slots]
+        if empty:
+            raise ValueError(f"policy {', '.join(empty)} names no slot; list the slots it needs")
+        return value
 
     @field_validator("agent_pattern")
     @classmethod

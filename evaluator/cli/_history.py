@@ -2,32 +2,43 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
 
 from evaluator._time import Deadline
 from evaluator.cli._common import err, langfuse
 from evaluator.config import Config
 from evaluator.metrics import MetricSet
 from evaluator.reports import RunRecord, local_runs, notice, runs_from_scores
+from evaluator.results import with_dialogues, with_dialogues_for
 from evaluator.storage import Store
 
 Source = Literal["local", "langfuse"]
+DIALOGUE_SCORE_PREFIX = "dialogue_"  # a run with these session scores had dialogues
 
 
 def load_runs(
     config: Config, source: Source, metrics: MetricSet, *, last: int | None = None
-) -> tuple[list[RunRecord], str]:
-    """(runs oldest first, where they came from, for messages); runs from Langfuse are rebuilt by
-    `metrics`."""
+) -> tuple[list[RunRecord], str, MetricSet]:
+    """(runs oldest first, where they came from, for messages, the metrics to read them by: `metrics`,
+    with the dialogue metric when they hold dialogues); runs from Langfuse are rebuilt by those."""
     if source == "local":
-        return stored_runs(config, last=last), str(config.store_path)
+        runs = stored_runs(config, last=last)
+        return runs, str(config.store_path), with_dialogues_for(metrics, _documents(runs))
     with langfuse(
         "--source langfuse", config, alternative=", or read the local store with --source local"
     ) as connection:
         connection.project_id()
         deadline = Deadline(config.settings.langfuse.read_deadline_seconds)
-        runs = runs_from_scores(connection.score_history.all_scores(deadline), metrics)
-    return (runs[-last:] if last else runs), f"Langfuse at {connection.settings.base_url}"
+        scores = connection.score_history.all_scores(deadline)
+        if any(str(score.get("name", "")).startswith(DIALOGUE_SCORE_PREFIX) for score in scores):
+            metrics = with_dialogues(metrics)
+        runs = runs_from_scores(scores, metrics)
+    return (runs[-last:] if last else runs), f"Langfuse at {connection.settings.base_url}", metrics
+
+
+def _documents(runs: list[RunRecord]) -> Iterator[Mapping[str, Any]]:
+    return (document for run in runs for document in run.results)
 
 
 def stored_runs(config: Config, *, last: int | None = None) -> list[RunRecord]:

@@ -46,7 +46,7 @@ def compare(
     the thresholds of [compare] in evaluator.toml. Exit 1 on a regression, 0 otherwise, 2 on bad input."""
     config = load_config(config_path)
     metrics = builtin_metrics(config)
-    runs, where = load_runs(config, source, metrics)
+    runs, where, metrics = load_runs(config, source, metrics)
     base = resolve_run(runs, baseline, where=where)
     cand = resolve_run(runs, candidate, where=where)
     document = compare_runs(

@@ -41,7 +41,7 @@ def report(
     quality and correctness, latency, and the change against the previous version."""
     config = load_config(config_path)
     metrics = builtin_metrics(config)
-    runs, where = load_runs(config, source, metrics, last=last)
+    runs, where, metrics = load_runs(config, source, metrics, last=last)
     document = report_document(runs, by, source, metrics)
     if html is not None:
         page = html_report(

@@ -99,6 +99,11 @@ def _scenario(config: Config, path: Path, *, no_judge: bool) -> Scenario:
     if len(matches) != 1:
         raise ConfigError(f"--scenario {path} holds {len(matches)} scenarios. Fix: name one scenario file.")
     loaded = matches[0].scenario
+    if loaded.is_dialogue:
+        raise ConfigError(
+            f"--scenario {path} is a dialogue (it has turns): validating a recorded conversation is not "
+            "supported yet. Fix: run it with `evaluator run`, or give a single-turn scenario."
+        )
     declared = catalogs(config).get(loaded.target)
     if declared is not None:
         load_scenarios(

@@ -307,10 +307,12 @@ class Tracing:
         tags: Sequence[str],
         input: object,
         experiment: ExperimentLink | None = None,
+        session_id: str | None = None,
     ) -> Iterator[ScenarioSpan]:
         """The root SPAN of one scenario's trace, current in this thread, with its trace attributes
         (and, given `experiment`, the link to its experiment item: experiments.linked); spans are
-        captured. The span is NOT ended on exit: call `ScenarioSpan.end()`."""
+        captured. The span is NOT ended on exit: call `ScenarioSpan.end()`. The trace's Langfuse
+        session is `session_id` (a dialogue's turns share theirs), by default the run id."""
         self._collector.open(trace_id)
         with (
             _set_current_public_key(self._public_key),  # get_client() and @observe inside: this key
@@ -323,7 +325,7 @@ class Tracing:
             ) as span,
             propagate_attributes(
                 trace_name=scenario_id,
-                session_id=run_id,
+                session_id=session_id or run_id,
                 tags=[*tags, run_id],
                 metadata={
                     "scenario_id": scenario_id[:_METADATA_VALUE_LIMIT],

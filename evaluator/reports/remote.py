@@ -24,6 +24,7 @@ from evaluator.results import default_metrics
 
 __all__ = ["runs_from_scores"]
 
+_TURN = "#"  # in a dialogue turn's scenario id (`<scenario id>#<turn>`): never in a scenario's own
 _SUBJECTS = frozenset({"trace", "session"})  # a scenario's trace, or its session (session metrics)
 
 
@@ -40,6 +41,8 @@ def runs_from_scores(
         if not isinstance(metadata, Mapping) or subject.get("kind") not in _SUBJECTS:
             continue
         run_id, scenario_id = metadata.get("run_id"), metadata.get("scenario_id")
+        if isinstance(scenario_id, str) and _TURN in scenario_id:
+            continue  # a dialogue turn's own scores: the dialogue is rebuilt from its session's
         if isinstance(run_id, str) and isinstance(scenario_id, str):
             grouped.setdefault(run_id, {}).setdefault(scenario_id, {})[str(score["name"])] = score
     runs = []

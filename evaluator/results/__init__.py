@@ -1,6 +1,7 @@
 """Result values, the JSON contract, the scores a result yields, and the built-in `MetricSet`."""
 
-from evaluator.results.builtin import builtin_metrics, default_metrics
+from evaluator.results.builtin import builtin_metrics, default_metrics, with_dialogues, with_dialogues_for
+from evaluator.results.dialogue import DialogueOutcome, TurnOutcome, turn_status
 from evaluator.results.evaluate import as_evaluator_error, error_result, evaluate, evaluator_error_result
 from evaluator.results.figures import agent_prompts, judge_prompts, scenario_values, summarize
 from evaluator.results.model import (
@@ -24,6 +25,7 @@ __all__ = [
     "LATEST",
     "PREVIOUS",
     "RUN_KEYWORDS",
+    "DialogueOutcome",
     "EvaluatorFailure",
     "JudgeStatus",
     "PromptUse",
@@ -31,6 +33,7 @@ __all__ = [
     "ScenarioResult",
     "Score",
     "Status",
+    "TurnOutcome",
     "agent_prompts",
     "as_evaluator_error",
     "builtin_metrics",
@@ -48,4 +51,7 @@ __all__ = [
     "scores_for",
     "summarize",
     "totals",
+    "turn_status",
+    "with_dialogues",
+    "with_dialogues_for",
 ]

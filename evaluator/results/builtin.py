@@ -1,24 +1,26 @@
 """The metrics of a run, as a `MetricSet` built from the configuration: the rule checks (workflow,
 trajectory, answer), the judges (quality, correctness) with their configured prompts, source budget
 and miss phrases, then the project's own (`[metrics] extra`, each `module:attribute`). Commands build
-it once per run (and `report`, `compare` once per command) and pass it on.
+it once per run (and `report`, `compare` once per command) and pass it on. A run with dialogues (and a
+report of one) adds the dialogue metric (`with_dialogues`).
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from evaluator.config import Config, JudgeConfig
 from evaluator.errors import ConfigError
 from evaluator.judge import CorrectnessJudge, QualityJudge
 from evaluator.metrics import AnswerContainsMetric, Metric, MetricSet, TrajectoryMetric, WorkflowValidator
+from evaluator.metrics import dialogue as dialogue_metrics
 
-__all__ = ["builtin_metrics", "configured_metric", "default_metrics"]
+__all__ = ["builtin_metrics", "configured_metric", "default_metrics", "with_dialogues", "with_dialogues_for"]
 
 _SHAPE = ("key", "stage", "level", "definitions", "figures")  # what a metric must have (metrics/base.py)
 
@@ -39,6 +41,22 @@ def builtin_metrics(config: Config | None = None, *, extra: Sequence[Metric] = (
             *extra,
         )
     )
+
+
+def with_dialogues(metrics: MetricSet) -> MetricSet:
+    """`metrics` with the dialogue metric (DESIGN.md, Dialogues) after them, unless it has it already.
+    It is added only where dialogues are: a single-turn run's result objects and figures stay as they
+    were."""
+    if metrics.get(dialogue_metrics.DialogueMetric.key) is not None:
+        return metrics
+    return MetricSet((*metrics, dialogue_metrics.DialogueMetric()))
+
+
+def with_dialogues_for(metrics: MetricSet, documents: Iterable[Mapping[str, Any]]) -> MetricSet:
+    """`metrics`, with the dialogue metric when any of the result objects is a dialogue's."""
+    if any(document.get("kind") == "dialogue" for document in documents):
+        return with_dialogues(metrics)
+    return metrics
 
 
 @cache

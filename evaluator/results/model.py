@@ -31,6 +31,7 @@ from evaluator.metrics import (
     WorkflowVerdict,
 )
 from evaluator.results.builtin import default_metrics
+from evaluator.results.dialogue import DialogueOutcome
 from evaluator.results.figures import agent_prompts
 from evaluator.results.summary import judge_usage, run_summaries
 
@@ -101,6 +102,7 @@ class ScenarioResult:
     handoffs: tuple[Mapping[str, Any], ...] = ()  # agent transitions ({"from", "to", "via"}), call order
     warnings: tuple[str, ...] = ()  # what makes the verdict less certain, and how to fix it
     metrics: MetricSet = field(default_factory=default_metrics, compare=False, repr=False)
+    dialogue: DialogueOutcome | None = None  # a dialogue's turns and figures (results.dialogue)
 
     @property
     def workflow(self) -> WorkflowVerdict | None:
@@ -121,6 +123,8 @@ class ScenarioResult:
         """What went wrong, as short phrases: the error, or each verdict's problems."""
         if self.evaluator_error is not None:
             return [f"evaluator error: {self.evaluator_error.type}: {self.evaluator_error.message}"]
+        if self.dialogue is not None:  # a dialogue: each failing turn named, then its goal
+            return self.dialogue.problems()
         if self.error:
             return [self.error]
         return [problem for verdict in self.verdicts.values() for problem in verdict.problems()]
@@ -131,6 +135,8 @@ class ScenarioResult:
             "trace_id": self.trace_id,
             "status": self.status,
         }
+        if self.dialogue is not None:
+            document |= self.dialogue.to_json()
         for index, metric in enumerate(self.metrics):
             found = (self.judged if metric.stage == "judge" else self.verdicts).get(metric.key)
             document[metric.key] = found.to_json() if found is not None else None
@@ -203,6 +209,12 @@ def run_provenance(
     }
 
 
+def _dialogue_figures(summaries: Mapping[str, Any]) -> dict[str, Any]:
+    """`run.dialogue`: the dialogue metric's dataset-level figures, for a run with dialogues."""
+    found = summaries.get("dialogue")
+    return {"dialogue": found} if isinstance(found, Mapping) else {}
+
+
 def run_to_json(
     run: RunInfo,
     results: Sequence[ScenarioResult],
@@ -212,7 +224,8 @@ def run_to_json(
     """The `run --output` document: the run, then one result object per scenario (`documents`, when
     the caller has them already). The run's `metrics` hold the figures of `metrics` (by default the
     results' own set), then each judge's run-level dictionary by its key, in the keys' alphabetical
-    order (CRAG's under `correctness`, the quality means under `quality`)."""
+    order (CRAG's under `correctness`, the quality means under `quality`); a run with dialogues has
+    their dataset-level figures in `dialogue` too (DESIGN.md, Dialogues)."""
     metrics = metrics or (results[0].metrics if results else default_metrics())
     documents = [r.to_json() for r in results] if documents is None else documents
     provenance = run_provenance(run, documents, metrics)
@@ -236,6 +249,7 @@ def run_to_json(
             "totals": totals(results),
             **provenance,
             "judge": judge_usage(results),
+            **_dialogue_figures(provenance["metrics"]),
         },
         "results": list(documents),
     }

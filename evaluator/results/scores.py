@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.metrics import DataType, ScoreValue, session_id
+from evaluator.results.dialogue import score_type, turn_scores
 from evaluator.results.model import ScenarioResult
 
 __all__ = ["Score", "score_id", "scores_for"]
@@ -54,6 +55,8 @@ def score_id(run_id: str, trace_id: str, name: str) -> str:
 def _values(result: ScenarioResult) -> list[ScoreValue]:
     if result.evaluator_error is not None:
         return []  # the evaluator failed, not the agent: nothing is scored against it
+    if result.dialogue is not None:  # its turns carry their own (error) scores; the session its figures
+        return [value for verdict in result.verdicts.values() for value in verdict.scores()]
     if result.status == "error":  # the run never finished: dashboards must see it fail
         return [value for metric in result.metrics for value in metric.error_scores(str(result.error))]
     verdicts = [*result.verdicts.values(), *result.judged.values()]
@@ -76,9 +79,9 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
         "run_id": run_id,
         "prompts": {name: use.version for name, use in result.prompts.items()},
     }
+    scores = _turn_scores(result, run_id=run_id, metadata=metadata) if result.dialogue is not None else []
     types, levels = result.metrics.score_types, result.metrics.score_levels
     session = session_id(run_id, result.scenario_id)
-    scores = []
     for value in _values(result):
         in_session = levels[value.name] == "session"
         scores.append(
@@ -94,4 +97,34 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
                 session_id=session if in_session else None,
             )
         )
+    return scores
+
+
+def _turn_scores(result: ScenarioResult, *, run_id: str, metadata: Mapping[str, Any]) -> list[Score]:
+    """A dialogue's turn scores: each turn's single-turn scores and `turn_<key>` on the turn's trace
+    (its `dialogue_<key>` session scores are its verdict's). Nothing when the evaluator failed."""
+    dialogue = result.dialogue
+    if dialogue is None or result.evaluator_error is not None:
+        return []
+    scores: list[Score] = []
+    for turn in dialogue.turns:
+        if turn.result is None:
+            continue
+        scores += scores_for(turn.result, run_id=run_id)
+        if turn.figures is None:
+            continue
+        for name, value, comment in turn_scores(turn.figures):
+            trace = turn.result.trace_id
+            scores.append(
+                Score(
+                    id=score_id(run_id, trace, name),
+                    trace_id=trace,
+                    name=name,
+                    value=value,
+                    data_type=score_type(name.removeprefix("turn_")),
+                    comment=comment or None,
+                    timestamp=result.finished_at,
+                    metadata={**metadata, "turn": turn.turn},
+                )
+            )
     return scores

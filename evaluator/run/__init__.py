@@ -17,7 +17,7 @@ from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, Sc
 from evaluator.run.selection import catalogs, rules_for, select_scenarios
 from evaluator.run.service import run_suite
 from evaluator.run.suite import Notice, SuiteOptions, SuiteRun
-from evaluator.run.target import PromptResolver, Target, TargetRequest, load_target
+from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest, load_target
 from evaluator.run.verify import VerifyReport, verify_run
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "Pipeline",
     "PromptResolver",
     "PushReport",
+    "Reply",
     "RunOptions",
     "ScenarioTracer",
     "SuiteOptions",

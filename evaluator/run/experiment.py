@@ -36,7 +36,7 @@ from evaluator.langfuse import (
 from evaluator.metrics import MetricSet
 from evaluator.prompts import Prompt, PromptLibrary
 from evaluator.results import RunInfo, ScenarioResult, run_provenance
-from evaluator.scenarios import LoadedScenario
+from evaluator.scenarios import LoadedScenario, Scenario
 
 __all__ = [
     "ExperimentPlan",
@@ -86,18 +86,28 @@ class ExperimentReport:
 
 
 def dataset_item(scenario: LoadedScenario, dataset: str) -> DatasetItem:
+    """A scenario as a dataset item; a dialogue's input is its user turns, its expected output each
+    turn's expectations (with its goal and policy, when given)."""
     s = scenario.scenario
     return DatasetItem(
         id=item_id(dataset, s.id),
-        input=s.input,
-        # what the file says, without the defaults it never wrote (`allow: []`, `strict: true`)
-        expected_output=s.expected.model_dump(mode="json", exclude_unset=True, exclude_none=True),
+        input=s.input if s.turns is None else [turn.user for turn in s.turns],
+        expected_output=_expected_output(s),
         metadata={
             "scenario_id": s.id,
             "description": s.description,
             "tags": list(s.tags),
             "target": s.target,
         },
+    )
+
+
+def _expected_output(s: Scenario) -> Any:
+    # what the file says, without the defaults it never wrote (`allow: []`, `strict: true`)
+    if s.turns is None:
+        return s.expected.model_dump(mode="json", exclude_unset=True, exclude_none=True)
+    return s.model_dump(
+        mode="json", include={"turns", "goal", "policy"}, exclude_unset=True, exclude_none=True
     )
 
 

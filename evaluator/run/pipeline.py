@@ -60,8 +60,9 @@ from evaluator.results import (
 from evaluator.run._async import EventLoopThread
 from evaluator.run._gc import collector_tuned_for_run
 from evaluator.run._watchdog import Watchdog
+from evaluator.run.dialogue import DialogueSettings, TurnCall, run_dialogue
 from evaluator.run.judging import judged_result
-from evaluator.run.target import PromptResolver, Target, TargetRequest
+from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Finished
 from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
@@ -114,6 +115,7 @@ class ScenarioTracer(Protocol):
         tags: Sequence[str],
         input: object,
         experiment: ExperimentLink | None = None,
+        session_id: str | None = None,
     ) -> AbstractContextManager[RootSpan]: ...
     def take(self, trace_id: str, rules: TraceRules = ...) -> CapturedTrace: ...
 
@@ -156,6 +158,8 @@ class _Attempt:
     resolver: PromptResolver
     started: float = field(default_factory=time.perf_counter)
     root: RootSpan | None = None
+    turn: TurnCall | None = None  # a dialogue's turn: its request's extras, and where its result goes
+    reply_state: Mapping[str, Any] | None = None  # the state an `evaluator.Reply` gave
     _state: str = "running"
     _reported: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -217,6 +221,7 @@ class Pipeline:
         trace_rules: Mapping[str, TraceRules] | None = None,  # by target name
         judges: Judges | None = None,
         metrics: MetricSet | None = None,
+        dialogue_settings: Mapping[str, DialogueSettings] | None = None,  # by target name
     ) -> None:
         """`destination`: the Langfuse the run's scores and spans are bound for (None: embedded, so
         its spans are not kept)."""
@@ -229,6 +234,7 @@ class Pipeline:
         self._llm = llm
         self._judges = judges
         self._metrics = metrics or default_metrics()  # the run's metrics: results carry them
+        self._dialogue_settings = dict(dialogue_settings or {})
 
     def run(
         self,
@@ -435,6 +441,9 @@ class _Run:
                 return
             with self._lock:
                 self.started += 1
+            if item.scenario.turns is not None:
+                self._dialogue(item)
+                continue
             try:
                 attempt = _Attempt(
                     item=item,
@@ -445,6 +454,35 @@ class _Run:
                 self._unattempted(item, exc)
                 continue
             self._attempt(attempt)
+
+    def _dialogue(self, item: LoadedScenario) -> None:
+        """Run a dialogue's turns in this worker, one single-turn attempt each (run.dialogue); its
+        result goes to the record stage as one scenario's. Never raises."""
+        run_id = self._options.run_id
+
+        def attempt_turn(turn_item: LoadedScenario, call: TurnCall) -> None:
+            attempt = _Attempt(
+                item=turn_item,
+                trace_id=self._p._tracer.trace_id_for(run_id, turn_item.scenario.id),
+                resolver=PromptResolver(self._p._prompts, self._options.prompt_pins),
+                turn=call,
+            )
+            self._attempt(attempt)
+
+        try:
+            run_dialogue(
+                item,
+                run_id=run_id,
+                attempt_turn=attempt_turn,
+                record=self._to_record.put,
+                stopping=self._stopping,
+                judge_status=self._options.judge_status,
+                metrics=self._p._metrics,
+                settings=self._p._dialogue_settings.get(item.scenario.target),
+                judged=bool(self._judge_workers),
+            )
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
+            self._fail(exc)
 
     def _unattempted(self, item: LoadedScenario, exc: Exception) -> None:
         """An evaluator error from before the target call: nothing ran, nothing was traced."""
@@ -483,7 +521,10 @@ class _Run:
                 made = result()
             except Exception as exc:  # noqa: BLE001 - the evaluator failed making this result
                 made = self._evaluator_error(attempt, exc, latency_ms)
-            self._to_record.put(self._done(made, attempt))
+            if attempt.turn is not None:  # a dialogue's turn: the dialogue takes it
+                attempt.turn.deliver(self._done(made, attempt), None, None)
+            else:
+                self._to_record.put(self._done(made, attempt))
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
             self._fail(exc)
 
@@ -496,15 +537,19 @@ class _Run:
     def _call_target(self, attempt: _Attempt) -> None:
         scenario = attempt.item.scenario
         tracer = self._p._tracer
+        turn = attempt.turn
         request = TargetRequest(
             input=scenario.input,
-            scenario_id=scenario.id,
+            scenario_id=scenario.id if turn is None else turn.scenario_id,
             run_id=self._options.run_id,
             langfuse=tracer.client,
             callback_factory=tracer.callbacks,
             prompts=attempt.resolver,
             llm=self._p._llm,
             metadata={"tags": list(scenario.tags)},
+            history=() if turn is None else turn.history,
+            turn=0 if turn is None else turn.index,
+            session_id=self._options.run_id if turn is None else turn.session_id,
         )
         target = self._p._targets[scenario.target]
         with tracer.scenario_run(
@@ -514,9 +559,13 @@ class _Run:
             tags=scenario.tags,
             input=scenario.input,
             experiment=self._options.experiment_links.get(scenario.id),
+            session_id=None if turn is None else turn.session_id,
         ) as root:
             attempt.root = root
             output, error = self._call(target, request, attempt)
+        if isinstance(output, Reply):
+            attempt.reply_state = output.state
+            output = output.output
         if attempt.report():  # it returned in time: the watchdog will not touch the attempt's span
             attempt.root = None  # the span is ended here, and held no longer than it has to be
             _close_root(root, output=output, error=error)
@@ -584,6 +633,9 @@ class _Run:
         the store. Should even its evaluator error fail, the run stops with that failure."""
         try:
             done, trace = self._evaluate(attempt, output, latency_ms)
+            if attempt.turn is not None:  # a dialogue's turn: the dialogue takes it
+                attempt.turn.deliver(done, trace, attempt.reply_state)
+                return
             if self._judge_workers and trace is not None and done.result.status != "error":
                 with self._lock:  # with Ctrl-C's settling, so nothing reaches the judges after it
                     if not self._interrupted.is_set():

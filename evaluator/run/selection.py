@@ -1,17 +1,22 @@
 """Which scenarios a run runs, and the configuration as the run's parts take it: the prompt pins
 (`--prompt NAME=VERSION`), the scenarios chosen by path, tag and target (files or `Scenario` objects,
 checked alike), what each configured target declares (`catalogs`), how its traces are read
-(`trace_rules`, `rules_for`) and its callable (`load_targets`). Bad input raises an `EvaluatorError`
+(`trace_rules`, `rules_for`), its dialogues' settings (`dialogue_settings`) and its callable
+(`load_targets`). Bad input raises an `EvaluatorError`
 before anything runs."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
 from dataclasses import replace
+from pathlib import Path
+from typing import get_args
 
-from evaluator.config import NO_CONFIG_FIX, Config, TargetConfig
+from evaluator.config import NO_CONFIG_FIX, Config, StateKey, TargetConfig
 from evaluator.errors import ConfigError, Problem, PromptError, ScenarioError, did_you_mean
 from evaluator.prompts import PromptLibrary
+from evaluator.run.dialogue import DialogueSettings
 from evaluator.run.target import Target, load_target
 from evaluator.scenarios import (
     LoadedScenario,
@@ -180,7 +185,41 @@ def rules_for(target: TargetConfig, convention: str | None = None) -> TraceRules
         agent_observations=target.agent_observations,
         agent_pattern=target.agent_pattern,
         handoff_patterns=target.handoff_patterns,
+        state_keys=state_keys(target),
     )
+
+
+def dialogue_settings(config: Config) -> dict[str, DialogueSettings]:
+    """What each configured target says about its dialogues: policy, state key names, entity names."""
+    return {
+        name: DialogueSettings(
+            policy=target.policy,
+            state_keys={str(key): value for key, value in target.state_keys.items()},
+            entities=_entities(config, name, target.entities) if target.entities is not None else (),
+        )
+        for name, target in config.settings.targets.items()
+    }
+
+
+def _entities(config: Config, name: str, relative: Path) -> tuple[str, ...]:
+    """The names of a target's entity catalog: a JSON list of names, or of objects with a `name`."""
+    path = config.path(relative)
+    fix = 'Fix: give a JSON list of names, or of objects with a "name" (e.g. the bundled database).'
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"[targets.{name}] entities: cannot read {path} ({exc}). {fix}") from None
+    items = document if isinstance(document, list) else None
+    names = [i.get("name") if isinstance(i, dict) else i for i in items or ()]
+    if items is None or not all(isinstance(n, str) and n.strip() for n in names):
+        raise ConfigError(f"[targets.{name}] entities: {path} is not a list of names. {fix}")
+    return tuple(str(n) for n in names)
+
+
+def state_keys(target: TargetConfig) -> tuple[str, ...]:
+    """The metadata keys the target reports a dialogue turn's state under, in the order of
+    STATE_KEYS (intent, domain, acts, slots, action), each renamed by its `state_keys`."""
+    return tuple(target.state_keys.get(key, key) for key in get_args(StateKey))
 
 
 def load_targets(config: Config, names: set[str]) -> dict[str, Target]:

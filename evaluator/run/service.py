@@ -30,21 +30,26 @@ from evaluator.errors import ConfigError
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.metrics import MetricSet
 from evaluator.prompts import PromptLibrary
-from evaluator.results import RUN_KEYWORDS, ScenarioResult, builtin_metrics, run_to_json
+from evaluator.results import RUN_KEYWORDS, ScenarioResult, builtin_metrics, run_to_json, with_dialogues
 from evaluator.run._session import Session, check_langfuse
 from evaluator.run._signals import StopSignals
 from evaluator.run.judging import JudgePlan
 from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
 from evaluator.run.provenance import git_state, model_names, targets_of
-from evaluator.run.selection import load_targets, pinned_and_selected, trace_rules
+from evaluator.run.selection import dialogue_settings, load_targets, pinned_and_selected, trace_rules
 from evaluator.run.suite import Notice, SuiteOptions, SuiteRun
 from evaluator.run.target import Target
-from evaluator.scenarios import Scenario
+from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
 
 __all__ = ["run_suite"]
 
 _DEFAULTS = SuiteOptions()  # every option as the configuration says
+
+
+def _run_metrics(metrics: MetricSet, selected: Sequence[LoadedScenario]) -> MetricSet:
+    """The run's metrics: with the dialogue metric when it runs a dialogue."""
+    return with_dialogues(metrics) if any(item.scenario.is_dialogue for item in selected) else metrics
 
 
 def run_suite(
@@ -82,7 +87,7 @@ def run_suite(
         given_targets=set(targets or {}),
     )
     _check_output(options.output)
-    store, metrics = Store(cfg.store_path), metrics or builtin_metrics(cfg)
+    store, metrics = Store(cfg.store_path), _run_metrics(metrics or builtin_metrics(cfg), selected)
     connection = LangfuseConnection.from_env()
     tracing = connection.tracing if connection is not None else Tracing.embedded()
     with tracing.process_default():  # targets' import-time clients record into the capture
@@ -137,6 +142,7 @@ def run_suite(
         trace_rules=trace_rules(cfg),
         judges=judges,
         metrics=metrics,
+        dialogue_settings=dialogue_settings(cfg),
     )
     on_start(len(selected))
     over = threading.Event()  # every scenario is stored: a signal now stops nothing more

@@ -26,7 +26,7 @@ from evaluator.config import LLMEndpoint
 from evaluator.errors import ConfigError
 from evaluator.prompts import Prompt, PromptSource
 
-__all__ = ["PromptResolver", "Target", "TargetRequest", "load_target"]
+__all__ = ["PromptResolver", "Reply", "Target", "TargetRequest", "load_target"]
 
 
 class PromptResolver:
@@ -48,7 +48,14 @@ class PromptResolver:
 
 @dataclass(frozen=True, kw_only=True)
 class TargetRequest:
-    """What a target receives for one scenario run."""
+    """What a target receives for one scenario run, or for one user turn of a dialogue.
+
+    A dialogue calls the target once per user turn, in order: `input` is the user's message, `history`
+    the earlier turns as `{"role": "user" | "assistant", "content": ...}` messages (the user's and the
+    target's own replies), `turn` the turn's index (0-based), and `session_id` stable for the dialogue
+    run (`<run id>:<scenario id>`), for a stateful target to key its memory on (a LangGraph
+    checkpointer's `thread_id`). A single-turn scenario is turn 0 with no history; its `session_id` is
+    the run id (the Langfuse session its traces are in)."""
 
     input: str
     scenario_id: str
@@ -58,12 +65,32 @@ class TargetRequest:
     llm: LLMEndpoint | None = None  # None: the target should use its offline model
     metadata: Mapping[str, Any] = field(default_factory=dict)
     callback_factory: Callable[[], list[Any]] = field(default=list, repr=False)
+    history: tuple[Mapping[str, str], ...] = ()
+    turn: int = 0
+    session_id: str = ""
 
     @property
     def callbacks(self) -> list[Any]:
         """LangChain handlers recording runs in this trace, made on first use (so a target that never
         asks does not load LangChain's tracing)."""
         return self.callback_factory()
+
+
+@dataclass(frozen=True, init=False)
+class Reply:
+    """What a target that does not trace its state returns for a dialogue turn: its reply (`output`,
+    what a plain return value would be) and its state after the turn (`state`: any of `intent`,
+    `domain`, `acts`, `slots`, `action`). A key given here wins over the same key read from the trace.
+
+        return evaluator.Reply("Which day?", state={"intent": "book_hotel", "action": "request"})
+    """
+
+    output: object
+    state: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(self, output: object, state: Mapping[str, Any] | None = None) -> None:
+        object.__setattr__(self, "output", output)
+        object.__setattr__(self, "state", dict(state or {}))
 
 
 Target = Callable[[TargetRequest], object]

@@ -20,15 +20,17 @@ from evaluator._problems import validation_problems
 from evaluator._yaml import read_yaml
 from evaluator.config import CONFIG_FILE, NO_CONFIG_FIX, Config
 from evaluator.errors import Problem, ScenarioError, did_you_mean
-from evaluator.scenarios.model import LoadedScenario, Scenario, TargetCatalog
+from evaluator.scenarios.conversations import read_conversations
+from evaluator.scenarios.model import Expected, LoadedScenario, Scenario, TargetCatalog
 
 __all__ = ["SCENARIO_SUFFIXES", "PromptCatalog", "check_given", "expand_paths", "load_scenarios", "with_tags"]
 
-SCENARIO_SUFFIXES = (".yaml", ".yml")
+SCENARIO_SUFFIXES = (".yaml", ".yml", ".json")  # .json: the seed's conversation format
 PromptCatalog = Mapping[str, Mapping[int, Collection[str]]]  # prompt name -> version -> its labels
 _ID_FIX = "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit"
 # What a required field the file got wrong stands in for, so that the rest of the file is still checked.
-_PLACEHOLDERS = {"id": "placeholder", "input": "placeholder"}
+_PLACEHOLDERS = {"id": "placeholder"}
+_KIND_FIX = "a single-turn scenario has input; a dialogue has turns (- user: ...), never both"
 _UnknownTargets = dict[str, list[Path]]  # an unknown target name -> the files naming it
 
 
@@ -89,12 +91,13 @@ def load_scenarios(
     loaded: list[LoadedScenario] = []
     unknown: _UnknownTargets = {}
     for path in files:
-        scenario, file_problems = _load_one(path)
-        if scenario is not None:
-            file_problems += _checked(scenario, path, targets, prompts, judge_prompt, unknown=unknown)
-        problems += file_problems
-        if scenario is not None and not file_problems and scenario.target not in unknown:
-            loaded.append(LoadedScenario(scenario=scenario, path=path))
+        for source, scenario, found in _load_file(path):
+            file_problems = list(found)
+            if scenario is not None:
+                file_problems += _checked(scenario, source, targets, prompts, judge_prompt, unknown=unknown)
+            problems += file_problems
+            if scenario is not None and not file_problems and scenario.target not in unknown:
+                loaded.append(LoadedScenario(scenario=scenario, path=path))
     problems += _unknown_target_problems(unknown, targets or {}, config)
     problems += _duplicate_ids(loaded)
     if problems:
@@ -133,7 +136,7 @@ def check_given(
 
 def _checked(
     scenario: Scenario,
-    path: Path,
+    path: Path | str,
     targets: Mapping[str, TargetCatalog] | None,
     prompts: PromptCatalog | None,
     judge_prompt: str | None,
@@ -154,7 +157,7 @@ def _checked(
             )
         )
     elif targets is not None and scenario.target not in targets:
-        unknown.setdefault(scenario.target, []).append(path)
+        unknown.setdefault(scenario.target, []).append(Path(path))
     catalog = (targets or {}).get(scenario.target)
     if catalog is not None:
         problems += _check_catalog(scenario, path, catalog)
@@ -163,29 +166,97 @@ def _checked(
     return problems
 
 
-def _load_one(path: Path) -> tuple[Scenario | None, list[Problem]]:
+_Loaded = tuple[str, Scenario | None, list[Problem]]  # (source, the scenario or None, its problems)
+
+
+def _load_file(path: Path) -> list[_Loaded]:
+    """Every scenario of a file: one for YAML, one per conversation for the seed's JSON format."""
+    if path.suffix == ".json":
+        conversations, problems = read_conversations(path)
+        found: list[_Loaded] = [(str(path), None, problems)] if problems else []
+        return found + [(source, *_validated(doc, source)) for source, doc in conversations]
     document, problems = read_yaml(path)
     if problems:
-        return None, problems
+        return [(str(path), None, problems)]
     if not isinstance(document, dict):
-        return None, [
-            Problem(
-                source=str(path),
-                field="",
-                found="the file is not a YAML mapping",
-                fix="write the scenario as keys: id, target, input, expected, ...",
-            )
-        ]
-    try:
-        return Scenario.model_validate(document), []
-    except ValidationError as exc:
-        return _salvaged(document, exc), validation_problems(
-            exc,
+        problem = Problem(
             source=str(path),
+            field="",
+            found="the file is not a YAML mapping",
+            fix="write the scenario as keys: id, target, input, expected, ...",
+        )
+        return [(str(path), None, [problem])]
+    return [(str(path), *_validated(document, str(path)))]
+
+
+def _validated(document: dict[str, Any], source: str) -> tuple[Scenario | None, list[Problem]]:
+    """The scenario of a document, or what is wrong with it (and the rest of it, salvaged)."""
+    document, problems = _kind_problems(document, source)
+    try:
+        scenario = Scenario.model_validate(document)
+    except ValidationError as exc:
+        return _salvaged(document, exc), problems + validation_problems(
+            exc,
+            source=source,
             model=Scenario,
             fix="see the scenario format in the README",
             patterns={"id": ("a valid id", _ID_FIX)},
         )
+    return scenario, problems  # with problems, only for checking the names in it: never run
+
+
+def _kind_problems(document: dict[str, Any], source: str) -> tuple[dict[str, Any], list[Problem]]:
+    """Whether the document is a single-turn scenario or a dialogue, said per field with a fix (the
+    model would only say it of the whole file); the document with what was wrong taken out, so the
+    rest of it is still checked."""
+    problems: list[Problem] = []
+    document = dict(document)
+    turns = document.get("turns")
+    if "turns" in document and "input" in document:
+        problems.append(Problem(source=source, field="input", found="input beside turns", fix=_KIND_FIX))
+        document.pop("input")
+    elif "turns" not in document and "input" not in document:
+        problems.append(
+            Problem(
+                source=source,
+                field="input",
+                found="required field is missing",
+                fix="add input: ... (or turns: for a dialogue)",
+            )
+        )
+        document["input"] = "placeholder"
+    if isinstance(turns, list) and not turns:
+        problems.append(
+            Problem(
+                source=source, field="turns", found="a dialogue with no turn", fix="add turns: - user: ..."
+            )
+        )
+        document["turns"] = [{"user": "placeholder"}]
+    for key in ("policy", "goal"):
+        if key in document and "turns" not in document:
+            problems.append(
+                Problem(source=source, field=key, found=f"{key} on a single-turn scenario", fix=_KIND_FIX)
+            )
+            document.pop(key)
+    return document, problems + _policy_problems(document, source)
+
+
+def _policy_problems(document: dict[str, Any], source: str) -> list[Problem]:
+    """A policy entry that names no slot guards nothing: said, and taken out of `document`."""
+    policy = document.get("policy")
+    if not isinstance(policy, dict):
+        return []
+    empty = [action for action, slots in policy.items() if isinstance(slots, list | tuple) and not slots]
+    document["policy"] = {action: slots for action, slots in policy.items() if action not in empty}
+    return [
+        Problem(
+            source=source,
+            field=f"policy.{action}",
+            found="a policy naming no slot",
+            fix=f"list the slots {action} needs, e.g. {action}: [name, bookday], or remove it",
+        )
+        for action in empty
+    ]
 
 
 def _salvaged(document: dict[str, Any], exc: ValidationError) -> Scenario | None:
@@ -198,6 +269,8 @@ def _salvaged(document: dict[str, Any], exc: ValidationError) -> Scenario | None
         _drop(pruned, [str(key) for key in keys])
     for key, value in _PLACEHOLDERS.items():
         pruned.setdefault(key, value)
+    if "turns" not in pruned:
+        pruned.setdefault("input", "placeholder")
     try:
         return Scenario.model_validate(pruned)
     except ValidationError:
@@ -254,7 +327,7 @@ def _files(paths: Sequence[Path]) -> str:
 
 
 def _check_judge(
-    scenario: Scenario, path: Path, prompts: PromptCatalog, default: str | None
+    scenario: Scenario, path: Path | str, prompts: PromptCatalog, default: str | None
 ) -> list[Problem]:
     """`judge:` names a prompt file, and a version or label of it, that exists."""
     spec = scenario.judge
@@ -295,9 +368,23 @@ def _check_judge(
     return []
 
 
-def _check_catalog(scenario: Scenario, path: Path, catalog: TargetCatalog) -> list[Problem]:
+def _check_catalog(scenario: Scenario, path: Path | str, catalog: TargetCatalog) -> list[Problem]:
+    """The agent and tool names of `expected` (each turn's, for a dialogue) are the target's."""
+    if scenario.turns is None:
+        return _check_expected(scenario.expected, "expected", scenario.target, path, catalog)
+    return [
+        problem
+        for index, turn in enumerate(scenario.turns)
+        for problem in _check_expected(
+            turn.expected, f"turns.{index}.expected", scenario.target, path, catalog
+        )
+    ]
+
+
+def _check_expected(
+    expected: Expected, field: str, target: str, path: Path | str, catalog: TargetCatalog
+) -> list[Problem]:
     problems: list[Problem] = []
-    expected = scenario.expected
     trajectory_tools = expected.trajectory.tools if expected.trajectory else ()
     checks: list[tuple[str, Collection[str], Iterable[str]]] = [
         (
@@ -322,8 +409,8 @@ def _check_catalog(scenario: Scenario, path: Path, catalog: TargetCatalog) -> li
                 problems.append(
                     Problem(
                         source=str(path),
-                        field=f"expected.{kind}",
-                        found=f'unknown {kind[:-1]} "{name}" for target "{scenario.target}"'
+                        field=f"{field}.{kind}",
+                        found=f'unknown {kind[:-1]} "{name}" for target "{target}"'
                         + did_you_mean(name, known),
                         fix=f"use a name the target declares in evaluator.toml ({', '.join(known)})",
                     )

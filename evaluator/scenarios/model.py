@@ -11,13 +11,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "AnswerSpec",
+    "DialogueTurn",
     "Expectation",
     "Expected",
+    "GoalSpec",
     "JudgeSpec",
     "LoadedScenario",
     "Scenario",
     "TargetCatalog",
     "TrajectorySpec",
+    "TurnExpected",
 ]
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
@@ -67,6 +70,44 @@ class Expected(_Strict):
     answer: AnswerSpec | None = None
 
 
+SlotValue = str | int | float | bool
+
+
+class TurnExpected(Expected):
+    """A dialogue turn's `expected`: every single-turn key, plus the state after the turn (DESIGN.md,
+    "Dialogues"). `slots` is the belief state accumulated up to this turn, per domain."""
+
+    intent: str | tuple[str, ...] | None = None  # one intent, or several (compared as sets)
+    domain: str | None = None  # default: the intent's part after its last "_"
+    acts: tuple[str, ...] | None = None
+    slots: dict[str, dict[str, SlotValue]] | None = None
+    action: str | None = None
+
+    def single_turn(self) -> Expected:
+        """The single-turn part, checked as a single-turn scenario's `expected` is."""
+        return Expected(agents=self.agents, tools=self.tools, trajectory=self.trajectory, answer=self.answer)
+
+
+class DialogueTurn(_Strict):
+    """One user turn of a dialogue and what the target's turn should do."""
+
+    user: str = Field(min_length=1)
+    expected: TurnExpected = TurnExpected()
+
+
+class GoalSpec(_Strict):
+    """What the customer came for: the domains booked, and/or the values some reply must give."""
+
+    book: tuple[str, ...] = ()
+    inform: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _something(self) -> GoalSpec:
+        if not self.book and not self.inform:
+            raise ValueError("a goal names what to book or what to inform, e.g. {book: [hotel]}")
+        return self
+
+
 class JudgeSpec(_Strict):
     prompt: str | None = None
     version: int | None = Field(default=None, ge=1)
@@ -86,9 +127,35 @@ class Scenario(_Strict):
     # Required to run (the loader says so when it checks targets); `validate` runs no target, and
     # uses it, when given, only for the target's declared names and trace conventions.
     target: str = ""
-    input: str = Field(min_length=1)
+    input: str = ""  # a single-turn scenario's message; "" for a dialogue (which has `turns`)
     expected: Expected = Expected()
     judge: JudgeSpec | None = None
+    turns: tuple[DialogueTurn, ...] | None = None  # given: the scenario is a dialogue
+    policy: dict[str, tuple[str, ...]] | None = None  # None: the target's [targets.X] policy
+    goal: GoalSpec | None = None
+
+    @property
+    def is_dialogue(self) -> bool:
+        return self.turns is not None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Scenario:
+        """A scenario is single-turn (`input`) or a dialogue (`turns`, at least one), never both; the
+        loader says the same per field, with fixes."""
+        if self.turns is None:
+            if not self.input:
+                raise ValueError("give input (a single-turn scenario) or turns (a dialogue)")
+            if self.policy is not None or self.goal is not None:
+                raise ValueError("policy and goal are for dialogues (a scenario with turns)")
+            return self
+        if self.input:
+            raise ValueError("a dialogue has turns, not input: remove input")
+        if not self.turns:
+            raise ValueError("a dialogue needs at least one turn")
+        empty = [action for action, slots in (self.policy or {}).items() if not slots]
+        if empty:
+            raise ValueError(f"policy {', '.join(empty)} names no slot")
+        return self
 
 
 @dataclass(frozen=True, kw_only=True)

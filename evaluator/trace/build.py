@@ -26,6 +26,7 @@ Rules that hold under every convention (DESIGN.md, Trace model):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -87,6 +88,7 @@ def build_trace(
         agents=tuple(agents),
         tools=tuple(tools),
         flow=_flow(ordered, agents),
+        reported=_reported(ordered, rules.state_keys),
         output=output if output is not None else (roots[0].output if roots else None),
         errors=tuple(f"{o.name}: {o.status_message or 'error'}" for o in ordered if o.level == ERROR_LEVEL),
         prompts=tuple(
@@ -300,6 +302,28 @@ def _guardrail_ids(tree: Tree, agents: list[AgentCall]) -> set[str]:
 
 def _error(obs: Observation) -> str | None:
     return (obs.status_message or "error") if obs.level == ERROR_LEVEL else None
+
+
+def _reported(ordered: Iterable[Observation], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Per key, the metadata value of the last observation by end time that carries it (an observation
+    without an end time counts as ending first; ties keep the later one in `ordered`). A string that
+    parses as a JSON object or list is parsed: the SDK stores nested metadata as JSON text."""
+    found: dict[str, tuple[float, Any]] = {}
+    for obs in ordered:
+        ended = obs.end_time if obs.end_time is not None else float("-inf")
+        for key in keys:
+            if key in obs.metadata and (key not in found or ended >= found[key][0]):
+                found[key] = (ended, obs.metadata[key])
+    return {key: _parsed(value) for key, (_, value) in found.items()}
+
+
+def _parsed(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _flow(ordered: Iterable[Observation], agents: list[AgentCall]) -> str | None:

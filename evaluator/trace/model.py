@@ -117,6 +117,9 @@ class Trace:
     names: frozenset[str] = frozenset()  # every observation name, and every agent, tool and target name
     convention: str = "langfuse"
     warnings: tuple[str, ...] = ()
+    # The dialogue state the trace reports: per metadata key of the rules' `state_keys`, the value of
+    # the last observation (by end time) carrying it, a JSON string parsed.
+    reported: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def agent_names(self) -> list[str]:

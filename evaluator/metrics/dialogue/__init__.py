@@ -32,6 +32,7 @@ from evaluator.metrics.dialogue._figures import (
     SlotMatch,
     TurnFigures,
 )
+from evaluator.metrics.dialogue._metric import HOW_TO_REPORT, DialogueMetric, DialogueVerdict
 from evaluator.metrics.dialogue._run import MEAN_OF_DIALOGUE_MEANS, MEAN_OVER_TURNS, RunFigures, score_run
 from evaluator.metrics.dialogue._turn import (
     act_accuracy,
@@ -64,6 +65,7 @@ from evaluator.metrics.dialogue._values import (
 __all__ = [
     "BOOLEAN_KEYS",
     "DIALOGUE_KEYS",
+    "HOW_TO_REPORT",
     "MEAN_OF_DIALOGUE_MEANS",
     "MEAN_OVER_TURNS",
     "RUN_KEYS",
@@ -73,7 +75,9 @@ __all__ = [
     "CragTurn",
     "CragVerdict",
     "DialogueFigures",
+    "DialogueMetric",
     "DialogueState",
+    "DialogueVerdict",
     "Figure",
     "Goal",
     "Hallucination",

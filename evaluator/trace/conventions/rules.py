@@ -25,13 +25,15 @@ class TraceRules:
     that are orchestrators (always expected). `agent_observations`: names of observations (any type,
     e.g. a plain `@observe()` span) that are agents. `agent_pattern`: a regular expression; an
     observation whose name matches it fully is an agent, named by the group `name` when there is one.
-    `handoff_patterns`: more hand-off tool names, each a regular expression with the group `agent`."""
+    `handoff_patterns`: more hand-off tool names, each a regular expression with the group `agent`.
+    `state_keys`: the metadata keys a dialogue turn reports its state under (the trace's `reported`)."""
 
     convention: str = "auto"
     entry_agents: tuple[str, ...] = ()
     agent_observations: tuple[str, ...] = ()
     agent_pattern: str | None = None
     handoff_patterns: tuple[str, ...] = ()
+    state_keys: tuple[str, ...] = ("intent", "domain", "acts", "slots", "action")
 
     @cached_property
     def compiled_handoffs(self) -> tuple[re.Pattern[str], ...]:

@@ -1,0 +1,164 @@
+"""The dialogue metrics in the metric family's shape (metrics/base.py): `DialogueMetric`, a session
+metric: the dialogue's field `dialogue` of the result object, its `dialogue_<key>` session scores, its
+run figures and run summary; it also declares the `turn_<key>` scores, which go on each turn's trace
+(one metric, so that single-turn result objects get one `dialogue: null` field, not two).
+
+The figures are computed by the dialogue runner (run/dialogue.py), which knows the dialogue's policy,
+goal and entity catalog: a single trace's `evaluate` has nothing to say, so it is not implemented. The run's
+dataset-level dictionary (`run_summary`, the run's `metrics.dialogue`) follows each metric's own rule
+(`score_run`); the run figures that reports and `compare` chart and gate are per-dialogue means, the
+unit `compare` pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evaluator.metrics.base import Figure, Gate, MetricBase, ScoreDefinition, ScoreValue, Verdict, number_at
+from evaluator.metrics.dialogue._dialogue import DialogueFigures
+from evaluator.metrics.dialogue._figures import BOOLEAN_KEYS, DIALOGUE_KEYS, TURN_KEYS
+from evaluator.metrics.dialogue._run import score_run
+
+__all__ = ["HOW_TO_REPORT", "DialogueMetric", "DialogueVerdict"]
+
+HOW_TO_REPORT = (
+    "put them in the metadata of an observation of the turn's trace (keys intent, domain, acts, slots, "
+    "action; renamed by [targets.X] state_keys), or return evaluator.Reply(output, state={...}); "
+    "README, Dialogues"
+)
+OUTCOME_SCORE = "dialogue_pass"
+
+
+def _number(value: Any) -> float | None:
+    """A score's value as a number (a BOOLEAN score may come back as true / false)."""
+    return float(value) if isinstance(value, int | float) else None
+
+
+_RANGES = {"policy_violations": "a count", "multi_turn_conversation_score": "-1..1"}
+
+
+def _definition(name: str, key: str, level: str) -> ScoreDefinition:
+    boolean = key in BOOLEAN_KEYS and (level == "turn" or key == "task_completion")
+    what = _RANGES.get(key, "0-1")
+    return ScoreDefinition(
+        name=name,
+        data_type="BOOLEAN" if boolean else "NUMERIC",
+        description=f"{level} figure {key} ({'1/0' if boolean else what}; README, Dialogues)",
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class DialogueVerdict:
+    """A dialogue's figures (`figures`), and the state keys its target never reported in any turn."""
+
+    figures: DialogueFigures
+    unreported: tuple[str, ...] = ()
+    passed_all: bool | None = None  # the dialogue's status was `passed` (results.dialogue decides it)
+
+    @property
+    def passed(self) -> bool | None:
+        """Informs: the dialogue's status is decided by its turns and its goal (results.dialogue)."""
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.figures.metrics())
+
+    def scores(self) -> list[ScoreValue]:
+        """`dialogue_pass` (whether the dialogue passed), then `dialogue_<key>` for every figure the
+        dialogue measured (the means of the per-turn keys and the per-dialogue keys)."""
+        found = []
+        if self.passed_all is not None:
+            found.append(ScoreValue(name=OUTCOME_SCORE, value=1.0 if self.passed_all else 0.0))
+        for key, value in self.figures.metrics().items():
+            if value is None:
+                continue
+            comment = self.figures.task_completion.reason if key == "task_completion" else None
+            found.append(ScoreValue(name=f"dialogue_{key}", value=float(value), comment=comment))
+        return found
+
+    def problems(self) -> list[str]:
+        return []
+
+
+def _figure(key: str, label: str, *, gated: bool) -> Figure:
+    return Figure(
+        name=f"dialogue_{key}",
+        value=number_at("dialogue", key),
+        level="session",
+        rate=True,
+        gate=Gate(label=f"dialogue {label}", threshold=5.0) if gated else None,
+    )
+
+
+class DialogueMetric(MetricBase):
+    """Per dialogue: the session scores and the result's `dialogue` field; per run: `score_run`."""
+
+    key = "dialogue"
+    level = "session"
+    definitions = (
+        ScoreDefinition(
+            name=OUTCOME_SCORE,
+            data_type="BOOLEAN",
+            description="the dialogue passed (every turn, and its goal)",
+        ),
+        *(_definition(f"turn_{key}", key, "turn") for key in TURN_KEYS),
+        *(_definition(f"dialogue_{key}", key, "dialogue") for key in (*TURN_KEYS, *DIALOGUE_KEYS)),
+    )
+    figures = (
+        _figure("task_completion", "task completion", gated=True),
+        _figure("system_correctness", "system correctness", gated=True),
+        _figure("jga", "joint goal accuracy", gated=True),
+        _figure("slot_accuracy", "slot accuracy", gated=True),
+        _figure("intent_accuracy", "intent accuracy", gated=True),
+        _figure("domain_accuracy", "domain accuracy", gated=True),
+        _figure("policy_compliant", "policy compliance", gated=True),
+        _figure("memory_transfer", "memory transfer", gated=False),
+    )
+
+    def passed_in(self, field: Mapping[str, Any]) -> bool | None:
+        """Rebuilt from scores, the field has `pass` (from `dialogue_pass`)."""
+        passed = field.get("pass")
+        return passed if isinstance(passed, bool) else None
+
+    def from_scores(self, scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+        """The `dialogue` field from the session's `dialogue_<key>` scores (a key without a score: not
+        measured), and `pass` from `dialogue_pass`."""
+        found: dict[str, Any] = {
+            key: _number(scores[f"dialogue_{key}"].get("value"))
+            for key in (*TURN_KEYS, *DIALOGUE_KEYS)
+            if f"dialogue_{key}" in scores
+        }
+        if OUTCOME_SCORE in scores:
+            found["pass"] = _number(scores[OUTCOME_SCORE].get("value")) == 1.0
+        return found or None
+
+    def run_summary(self, verdicts: Sequence[Verdict], unjudged: int) -> dict[str, Any] | None:
+        """The run's dataset-level figures (`score_run`: each metric's own rule), CRAG's scores
+        dictionary, and the state keys no dialogue's target ever reported. None without a dialogue."""
+        dialogues = [v for v in verdicts if isinstance(v, DialogueVerdict)]
+        if not dialogues:
+            return None
+        run = score_run([v.figures for v in dialogues])
+        never = set.intersection(*(set(v.unreported) for v in dialogues))
+        return {**run.metrics, "crag": run.crag, "unreported": sorted(never)}
+
+    def summary_line(self, summary: Mapping[str, Any]) -> str | None:
+        """One line: how many dialogues and turns, the headline figures, and (once) the keys no target
+        reported with how to report them."""
+        parts = [f"{summary.get('dialogues')} dialogues, {summary.get('turns')} turns"]
+        for key, label in (
+            ("task_completion", "task completion"),
+            ("jga", "JGA"),
+            ("slot_accuracy", "slot accuracy"),
+            ("policy_violation_rate", "policy violations per turn"),
+            ("system_correctness", "system correctness"),
+        ):
+            value = summary.get(key)
+            parts.append(f"{label} {'not measured' if value is None else f'{value:.0%}'}")
+        line = "dialogues: " + ", ".join(parts)
+        never = summary.get("unreported") or []
+        if never:
+            line += f". Never reported: {', '.join(never)}: {HOW_TO_REPORT}"
+        return line

@@ -1,0 +1,435 @@
+"""Running a dialogue (DESIGN.md, "Dialogues"): the target called once per user turn, in order, each turn
+a single-turn attempt of the pipeline with its own trace (root span `<scenario id>#<turn>`) in the
+dialogue's Langfuse session (`<run id>:<scenario id>`); then the dialogue's result, scored by the
+dialogue metrics (metrics.dialogue), goes to the record stage as one scenario's.
+
+A turn's state after the turn is read from its trace (`Trace.reported`: the last observation by end
+time whose metadata carries the key, under the target's `state_keys` names) and from an
+`evaluator.Reply`'s `state`, which wins per key. A turn that errors (raised, timed out) ends the
+dialogue: the later turns are `not run` and the dialogue is `error`. At a timeout the watchdog's thread
+delivers the failed turn, and the dialogue is recorded at once; the worker leaves it when the hung
+target returns.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any, Literal
+
+from evaluator._time import utc_now
+from evaluator.metrics import MetricSet, session_id
+from evaluator.metrics import dialogue as dm
+from evaluator.results import (
+    DialogueOutcome,
+    JudgeStatus,
+    PromptUse,
+    ScenarioResult,
+    TurnOutcome,
+    turn_status,
+    with_dialogues,
+)
+from evaluator.scenarios import DialogueTurn, LoadedScenario, Scenario, TurnExpected
+from evaluator.storage import Finished
+from evaluator.trace import Trace
+
+__all__ = [
+    "STATE_KEYS",
+    "TURN_NOT_JUDGED",
+    "DialogueSettings",
+    "TurnCall",
+    "read_state",
+    "run_dialogue",
+    "turn_scenario",
+]
+
+STATE_KEYS = ("intent", "domain", "acts", "slots", "action")
+_log = logging.getLogger(__name__)
+TURN_NOT_JUDGED = JudgeStatus(status="skipped", reason="the LLM judges do not run on dialogue turns yet")
+Deliver = Callable[[Finished, Trace | None, Mapping[str, Any] | None], None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DialogueSettings:
+    """What a target's configuration says about its dialogues: the policy (a scenario's own replaces
+    it), the metadata names of its state keys (canonical key -> name), its entity catalog's names."""
+
+    policy: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    state_keys: Mapping[str, str] = field(default_factory=dict)
+    entities: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnCall:
+    """What the pipeline adds to a dialogue turn's target call, and where the turn's result goes."""
+
+    scenario_id: str  # the dialogue's
+    index: int
+    history: tuple[Mapping[str, str], ...]
+    session_id: str
+    deliver: Deliver
+
+
+def turn_scenario(scenario: Scenario, index: int, turn: DialogueTurn) -> Scenario:
+    """The single-turn scenario of one turn: its message and its single-turn expectations."""
+    return scenario.model_copy(
+        update={
+            "id": f"{scenario.id}#{index}",
+            "input": turn.user,
+            "expected": turn.expected.single_turn(),
+            "turns": None,
+            "policy": None,
+            "goal": None,
+        }
+    )
+
+
+def read_state(
+    trace: Trace | None, reply_state: Mapping[str, Any] | None, names: Mapping[str, str]
+) -> dict[str, Any]:
+    """The turn's reported state by canonical key: from the trace under the target's names, each key
+    an `evaluator.Reply` gave replaced by its value. A key reported nowhere is absent."""
+    state: dict[str, Any] = {}
+    if trace is not None:
+        for key in STATE_KEYS:
+            name = names.get(key, key)
+            if name in trace.reported:
+                state[key] = trace.reported[name]
+    state.update({key: value for key, value in (reply_state or {}).items() if key in STATE_KEYS})
+    return state
+
+
+def _labels(value: Any) -> str | list[str] | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple | set | frozenset) and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def _slots(value: Any) -> dict[str, dict[str, object]] | None:
+    if isinstance(value, Mapping) and all(isinstance(v, Mapping) for v in value.values()):
+        return {str(domain): {str(k): v for k, v in slots.items()} for domain, slots in value.items()}
+    return None
+
+
+def predicted_state(state: Mapping[str, Any]) -> tuple[dm.DialogueState, list[str]]:
+    """The reported state as the metrics read it, and a warning per key of a shape they cannot read
+    (that key is then not measured)."""
+    parsed = {
+        "intent": _labels(state.get("intent")),
+        "domain": state.get("domain") if isinstance(state.get("domain"), str) else None,
+        "acts": _labels(state.get("acts")),
+        "slots": _slots(state.get("slots")),
+        "action": state.get("action") if isinstance(state.get("action"), str) else None,
+    }
+    warnings = [
+        f"the reported {key} {state[key]!r} is not of a shape the dialogue metrics read "
+        f"({_SHAPES[key]}); it is not measured"
+        for key in STATE_KEYS
+        if key in state and state[key] is not None and parsed[key] is None
+    ]
+    return (
+        dm.DialogueState.of(
+            intent=parsed["intent"],
+            domain=parsed["domain"],  # type: ignore[arg-type]
+            acts=parsed["acts"],
+            slots=parsed["slots"],  # type: ignore[arg-type]
+            action=parsed["action"],  # type: ignore[arg-type]
+        ),
+        warnings,
+    )
+
+
+_SHAPES = {
+    "intent": "a string or a list of strings",
+    "domain": "a string",
+    "acts": "a list of strings",
+    "slots": "an object of domain -> {slot: value}",
+    "action": "a string",
+}
+
+
+def expected_state(expected: TurnExpected) -> dm.DialogueState:
+    return dm.DialogueState.of(
+        intent=expected.intent,
+        domain=expected.domain,
+        acts=expected.acts,
+        slots=expected.slots,
+        action=expected.action,
+    )
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, default=str)
+    except ValueError:
+        return str(value)
+
+
+@dataclass(kw_only=True)
+class _Ran:
+    """A turn that came back: its recorded form, its trace and what it reported."""
+
+    done: Finished
+    trace: Trace | None
+    state: dict[str, Any]
+
+
+class _Dialogue:
+    """The turns of one dialogue as they come back, and its result, recorded once."""
+
+    def __init__(
+        self,
+        item: LoadedScenario,
+        *,
+        run_id: str,
+        record: Callable[[Finished], None],
+        judge_status: JudgeStatus,
+        metrics: MetricSet,
+        settings: DialogueSettings,
+        judged: bool = False,
+    ) -> None:
+        self.item = item
+        self.session = session_id(run_id, item.scenario.id)
+        self._record = record
+        self._judge_status = judge_status
+        self._judged = judged  # the run has judges: say why they skip the turns
+        self._metrics = metrics
+        self._settings = settings
+        self._lock = threading.Lock()
+        self.ran: dict[int, _Ran] = {}
+        self.ended = False
+
+    def deliver(
+        self, index: int, done: Finished, trace: Trace | None, reply: Mapping[str, Any] | None
+    ) -> None:
+        """A turn came back (in the worker, or in the watchdog's thread at a timeout); an error ends
+        the dialogue at once."""
+        state = read_state(trace, reply, self._settings.state_keys)
+        if self._judged and done.result.status != "error":
+            done = done._replace(result=replace(done.result, judge_status=TURN_NOT_JUDGED))
+        with self._lock:
+            if self.ended:
+                return
+            self.ran[index] = _Ran(done=done, trace=trace, state=state)
+        if done.result.status == "error":
+            self.finish()
+
+    def finish(self, unfinished: str | None = None) -> None:
+        """Record the dialogue's result (once); `unfinished` says why turns were left unrun."""
+        with self._lock:
+            if self.ended:
+                return
+            self.ended = True
+            ran = dict(self.ran)
+        self._record(
+            dialogue_finished(
+                self.item, ran, self.session, self._settings, self._metrics, unfinished=unfinished
+            )
+        )
+
+
+def _policy(scenario: Scenario, settings: DialogueSettings) -> dict[str, tuple[str, ...]]:
+    return dm.normalise_policy(scenario.policy if scenario.policy is not None else settings.policy)
+
+
+def _turns_scored(scenario: Scenario, ran: Mapping[int, _Ran]) -> tuple[list[int], list[dm.Turn], list[str]]:
+    """The turns that ran to the end (indexes), as the dialogue metrics take them, and warnings."""
+    indexes, turns, warnings = [], [], []
+    for index, turn in enumerate(scenario.turns or ()):
+        got = ran.get(index)
+        if got is None or got.done.result.status == "error":
+            break
+        predicted, found = predicted_state(got.state)
+        warnings += [f"turn {index}: {warning}" for warning in found]
+        tools = got.trace.tools if got.trace is not None else ()
+        indexes.append(index)
+        turns.append(
+            dm.Turn(
+                expected=expected_state(turn.expected),
+                predicted=predicted,
+                reply=_text(got.done.result.output) if got.done.result.output is not None else "",
+                tool_outputs=tuple(_text(t.output) for t in tools) if tools else None,
+            )
+        )
+    return indexes, turns, warnings
+
+
+def dialogue_finished(
+    item: LoadedScenario,
+    ran: Mapping[int, _Ran],
+    session: str,
+    settings: DialogueSettings,
+    metrics: MetricSet,
+    *,
+    unfinished: str | None = None,
+) -> Finished:
+    """The dialogue's result from the turns that came back, with their spans together. A dialogue
+    left `unfinished` (the run stopped) whose turns did not fail is an `error` saying so."""
+    scenario = item.scenario
+    indexes, turns, warnings = _turns_scored(scenario, ran)
+    goal = dm.Goal.of(book=scenario.goal.book, inform=scenario.goal.inform) if scenario.goal else None
+    figures = (
+        dm.score_dialogue(turns, policy=_policy(scenario, settings), goal=goal, entities=settings.entities)
+        if turns
+        else None
+    )
+    outcomes = _outcomes(scenario, ran, indexes, figures.turns if figures else (), turns)
+    dialogue = DialogueOutcome(session_id=session, turns=tuple(outcomes), figures=figures)
+    results = [got.done.result for got in ran.values()]
+    error = next((r for r in results if r.status == "error"), None)
+    message = None if error is None else f"turn {error.scenario_id.rsplit('#', 1)[-1]}: {error.error}"
+    completed = figures is None or figures.task_completion.value != 0.0
+    status: Literal["passed", "failed", "error"] = (
+        "error"
+        if message is not None or unfinished is not None
+        else "passed"
+        if completed and all(o.status == "passed" for o in outcomes)
+        else "failed"
+    )
+    never = tuple(key for key in STATE_KEYS if not any(key in got.state for got in ran.values()))
+    prompts: dict[str, PromptUse] = {}
+    for r in results:
+        prompts.update(r.prompts)
+    result = ScenarioResult(
+        scenario_id=scenario.id,
+        trace_id=results[0].trace_id if results else "",
+        status=status,
+        verdicts={}
+        if figures is None
+        else {
+            "dialogue": dm.DialogueVerdict(figures=figures, unreported=never, passed_all=_passed_all(status))
+        },
+        judge_status=results[0].judge_status
+        if results
+        else JudgeStatus(status="skipped", reason="no turn ran"),
+        output=results[-1].output if results else None,
+        latency_ms=round(sum(r.latency_ms or 0.0 for r in results), 1),
+        error=message or unfinished,
+        prompts=prompts,
+        finished_at=utc_now(),
+        observation_count=sum(r.observation_count for r in results),
+        warnings=tuple(dict.fromkeys([w for r in results for w in r.warnings] + warnings)),
+        metrics=with_dialogues(metrics),
+        dialogue=dialogue,
+    )
+    return _with_spans(result, [got.done for got in ran.values()])
+
+
+def _passed_all(status: str) -> bool | None:
+    """Whether the dialogue passed, for its `dialogue_pass` score; None for an error (no verdict)."""
+    return None if status == "error" else status == "passed"
+
+
+def _outcomes(
+    scenario: Scenario,
+    ran: Mapping[int, _Ran],
+    indexes: Sequence[int],
+    figures: Sequence[Any],
+    turns: Sequence[dm.Turn],
+) -> list[TurnOutcome]:
+    scored = dict(zip(indexes, zip(figures, turns, strict=True), strict=True))
+    outcomes = []
+    for index, turn in enumerate(scenario.turns or ()):
+        expected = turn.expected.model_dump(mode="json", exclude_defaults=True)
+        got = ran.get(index)
+        if got is None:
+            outcomes.append(TurnOutcome(turn=index, input=turn.user, expected=expected, status="not run"))
+            continue
+        figure, evaluated = scored.get(index, (None, None))
+        matched = None
+        if (
+            evaluated is not None
+            and evaluated.expected.action is not None
+            and evaluated.predicted.action is not None
+        ):
+            matched = evaluated.expected.action == evaluated.predicted.action
+        status = "error" if figure is None else turn_status(got.done.result, figure, action_matched=matched)
+        outcomes.append(
+            TurnOutcome(
+                turn=index,
+                input=turn.user,
+                expected=expected,
+                status=status,
+                result=got.done.result,
+                state=got.state if figure is not None else None,
+                figures=figure,
+            )
+        )
+    return outcomes
+
+
+def _with_spans(result: ScenarioResult, turns: Sequence[Finished]) -> Finished:
+    """The dialogue as recorded: its turns' kept spans (JSON lists of span records) as one list."""
+    kept = [done for done in turns if done.spans]
+    if not kept:
+        return Finished(result, ())
+    records = [record for done in kept for record in json.loads(done.spans or b"[]")]
+    return Finished(
+        result,
+        (),
+        json.dumps(records).encode(),
+        sum(done.span_count for done in kept),
+        any(done.late_spans for done in turns),
+    )
+
+
+def run_dialogue(
+    item: LoadedScenario,
+    *,
+    run_id: str,
+    attempt_turn: Callable[[LoadedScenario, TurnCall], None],
+    record: Callable[[Finished], None],
+    stopping: threading.Event,
+    judge_status: JudgeStatus,
+    metrics: MetricSet,
+    settings: DialogueSettings | None = None,
+    judged: bool = False,
+) -> None:
+    """Run the dialogue's turns in order (`attempt_turn` runs one as the pipeline runs a scenario, and
+    delivers its result to the `TurnCall`), then `record` its result. Stops early on a failed turn, or
+    when the run is stopping (the turns that ran are kept, the rest `not run`)."""
+    scenario = item.scenario
+    dialogue = _Dialogue(
+        item,
+        run_id=run_id,
+        record=record,
+        judge_status=judge_status,
+        metrics=metrics,
+        settings=settings or DialogueSettings(),
+        judged=judged,
+    )
+    history: list[Mapping[str, str]] = []
+    unfinished = None
+    for index, turn in enumerate(scenario.turns or ()):
+        if stopping.is_set():
+            unfinished = f"the run stopped before turn {index}: the dialogue is unfinished"
+            break
+        if dialogue.ended:
+            break
+        call = TurnCall(
+            scenario_id=scenario.id,
+            index=index,
+            history=tuple(history),
+            session_id=dialogue.session,
+            deliver=partial(dialogue.deliver, index),
+        )
+        attempt_turn(LoadedScenario(scenario=turn_scenario(scenario, index, turn), path=item.path), call)
+        got = dialogue.ran.get(index)
+        if got is None and not dialogue.ended:
+            unfinished = f"turn {index} gave no result"
+        if got is None or got.done.result.status == "error":
+            break
+        reply = got.done.result.output
+        history += [
+            {"role": "user", "content": turn.user},
+            {"role": "assistant", "content": "" if reply is None else _text(reply)},
+        ]
+    dialogue.finish(unfinished)

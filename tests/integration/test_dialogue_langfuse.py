@@ -1,0 +1,130 @@
+"""Dialogues against the Langfuse stand-in, through the command line (DESIGN.md, "Dialogues"): each turn
+its own trace (root span `<scenario id>#<turn>`) in the session `<run id>:<scenario id>`; `turn_*`
+scores on the turns' traces, `dialogue_*` session scores; `report`, `compare` (gating on the dialogue
+figures), JUnit (a case per dialogue, failing turns named) and `report --source langfuse`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from tests.integration import dialogue_targets
+from tests.integration.conftest import Cli
+from tests.standin.langfuse_server import LangfuseStandIn
+
+BOOKING = """\
+id: booking
+target: plain
+goal: {book: [hotel]}
+turns:
+  - user: A hotel for 2 people on Saturday
+    expected:
+      intent: book_hotel
+      slots: {hotel: {bookpeople: "2", bookday: saturday}}
+      action: request
+  - user: The Acorn, 3 nights
+    expected:
+      domain: hotel
+      slots: {hotel: {bookpeople: "2", bookday: saturday, name: acorn guest house, bookstay: "3"}}
+      agents: {include: [concierge]}
+  - user: Book it
+    expected: {action: book, agents: {include: [concierge]}}
+"""
+
+
+@pytest.fixture
+def dialogue_project(with_langfuse: Path) -> Path:
+    config = with_langfuse / "evaluator.toml"
+    config.write_text(
+        config.read_text()
+        + '\n[targets.plain]\nentry = "tests.integration.dialogue_targets:plain"\n'
+        + 'policy = {book_hotel = ["name", "bookday", "bookpeople", "bookstay"]}\n'
+    )
+    (with_langfuse / "dialogues").mkdir()
+    (with_langfuse / "dialogues/booking.yaml").write_text(BOOKING)
+    dialogue_targets.calls.clear()
+    return with_langfuse
+
+
+def _run(cli: Cli, name: str) -> dict[str, Any]:
+    code, text = cli(
+        "run",
+        "dialogues",
+        "--no-judge",
+        "--run-name",
+        name,
+        "--output",
+        f"{name}.json",
+        "--junit",
+        f"{name}.xml",
+    )
+    assert code in (0, 1), text
+    document: dict[str, Any] = json.loads(Path(f"{name}.json").read_text())
+    return document
+
+
+def test_a_dialogue_in_langfuse_and_in_every_report(
+    dialogue_project: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = _run(cli, "base")
+    run_id = base["run"]["id"]
+    [result] = base["results"]
+    session = f"{run_id}:booking"
+    assert result["status"] == "passed" and result["session_id"] == session
+    assert base["run"]["dialogue"]["task_completion"] == 1.0
+
+    # each turn its own trace, its root span named by turn, all in the dialogue's session
+    for turn in result["turns"]:
+        spans = langfuse_standin.spans_for(turn["trace_id"])
+        ids = {s.span_id for s in spans}
+        [root] = {s.span_id: s for s in spans if s.parent_span_id not in ids}.values()  # re-posts: once
+        assert root.name == f"booking#{turn['turn']}"
+        assert root.attributes.get("session.id") == session
+
+    # turn scores on the turns' traces, dialogue scores on the session
+    posted = [s for s in langfuse_standin.scores.values() if s["metadata"]["run_id"] == run_id]
+    turn_jga = {s["traceId"]: s["value"] for s in posted if s["name"] == "turn_jga"}
+    assert turn_jga == {result["turns"][0]["trace_id"]: 1.0, result["turns"][1]["trace_id"]: 1.0}
+    [completion] = [s for s in posted if s["name"] == "dialogue_task_completion"]
+    assert completion["sessionId"] == session and "traceId" not in completion and completion["value"] == 1
+    assert {"dialogue_jga", "dialogue_policy_violations", "dialogue_system_correctness"} <= {
+        s["name"] for s in posted if s.get("sessionId") == session
+    }
+    configs = {c["name"]: c["dataType"] for c in langfuse_standin.score_configs}
+    assert configs.get("turn_jga") == "BOOLEAN" and configs.get("dialogue_jga") == "NUMERIC"
+
+    # a candidate that never books: the goal fails, and compare gates on it
+    monkeypatch.setattr(dialogue_targets, "books", False)
+    cand = _run(cli, "cand")
+    [failed] = cand["results"]
+    assert failed["status"] == "failed" and failed["dialogue"]["task_completion"] == 0.0
+    case = ET.fromstring(Path("cand.xml").read_text()).find(".//testcase")  # noqa: S314 (our own output)
+    assert case is not None and case.get("name", "").startswith("booking")
+    failure = case.find("failure")
+    assert failure is not None
+    assert (failure.text or "").splitlines() == [
+        "turn 2: system_correct: action request instead of book",
+        "goal: no booking action",
+    ]
+    assert ET.fromstring(Path("base.xml").read_text()).find(".//failure") is None  # noqa: S314
+
+    code, text = cli("report", "--by", "run", "--json", "--html", "report.html")
+    rows = json.loads(text)["rows"]
+    assert code == 0 and "dialogue task completion" in Path("report.html").read_text()
+    assert [r["dialogue_task_completion"] for r in rows] == [1.0, 0.0]
+    code, text = cli("compare", "base", "cand", "--json")
+    comparison = json.loads(text)
+    assert code == 1 and "dialogue task completion" in comparison["regressions"]
+
+    # rebuilt from Langfuse's scores
+    code, text = cli("report", "--by", "run", "--source", "langfuse", "--json")
+    by_run = {r["key"]: r for r in json.loads(text)["rows"]}
+    assert by_run[run_id]["dialogue_task_completion"] == 1.0
+    assert by_run[cand["run"]["id"]]["dialogue_task_completion"] == 0.0
+    # one scenario per dialogue (its turns' own scores are not scenarios), passed as it did locally
+    assert (by_run[run_id]["scenarios"], by_run[run_id]["passed"]) == (1, 1)
+    assert (by_run[cand["run"]["id"]]["scenarios"], by_run[cand["run"]["id"]]["passed"]) == (1, 0)

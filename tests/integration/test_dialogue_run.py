@@ -1,0 +1,248 @@
+"""Running dialogues (DESIGN.md, "Dialogues"): the target called once per user turn with the history, the
+turn and a session id stable for the dialogue run; each turn its own trace; the state read from the
+trace (renamed by `state_keys`) or from `evaluator.Reply`; a failing turn ends the dialogue; a stateful
+LangGraph target keeps its memory in a checkpointer keyed by the session id."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaluator.results import scores_for
+from evaluator.run import SuiteOptions, run_suite
+from evaluator.scenarios import Scenario
+from tests.integration import dialogue_targets
+
+CONFIG = """\
+[targets.graph]
+entry = "tests.integration.dialogue_targets:stateful"
+state_keys = {slots = "belief_state"}
+policy = {book_hotel = ["name", "bookday", "bookpeople"]}
+[targets.searcher]
+entry = "tests.integration.dialogue_targets:searcher"
+entities = "db.json"
+[run]
+timeout_seconds = 20
+[store]
+path = "state/evaluator.db"
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    prompts = Path(__file__).resolve().parents[2] / "prompts"
+    (tmp_path / "evaluator.toml").write_text(CONFIG + f'[prompts]\ndir = "{prompts}"\n')
+    (tmp_path / "db.json").write_text(json.dumps([{"name": "Acorn Guest House"}, {"name": "Hamilton Lodge"}]))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EVALUATOR_CONFIG", raising=False)
+    dialogue_targets.calls.clear()
+    return tmp_path
+
+
+def _dialogue(sid: str, target: str, turns: list[dict[str, Any]], **more: Any) -> Scenario:
+    return Scenario.model_validate({"id": sid, "target": target, "turns": turns, **more})
+
+
+BOOKING = [
+    {
+        "user": "A hotel for 2 people on Saturday",
+        "expected": {
+            "intent": "book_hotel",
+            "slots": {"hotel": {"bookpeople": "2", "bookday": "saturday"}},
+            "action": "request",
+        },
+    },
+    {
+        "user": "The Acorn, 3 nights",
+        "expected": {
+            "intent": "book_hotel",
+            "slots": {
+                "hotel": {
+                    "bookpeople": "2",
+                    "bookday": "saturday",
+                    "name": "acorn guest house",
+                    "bookstay": "3",
+                }
+            },
+            "action": "request",
+            "agents": {"include": ["concierge"]},
+        },
+    },
+    {"user": "Book it", "expected": {"action": "book", "agents": {"include": ["concierge"]}}},
+]
+
+
+def test_a_plain_function_target_runs_turn_by_turn(project: Path) -> None:
+    suite = run_suite(
+        scenarios=[_dialogue("plain-booking", "plain", BOOKING, goal={"book": ["hotel"]})],
+        targets={"plain": dialogue_targets.plain},
+    )
+    [result] = suite.results
+    session = f"{suite.run.id}:plain-booking"
+    calls = dialogue_targets.calls
+    assert [c["turn"] for c in calls] == [0, 1, 2]
+    assert {c["session_id"] for c in calls} == {session}
+    assert calls[0]["history"] == []
+    assert calls[2]["history"] == [
+        {"role": "user", "content": "A hotel for 2 people on Saturday"},
+        {"role": "assistant", "content": "How many nights?"},
+        {"role": "user", "content": "The Acorn, 3 nights"},
+        {"role": "assistant", "content": "How many nights?"},
+    ]
+    document = result.to_json()
+    assert document["kind"] == "dialogue" and document["session_id"] == session
+    turns = document["turns"]
+    assert [t["status"] for t in turns] == ["passed", "passed", "passed"]
+    assert len({t["trace_id"] for t in turns}) == 3
+    assert turns[0]["state"] == {  # from evaluator.Reply
+        "intent": "book_hotel",
+        "slots": {"hotel": {"bookpeople": "2", "bookday": "saturday"}},
+        "action": "request",
+    }
+    assert turns[1]["state"]["domain"] == "hotel"  # from the trace's metadata
+    assert turns[1]["metrics"]["jga"] == 1.0 and turns[1]["workflow"]["pass"] is True
+    assert turns[0]["metrics"]["domain_accuracy"] is None  # turn 0 did not report its domain
+    assert document["dialogue"]["task_completion"] == 1.0
+    assert document["dialogue"]["policy_violations"] == 0  # no policy guards these actions
+    assert result.status == "passed"
+    names = {(s.name, s.session_id is not None) for s in scores_for(result, run_id=suite.run.id)}
+    assert ("turn_jga", False) in names and ("dialogue_task_completion", True) in names
+    assert ("dialogue_jga", True) in names and ("workflow_pass", False) in names
+
+
+def test_a_failing_turn_ends_the_dialogue(project: Path) -> None:
+    turns = [BOOKING[0], {"user": "crash"}, BOOKING[2]]
+    suite = run_suite(
+        scenarios=[_dialogue("crashes", "plain", turns)], targets={"plain": dialogue_targets.plain}
+    )
+    [result] = suite.results
+    assert result.status == "error"
+    assert result.error == "turn 1: RuntimeError: the concierge crashed"
+    assert [t["status"] for t in result.to_json()["turns"]] == ["passed", "error", "not run"]
+    assert [c["turn"] for c in dialogue_targets.calls] == [0, 1]
+    assert result.problems() == ["turn 1: RuntimeError: the concierge crashed"]
+
+
+def test_the_timeout_is_per_turn_and_ends_the_dialogue(project: Path) -> None:
+    """Each turn gets the whole --timeout; a turn past it ends the dialogue at once (the hung call is
+    left to return on its own), while another dialogue runs beside it."""
+    dialogue_targets.release.clear()
+    turns = [BOOKING[0], {"user": "hang"}, BOOKING[2]]
+    try:
+        suite = run_suite(
+            scenarios=[_dialogue("hangs", "plain", turns), _dialogue("fine", "plain", BOOKING[:1])],
+            options=SuiteOptions(timeout=1, concurrency=2),
+            targets={"plain": dialogue_targets.plain},
+        )
+    finally:
+        dialogue_targets.release.set()
+    by_id = {r.scenario_id: r for r in suite.results}
+    assert by_id["hangs"].error == "turn 1: timed out after 1 s"
+    assert [t["status"] for t in by_id["hangs"].to_json()["turns"]] == ["passed", "error", "not run"]
+    assert by_id["fine"].status == "passed"
+
+
+def test_a_stateful_langgraph_target_remembers_by_session(project: Path) -> None:
+    agents = {"include": ["track"], "strict": False}  # the graph's node is read as an agent
+    turns = [
+        {
+            "user": "A hotel for 2 people on Saturday",
+            "expected": {"slots": {"hotel": {"bookpeople": "2", "bookday": "saturday"}}, "agents": agents},
+        },
+        {
+            "user": "The Acorn please",
+            "expected": {
+                "slots": {"hotel": {"bookpeople": "2", "bookday": "saturday", "name": "acorn guest house"}},
+                "action": "book",
+                "agents": agents,
+            },
+        },
+    ]
+    suite = run_suite(
+        scenarios=[_dialogue("graph-a", "graph", turns), _dialogue("graph-b", "graph", turns[:1])],
+        options=SuiteOptions(concurrency=2),
+    )
+    by_id = {r.scenario_id: r.to_json() for r in suite.results}
+    first = by_id["graph-a"]["turns"]
+    # The second turn's message names no day: the day comes from the checkpointer's memory of turn 0.
+    assert first[1]["state"]["slots"] == {
+        "hotel": {"bookpeople": "2", "bookday": "saturday", "name": "acorn guest house"}
+    }
+    assert first[1]["output"] == "Booked acorn guest house."
+    assert [t["metrics"]["jga"] for t in first] == [1.0, 1.0]
+    assert first[1]["metrics"]["policy_compliant"] == 1.0  # the configured policy is met
+    assert by_id["graph-a"]["status"] == "passed", suite.results[0].problems()
+    # Another dialogue is another session: it starts with no memory.
+    assert by_id["graph-b"]["turns"][0]["output"] == "Which name?"
+
+
+def test_run_output_has_the_dialogue_figures_and_says_what_was_never_reported(project: Path) -> None:
+    """`run --output` carries `run.dialogue` by each metric's dataset rule; the summary names the state
+    keys no turn reported, once, with how to report them."""
+    output = project / "out.json"
+    booking = _dialogue("booking", "plain", BOOKING, goal={"book": ["hotel"]})
+    short = _dialogue("short", "plain", BOOKING[:1], goal={"inform": ["acorn"]})
+    suite = run_suite(
+        scenarios=[booking, short],
+        options=SuiteOptions(output=output),
+        targets={"plain": dialogue_targets.plain},
+    )
+    document = json.loads(output.read_text())
+    run = document["run"]["dialogue"]
+    assert run["dialogues"] == 2 and run["turns"] == 4
+    # 'booking' completes its goal; 'short' never mentions "acorn": 1 of 2 dialogues with a goal.
+    assert run["task_completion"] == 0.5
+    assert run["total_policy_violations"] == 0 and run["policy_violation_rate"] == 0.0
+    assert run["jga"] == 1.0  # the mean over the 3 turns that expected slots
+    assert run["act_accuracy"] is None  # never reported: not measured, not 0
+    assert run["unreported"] == ["acts"]
+    line = suite.results[0].metrics.get("dialogue").summary_line(run)  # type: ignore[union-attr]
+    assert line is not None and "Never reported: acts" in line and "evaluator.Reply" in line
+    assert [r["kind"] for r in document["results"]] == ["dialogue", "dialogue"]
+    assert document["results"][1]["dialogue"]["task_completion"] == 0.0
+    assert document["results"][1]["status"] == "failed"
+    assert document["run"]["metrics"]["dialogue_task_completion"] == 0.5
+
+
+def test_with_judges_the_turns_say_why_they_were_not_judged_and_verify_skips_dialogues(
+    project: Path,
+) -> None:
+    from evaluator.judge import FakeJudgeModel
+    from evaluator.run import verify_run
+
+    model = FakeJudgeModel(default='{"score": 1}')
+    single = Scenario.model_validate(
+        {"id": "single", "target": "plain", "input": "hello", "expected": {"answer": {"criteria": "polite"}}}
+    )
+    suite = run_suite(
+        scenarios=[_dialogue("judged", "plain", BOOKING[:1]), single],
+        options=SuiteOptions(judge_model=model),
+        targets={"plain": dialogue_targets.plain},
+    )
+    result = suite.results[0]
+    [turn] = result.to_json()["turns"]
+    assert turn["status"] == "passed"
+    assert result.dialogue is not None and result.dialogue.turns[0].result is not None
+    assert (
+        result.dialogue.turns[0].result.judge_status.reason
+        == "the LLM judges do not run on dialogue turns yet"
+    )
+    assert len(model.calls) >= 1  # the judges ran, for the single-turn scenario only
+    assert all("polite" in str(call) for call in model.calls)
+    report = verify_run(None, {}, [result], deadline_seconds=5)  # type: ignore[arg-type]
+    assert report.missing == {"judged": "not checked: a dialogue (its turns are not verified yet)"}
+
+
+def test_entity_hallucination_checks_replies_against_the_turns_tool_outputs(project: Path) -> None:
+    """A catalogued name the reply gives that no tool of the turn returned is invented; a turn that ran
+    no tool is not measured (the name may come from an earlier turn's search)."""
+    turns = [{"user": "A hotel in the north"}, {"user": "The Acorn then"}]
+    suite = run_suite(scenarios=[_dialogue("entities", "searcher", turns)])
+    first, second = suite.results[0].to_json()["turns"]
+    assert first["metrics"]["entity_hallucination_rate"] == 0.5
+    assert first["details"]["entity_hallucination_rate"]["hallucinated"] == ["Hamilton Lodge"]
+    assert first["metrics"]["system_correct"] == 0.0
+    assert second["metrics"]["entity_hallucination_rate"] is None
