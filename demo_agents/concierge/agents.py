@@ -1,6 +1,6 @@
 """The concierge: a supervisor that runs triage, memory, policy and action agents, once per user turn.
 
-    supervisor (AGENT)      metadata after the turn: intent, domain, acts, slots, action
+    supervisor (AGENT)      metadata after the turn: intent, domain, acts, slots, action (and flow)
     ├── triage (AGENT)      triage-turn > triage-llm: the message's intent, domain, slots, refs
     ├── memory (AGENT)      memory-turn > memory-llm: the accumulated belief state {domain: {slot: value}}
     ├── policy (AGENT)      booking intents only: policy-turn > policy-llm, book or request what is missing
@@ -83,6 +83,7 @@ class TurnState:
             "acts": self.acts,
             "slots": self.slots,
             "action": self.action,
+            "flow": self.action,  # the workflow a single-turn check (and the seed's JSON format) compares
         }
 
 

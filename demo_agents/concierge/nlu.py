@@ -67,7 +67,7 @@ REFS = {
 }
 REQUESTED = {"phone": re.compile(r"\bphone\b|\bnumber\b(?! of)"), "address": re.compile(r"\baddress\b"),
              "postcode": re.compile(r"\bpost ?code\b")}  # fmt: skip
-_PEOPLE = re.compile(rf"\b{_NUMBER} (?:people|persons|guests|adults)\b|\bparty of {_NUMBER}\b")
+_PEOPLE = re.compile(rf"\b{_NUMBER} (?:people|persons?|guests?|adults?)\b|\bparty of {_NUMBER}\b")
 _STAY = re.compile(rf"\b({_NUMBER}|a|a single) nights?\b")
 _CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 _HOUR = re.compile(r"\b(\d{1,2}) ?(am|pm)\b")
