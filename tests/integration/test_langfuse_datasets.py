@@ -145,6 +145,10 @@ def test_an_unpinned_run_records_the_versions_served_and_items_keep_the_files_ex
     [experiment] = _read(langfuse_standin, "/api/public/experiments", fields="core,metadata")
     assert experiment["metadata"]["agent_prompts"] == {
         "agents/clarification": 1,
+        "agents/concierge-action": 1,  # every agent prompt in the library, not only the target's
+        "agents/concierge-memory": 1,
+        "agents/concierge-policy": 1,
+        "agents/concierge-triage": 1,
         "agents/orchestrator": 1,
         "agents/research": 2,
     }

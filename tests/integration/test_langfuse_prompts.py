@@ -17,6 +17,10 @@ from tests.standin.langfuse_server import LangfuseStandIn
 
 LOCAL_VERSIONS = {
     "agents/clarification": [1],
+    "agents/concierge-action": [1],
+    "agents/concierge-memory": [1],
+    "agents/concierge-policy": [1, 2],
+    "agents/concierge-triage": [1],
     "agents/orchestrator": [1],
     "agents/research": [1, 2],
     "evaluation/correctness": [1],
@@ -36,7 +40,7 @@ def test_push_twice_creates_each_version_once(
 ) -> None:
     code, text = cli("prompts", "push")
     assert code == 0, text
-    assert "6 created, 0 already in Langfuse" in text
+    assert "11 created, 0 already in Langfuse" in text
     stored = _stored(langfuse_standin)
     assert {name: [v for v, _ in versions] for name, versions in stored.items()} == LOCAL_VERSIONS
     assert stored["agents/research"] == [(1, ["production"]), (2, ["candidate"])]

@@ -121,8 +121,18 @@ def test_the_metadata_records_the_agent_prompt_versions_served_pinned_or_not() -
     served = served_versions(
         library, fetch, pins={"agents/research": 2}, skip={"evaluation/quality", "evaluation/correctness"}
     )
-    assert served == {"agents/clarification": 7, "agents/orchestrator": 1, "agents/research": 2}
-    assert sorted(asked) == [("agents/clarification", None), ("agents/orchestrator", None)]
+    concierge = [f"agents/concierge-{agent}" for agent in ("action", "memory", "policy", "triage")]
+    assert served == {
+        "agents/clarification": 7,
+        **dict.fromkeys(concierge, 7),
+        "agents/orchestrator": 1,
+        "agents/research": 2,
+    }
+    assert sorted(asked) == [
+        ("agents/clarification", None),
+        *((name, None) for name in concierge),
+        ("agents/orchestrator", None),
+    ]
     metadata = experiment_metadata(
         run_id="r", pins={}, served=served, judge_prompts={"evaluation/quality"}, git=None, targets=[]
     )
