@@ -164,6 +164,18 @@ def expected_state(expected: TurnExpected) -> dm.DialogueState:
     )
 
 
+def _said(value: Any) -> str:
+    """What a tool output says, for finding names in it: its strings one a line, however nested (as
+    JSON, an escaped newline would join the next line's first word to an `n`)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return "\n".join(_said(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return "\n".join(_said(v) for v in value)
+    return "" if value is None else str(value)
+
+
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -256,7 +268,7 @@ def _turns_scored(scenario: Scenario, ran: Mapping[int, _Ran]) -> tuple[list[int
                 expected=expected_state(turn.expected),
                 predicted=predicted,
                 reply=_text(got.done.result.output) if got.done.result.output is not None else "",
-                tool_outputs=tuple(_text(t.output) for t in tools) if tools else None,
+                tool_outputs=tuple(_said(t.output) for t in tools) if tools else None,
             )
         )
     return indexes, turns, warnings

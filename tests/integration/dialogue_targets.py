@@ -125,3 +125,16 @@ def searcher(request: TargetRequest) -> str:
         search_hotels.invoke({"area": "north"}, config={"callbacks": request.callbacks})
         return "Try the Acorn Guest House or the Hamilton Lodge."
     return "The Acorn Guest House it is."
+
+
+@tool
+def list_hotels(area: str) -> dict[str, str]:
+    """List the hotels of an area, one a line (as a search tool prints a table)."""
+    return {"content": f"1 hotel matches.\nAcorn Guest House | {area} | cheap"}
+
+
+def lister(request: TargetRequest) -> str:
+    """Names the hotel its tool listed on a line of its own (the tool output, written as JSON, holds it
+    after an escaped newline)."""
+    list_hotels.invoke({"area": "north"}, config={"callbacks": request.callbacks})
+    return "The Acorn Guest House is in the north."

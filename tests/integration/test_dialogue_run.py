@@ -24,6 +24,9 @@ policy = {book_hotel = ["name", "bookday", "bookpeople"]}
 [targets.searcher]
 entry = "tests.integration.dialogue_targets:searcher"
 entities = "db.json"
+[targets.lister]
+entry = "tests.integration.dialogue_targets:lister"
+entities = "db.json"
 [run]
 timeout_seconds = 20
 [store]
@@ -246,3 +249,12 @@ def test_entity_hallucination_checks_replies_against_the_turns_tool_outputs(proj
     assert first["details"]["entity_hallucination_rate"]["hallucinated"] == ["Hamilton Lodge"]
     assert first["metrics"]["system_correct"] == 0.0
     assert second["metrics"]["entity_hallucination_rate"] is None
+
+
+def test_a_name_on_a_line_of_its_own_in_a_tool_output_was_returned(project: Path) -> None:
+    """A tool that prints one hotel a line returned each name it printed: its output, however the
+    trace writes it (JSON escapes the newline before the name), is read as the text the tool gave."""
+    suite = run_suite(scenarios=[_dialogue("listed", "lister", [{"user": "A hotel in the north"}])])
+    [turn] = suite.results[0].to_json()["turns"]
+    assert turn["details"]["entity_hallucination_rate"]["hallucinated"] == []
+    assert turn["metrics"]["entity_hallucination_rate"] == 0.0
