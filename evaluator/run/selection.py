@@ -189,8 +189,10 @@ def rules_for(target: TargetConfig, convention: str | None = None) -> TraceRules
     )
 
 
-def dialogue_settings(config: Config) -> dict[str, DialogueSettings]:
-    """What each configured target says about its dialogues: policy, state key names, entity names."""
+def dialogue_settings(config: Config, names: Collection[str] | None = None) -> dict[str, DialogueSettings]:
+    """What each configured target (of `names`: those a run uses; None: all) says about its dialogues:
+    policy, state key names, entity names. A target the run does not use has its entity file left
+    unread, so a catalog only it names cannot stop the run."""
     return {
         name: DialogueSettings(
             policy=target.policy,
@@ -198,6 +200,7 @@ def dialogue_settings(config: Config) -> dict[str, DialogueSettings]:
             entities=_entities(config, name, target.entities) if target.entities is not None else (),
         )
         for name, target in config.settings.targets.items()
+        if names is None or name in names
     }
 
 

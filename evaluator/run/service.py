@@ -142,7 +142,7 @@ def run_suite(
         trace_rules=trace_rules(cfg),
         judges=judges,
         metrics=metrics,
-        dialogue_settings=dialogue_settings(cfg),
+        dialogue_settings=dialogue_settings(cfg, {s.scenario.target for s in selected}),
     )
     on_start(len(selected))
     over = threading.Event()  # every scenario is stored: a signal now stops nothing more

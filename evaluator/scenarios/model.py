@@ -84,8 +84,17 @@ class TurnExpected(Expected):
     action: str | None = None
 
     def single_turn(self) -> Expected:
-        """The single-turn part, checked as a single-turn scenario's `expected` is."""
-        return Expected(agents=self.agents, tools=self.tools, trajectory=self.trajectory, answer=self.answer)
+        """The single-turn part, checked as a single-turn scenario's `expected` is, except that a turn
+        that names no `agents` (or no `tools`) leaves them unchecked: a dialogue's turns are mostly
+        about the state, and a strict check against an empty list would call every agent and tool of
+        every turn unexpected."""
+        unchecked = Expectation(strict=False)
+        return Expected(
+            agents=self.agents if "agents" in self.model_fields_set else unchecked,
+            tools=self.tools if "tools" in self.model_fields_set else unchecked,
+            trajectory=self.trajectory,
+            answer=self.answer,
+        )
 
 
 class DialogueTurn(_Strict):

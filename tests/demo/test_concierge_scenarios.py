@@ -130,7 +130,8 @@ def _json_mismatches(conversation: dict[str, Any], pins: dict[str, int] | None) 
 def test_json_scenario_follows_the_seed_conversation_format(path: Path) -> None:
     (conversation,) = json.loads(path.read_text(encoding="utf-8"))
 
-    assert set(conversation) == {"convo_id", "domain", "available_data", "turns"}
+    # the seed's keys, plus the target the suite runs it against (a scenario key the loader passes on)
+    assert set(conversation) == {"target", "convo_id", "domain", "available_data", "turns"}
     roles = [t["role"] for t in conversation["turns"]]
     assert roles == ["user", "agent"] * (len(roles) // 2)
     for turn in conversation["turns"][1::2]:

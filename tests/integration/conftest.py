@@ -36,6 +36,7 @@ def demo_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     config = (ROOT / "evaluator.toml").read_text()
     config = config.replace('path = ".evaluator/evaluator.db"', f'path = "{tmp_path / "evaluator.db"}"')
     config = config.replace('dir = "prompts"', f'dir = "{ROOT / "prompts"}"')
+    config = config.replace('"demo_agents/', f'"{ROOT}/demo_agents/')  # files a target names, as bundled
     config += f"\n[langfuse]\nflush_timeout_seconds = {FLUSH}\ndelivery_deadline_seconds = {DELIVERY}\n"
     (tmp_path / "evaluator.toml").write_text(config)
     monkeypatch.syspath_prepend(str(ROOT))

@@ -217,6 +217,8 @@ def test_a_targets_entity_catalog_is_read_from_its_json_file(tmp_path: Path) -> 
     with pytest.raises(ConfigError) as info:
         dialogue_settings(config)
     assert "[targets.b] entities" in str(info.value) and "not a list of names" in str(info.value)
+    # a run of target a alone does not read b's catalog (a copied evaluator.toml, a target not in use)
+    assert dialogue_settings(config, {"a"})["a"].entities == ("Acorn Guest House", "Pizza Hut")
     _write(tmp_path, "bad.json", "[]")
     settings = dialogue_settings(load_config(toml))
     assert settings["a"].entities == ("Acorn Guest House", "Pizza Hut")
