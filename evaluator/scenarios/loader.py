@@ -299,14 +299,17 @@ def _check_catalog(scenario: Scenario, path: Path, catalog: TargetCatalog) -> li
     problems: list[Problem] = []
     expected = scenario.expected
     trajectory_tools = expected.trajectory.tools if expected.trajectory else ()
-    checks: list[tuple[str, Collection[str], Iterable[str]]] = [
+    agent_tools = expected.agent_tools or {}
+    checks: list[tuple[str, str, Collection[str], Iterable[str]]] = [
         (
             "agents",
+            "expected.agents",
             catalog.agents,
             (*expected.agents.include, *expected.agents.exclude, *expected.agents.allow),
         ),
         (
             "tools",
+            "expected.tools",
             catalog.tools,
             (
                 *expected.tools.include,
@@ -315,14 +318,21 @@ def _check_catalog(scenario: Scenario, path: Path, catalog: TargetCatalog) -> li
                 *trajectory_tools,
             ),
         ),
+        ("agents", "expected.agent_tools", catalog.agents, agent_tools),
+        (
+            "tools",
+            "expected.agent_tools",
+            catalog.tools,
+            (t for tools in agent_tools.values() for t in tools),
+        ),
     ]
-    for kind, known, names in checks:
+    for kind, field, known, names in checks:
         for name in dict.fromkeys(names):
             if known and name not in known:
                 problems.append(
                     Problem(
                         source=str(path),
-                        field=f"expected.{kind}",
+                        field=field,
                         found=f'unknown {kind[:-1]} "{name}" for target "{scenario.target}"'
                         + did_you_mean(name, known),
                         fix=f"use a name the target declares in evaluator.toml ({', '.join(known)})",
