@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from evaluator.scenarios import Scenario
-from evaluator.trace import Trace
+from evaluator.trace import DetailSource, Trace
 
 __all__ = [
     "DataType",
@@ -70,6 +70,7 @@ class ScoreValue:
     value: float | str
     comment: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    observation_id: str | None = None  # an observation-level score: its observation, in the trace
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,11 +150,14 @@ def number_at(*path: str) -> Callable[[Mapping[str, Any]], float | None]:
 @dataclass(frozen=True, kw_only=True)
 class MetricContext:
     """Everything a trace-level check may look at: the scenario's expectations, the normalized trace,
-    the answer."""
+    the answer, and (`detail`) how to get what the normalized trace leaves out: its observations and
+    usage. `detail` is None where the source is not at hand; call it only when needed (it costs a
+    pass over the trace), and at most once."""
 
     scenario: Scenario
     trace: Trace
     answer: Any  # the final answer the system gave
+    detail: DetailSource | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

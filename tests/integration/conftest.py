@@ -36,6 +36,8 @@ def demo_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     config = (ROOT / "evaluator.toml").read_text()
     config = config.replace('path = ".evaluator/evaluator.db"', f'path = "{tmp_path / "evaluator.db"}"')
     config = config.replace('dir = "prompts"', f'dir = "{ROOT / "prompts"}"')
+    schemas = "demo_agents/research/tools.json"
+    config = config.replace(f'tool_schemas = "{schemas}"', f'tool_schemas = "{ROOT / schemas}"')
     config += f"\n[langfuse]\nflush_timeout_seconds = {FLUSH}\ndelivery_deadline_seconds = {DELIVERY}\n"
     (tmp_path / "evaluator.toml").write_text(config)
     monkeypatch.syspath_prepend(str(ROOT))
