@@ -21,6 +21,9 @@ from evaluator.trace.model import (
 from evaluator.trace.readback import ReadBack, TraceReader, read_trace
 from evaluator.trace.sources import (
     OBSERVATION_FIELDS,
+    detail_from_file,
+    detail_from_langfuse_trace,
+    detail_from_observations,
     load_trace_file,
     trace_from_langfuse_trace,
     trace_from_observations,
@@ -59,6 +62,9 @@ __all__ = [
     "TraceRules",
     "Usage",
     "build_trace",
+    "detail_from_file",
+    "detail_from_langfuse_trace",
+    "detail_from_observations",
     "detail_from_spans",
     "load_tool_schemas",
     "load_trace_file",

@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.integration.conftest import ROOT, Cli
 from tests.standin.langfuse_server import LangfuseStandIn
 
@@ -60,3 +62,87 @@ def test_v1s_web_search_is_the_research_agents_unauthorized_tool(
     ]
     assert sorted(s["value"] for s in research_scores) == [0.5, 1.0]
     assert all(s["observationId"] and s["observationId"] != issue["observation_id"] for s in research_scores)
+
+
+FIXTURES = ROOT / "tests/fixtures/traces"
+
+
+def test_validate_reads_a_saved_traces_observations(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A LangGraph supervisor's trace saved from Langfuse: its research expert called web_search, which
+    the target does not give it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evaluator.toml").write_text(
+        '[targets.supervisor]\nentry = "m:f"\n'
+        '[targets.supervisor.agent_tools]\nresearch_expert = ["read_paper"]\n'
+    )
+    (tmp_path / "s.yaml").write_text("id: s\ntarget: supervisor\ninput: q\n")
+    code, text = cli(
+        "validate", "--scenario", "s.yaml", "--trace", str(FIXTURES / "langgraph_supervisor.json"),
+        "--no-judge", "--json",
+    )  # fmt: skip
+    assert code in (0, 1), text
+    field = json.loads(text)["per_agent"]
+    [issue] = field["agents"]["research_expert"]["issues"]
+    assert (issue["kind"], issue["tool"]) == ("unauthorized_tool", "web_search")
+    assert field["unchecked_tools"] == ["web_search"]  # this saved trace records no definition of it
+
+
+WRITER = """
+def run(request):
+    langfuse = request.langfuse
+    with langfuse.start_as_current_observation(as_type="agent", name="writer"):
+        with langfuse.start_as_current_observation(
+            as_type="generation", name="llm", model="m",
+            usage_details={"input": 3, "output": 2}, cost_details={"total": 0.25},
+        ):
+            pass
+        with langfuse.start_as_current_observation(as_type="tool", name="search", input={"query": 1}):
+            pass
+    return "done"
+"""
+SCHEMAS = (
+    '[{"type": "function", "function": {"name": "search", "parameters": {"type": "object", '
+    '"required": ["query"], "properties": {"query": {"type": "string"}}}}}]'
+)
+
+
+@pytest.mark.parametrize("read_back", [False, True])
+def test_tokens_and_cost_of_the_langfuse_sdks_own_generations(
+    tmp_path: Path,
+    cli: Cli,
+    monkeypatch: pytest.MonkeyPatch,
+    langfuse_standin: LangfuseStandIn,
+    read_back: bool,
+) -> None:
+    """Captured in the run (the span's usage attributes), and read back from Langfuse (`validate
+    --trace-id`, the rows' `usage` field group): the writer's generation's tokens and cost, and its
+    search call's wrong type checked against the `tool_schemas` file."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "writer_target.py").write_text(WRITER)
+    (tmp_path / "tools.json").write_text(SCHEMAS)
+    (tmp_path / "evaluator.toml").write_text(
+        f'[store]\npath = "{tmp_path / "e.db"}"\n[targets.w]\nentry = "writer_target:run"\n'
+        'tool_schemas = "tools.json"\n[langfuse]\nflush_timeout_seconds = 10\n'
+    )
+    (tmp_path / "s.yaml").write_text("id: s\ntarget: w\ninput: q\nexpected: {tools: {strict: false}}\n")
+    if read_back:
+        public_key, secret_key = langfuse_standin.new_keys()
+        monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", public_key)
+        monkeypatch.setenv("LANGFUSE_SECRET_KEY", secret_key)
+        monkeypatch.setenv("LANGFUSE_BASE_URL", langfuse_standin.base_url)
+    code, text = cli("run", "s.yaml", "--no-judge", "--output", "out.json")
+    assert code in (0, 1), text
+    [result] = json.loads(Path("out.json").read_text())["results"]
+    if read_back:
+        code, text = cli(
+            "validate", "--scenario", "s.yaml", "--trace-id", result["trace_id"], "--no-judge", "--json"
+        )
+        assert code in (0, 1), text
+        result = json.loads(text)
+    writer = result["per_agent"]["agents"]["writer"]
+    assert (writer["tokens"], writer["cost"]) == (5, 0.25)
+    [issue] = writer["issues"]
+    assert (issue["kind"], issue["parameter"]) == ("invalid_value", "query")
