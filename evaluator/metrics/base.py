@@ -263,6 +263,11 @@ class Metric(Protocol):
         """What must still match when only the order of calls is unsure (verify)."""
         ...
 
+    def stored_view(self, field: Mapping[str, Any]) -> object:
+        """What of its field must come out the same from the trace as Langfuse stores it (verify):
+        everything, but figures Langfuse keeps less precisely (timings: milliseconds)."""
+        ...
+
 
 class MetricBase:
     """Defaults for a metric: an inline trace metric with no figures, no run summary and no column.
@@ -306,4 +311,7 @@ class MetricBase:
         return None
 
     def order_free(self, field: Mapping[str, Any]) -> object:
+        return field
+
+    def stored_view(self, field: Mapping[str, Any]) -> object:
         return field

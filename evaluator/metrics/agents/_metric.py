@@ -186,6 +186,16 @@ class PerAgentMetric(MetricBase):
         )
         return PerAgentVerdict(analysis=analysis)
 
+    def stored_view(self, field: Mapping[str, Any]) -> object:
+        """Without the agents' latencies: Langfuse stores times to the millisecond."""
+        agents = field.get("agents")
+        if not isinstance(agents, Mapping):
+            return field
+        timeless = {
+            name: {k: v for k, v in entry.items() if k != "latency_ms"} for name, entry in agents.items()
+        }
+        return {**field, "agents": timeless}
+
     def from_scores(self, scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
         return None  # observation-level scores are not read back into a result (yet)
 
