@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -28,8 +29,12 @@ def _run(cli: Cli, *args: str) -> dict[str, Any]:
 def test_v1s_web_search_is_the_research_agents_unauthorized_tool(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
 ) -> None:
-    document = _run(cli, "--prompt", "agents/research=1")
+    document = _run(cli, "--prompt", "agents/research=1", "--junit", "junit.xml")
     pdf_only, news = document["results"]
+    # JUnit names the agent at fault in the failing scenario's message
+    failure = ElementTree.parse("junit.xml").find(".//testcase[@name='research-pdf-only']/failure")
+    assert failure is not None
+    assert "research: research called web_search, which is not among its tools" in failure.get("message", "")
     entry = pdf_only["per_agent"]["agents"]["research"]
     [issue] = entry["issues"]
     assert (issue["kind"], issue["severity"], issue["tool"], issue["parameter"]) == (
@@ -146,3 +151,34 @@ def test_tokens_and_cost_of_the_langfuse_sdks_own_generations(
     assert (writer["tokens"], writer["cost"]) == (5, 0.25)
     [issue] = writer["issues"]
     assert (issue["kind"], issue["parameter"]) == ("invalid_value", "query")
+
+
+def test_report_by_agent_per_prompt_version_with_links(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    """Research prompt v1 against v2: the research agent's issue is v1's alone, linked to its trace's
+    page on the tool's observation; the terminal, JSON and HTML reports show it."""
+    for version in (1, 2):
+        _run(cli, "--prompt", f"agents/research={version}", "--run-name", f"v{version}")
+    code, text = cli("report", "--by", "agent", "--json", "--html", "report.html")
+    assert code == 0, text
+    document = json.loads(text)
+    research = {row["prompt"]: row for row in document["rows"] if row["agent"] == "research"}
+    v1, v2 = research["agents/research@v1"], research["agents/research@v2"]
+    assert (v1["results"], v1["tool_calls"], v1["issues"], v1["tool_use_score"]) == (2, 3, 1, 0.6667)
+    assert (v2["results"], v2["issues"], v2["tool_use_score"]) == (2, 0, 1.0)
+    assert v1["tokens"] is None and v1["latency_ms"] is not None
+    [issue] = document["issues"]
+    assert (issue["scenario_id"], issue["agent"], issue["kind"]) == (
+        "research-pdf-only",
+        "research",
+        "unauthorized_tool",
+    )
+    assert issue["url"] == (
+        f"{langfuse_standin.base_url}/project/standin-project/traces/{issue['trace_id']}"
+        f"?observation={issue['observation_id']}"
+    )
+    page = Path("report.html").read_text()
+    assert "Each agent, per prompt version" in page and f'href="{issue["url"]}"' in page.replace("&amp;", "&")
+    code, text = cli("report", "--by", "agent")
+    assert code == 0 and "Agents with agents/research@v1" in text and "Tool issues" in text
