@@ -32,7 +32,8 @@ def test_v1s_web_search_is_the_research_agents_unauthorized_tool(
     document = _run(cli, "--prompt", "agents/research=1", "--junit", "junit.xml")
     pdf_only, news = document["results"]
     # JUnit names the agent at fault in the failing scenario's message
-    failure = ElementTree.parse("junit.xml").find(".//testcase[@name='research-pdf-only']/failure")
+    junit = ElementTree.parse("junit.xml")  # noqa: S314 (our own output)
+    failure = junit.find(".//testcase[@name='research-pdf-only']/failure")
     assert failure is not None
     assert "research: research called web_search, which is not among its tools" in failure.get("message", "")
     entry = pdf_only["per_agent"]["agents"]["research"]
