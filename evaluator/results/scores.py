@@ -91,9 +91,10 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
     for value in _values(result):
         in_session = levels[value.name] == "session"
         subject = session if in_session else result.trace_id
-        own = dict(value.metadata)
+        own = value.metadata
         if value.observation_id is not None:  # one per observation: its id is the observation's
-            subject, own[OBSERVATION_KEY] = f"{result.trace_id}/{value.observation_id}", value.observation_id
+            subject = f"{result.trace_id}/{value.observation_id}"
+            own = {**own, OBSERVATION_KEY: value.observation_id}
         scores.append(
             Score(
                 id=score_id(run_id, subject, value.name),

@@ -147,16 +147,15 @@ class PerAgentMetric(MetricBase):
             categories=ISSUE_KINDS,
         ),
     )
+    # No column in the history tables (they stay narrow): `report --by agent` shows them per agent.
     figures = (
         Figure(
             name="agent_tool_use",
             value=number_at("per_agent", "tool_use_score"),
             rate=True,
-            label="tool use",
-            chart="Tool calls without an issue",
             gate=Gate(label="agents' tool use", threshold=5.0),
         ),
-        Figure(name="agent_tool_issues", value=number_at("per_agent", "issues"), label="tool issues"),
+        Figure(name="agent_tool_issues", value=number_at("per_agent", "issues")),
     )
 
     def __init__(self, targets: Mapping[str, TargetAgents] | None = None) -> None:
