@@ -68,6 +68,11 @@ def test_v1s_web_search_is_the_research_agents_unauthorized_tool(
     ]
     assert sorted(s["value"] for s in research_scores) == [0.5, 1.0]
     assert all(s["observationId"] and s["observationId"] != issue["observation_id"] for s in research_scores)
+    configs = {c["name"]: c for c in langfuse_standin.score_configs}
+    assert [c["label"] for c in configs["tool_issue"]["categories"]] == [
+        "unauthorized_tool", "hallucinated_parameter", "missing_parameter", "invalid_value", "tool_error",
+    ]  # fmt: skip
+    assert configs["agent_tool_use"]["dataType"] == "NUMERIC"
 
 
 FIXTURES = ROOT / "tests/fixtures/traces"
