@@ -163,10 +163,7 @@ def _given(
 def catalogs(config: Config) -> dict[str, TargetCatalog]:
     """What each configured target declares, for checking scenario names."""
     return {
-        name: TargetCatalog(
-            agents=t.agents, tools=t.tools, agent_checks=bool(t.agent_tools or t.tool_schemas)
-        )
-        for name, t in config.settings.targets.items()
+        name: TargetCatalog(agents=t.agents, tools=t.tools) for name, t in config.settings.targets.items()
     }
 
 

@@ -326,17 +326,6 @@ def _check_catalog(scenario: Scenario, path: Path, catalog: TargetCatalog) -> li
             (t for tools in agent_tools.values() for t in tools),
         ),
     ]
-    if agent_tools and not catalog.agent_checks:
-        problems.append(
-            Problem(
-                source=str(path),
-                field="expected.agent_tools",
-                found=f'target "{scenario.target}" declares no agent_tools or tool_schemas, so no per-agent '
-                "analysis runs for it",
-                fix=f"declare its agents' tools in evaluator.toml ([targets.{scenario.target}.agent_tools]), "
-                "or remove expected.agent_tools",
-            )
-        )
     for kind, field, known, names in checks:
         for name in dict.fromkeys(names):
             if known and name not in known:

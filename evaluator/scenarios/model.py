@@ -108,4 +108,3 @@ class TargetCatalog:
 
     agents: Collection[str] = ()
     tools: Collection[str] = ()
-    agent_checks: bool = True  # False: it declares no agent_tools or tool_schemas (no per-agent analysis)

@@ -89,16 +89,3 @@ def test_an_undeclared_name_in_a_scenarios_agent_tools_is_a_lint_problem(
     [problem] = [str(p) for p in info.value.problems]
     assert str(path) in problem and "expected.agent_tools" in problem and said in problem
     assert "use a name the target declares" in problem
-
-
-def test_agent_tools_in_a_scenario_of_a_target_without_per_agent_analysis_is_a_lint_problem(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "a.yaml"
-    path.write_text(SCENARIO.format(agent="research", tool="pdf_retrieval"))
-    catalog = {"research": TargetCatalog(agents=("research",), agent_checks=False)}
-    with pytest.raises(ScenarioError) as info:
-        load_scenarios([str(path)], targets=catalog)
-    [problem] = [str(p) for p in info.value.problems]
-    assert "expected.agent_tools" in problem and "declares no agent_tools or tool_schemas" in problem
-    assert "[targets.research.agent_tools]" in problem
