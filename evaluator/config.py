@@ -9,6 +9,9 @@
     agent_observations = []                 # optional: observation names that are agents
     agent_pattern = "(?P<name>.+)_agent"    # optional: the same, as a regex
     handoff_patterns = ["^delegate_to_(?P<agent>.+)$"]       # optional: more hand-off tools
+    tool_schemas = "tools.json"             # optional: OpenAI function definitions (per-agent checks)
+    [targets.research.agent_tools]          # optional: the tools each agent may use (per-agent checks)
+    research = ["pdf_retrieval", "web_search"]
 
     [run]        concurrency = 4, timeout_seconds = 120
     [store]      path = ".evaluator/evaluator.db"
@@ -35,15 +38,23 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from evaluator._problems import validation_problems
-from evaluator.errors import ConfigError
+from evaluator.errors import ConfigError, did_you_mean
 
 __all__ = [
     "DEFAULT_MISS_PHRASES",
@@ -116,6 +127,11 @@ class TargetConfig(_Section):
             raise ValueError(f"policy {', '.join(empty)} names no slot; list the slots it needs")
         return value
 
+    # Per-agent analysis (DESIGN.md): the tools each agent may use, and a file of the tools' schemas
+    # (relative to the configuration) for those the traces record no definition of.
+    agent_tools: dict[str, tuple[str, ...]] = {}
+    tool_schemas: Path | None = None
+
     @field_validator("agent_pattern")
     @classmethod
     def _agent_pattern(cls, value: str | None) -> str | None:
@@ -133,6 +149,28 @@ class TargetConfig(_Section):
                     "'^delegate_to_(?P<agent>.+)$'"
                 )
         return value
+
+    @model_validator(mode="after")
+    def _agent_tools_known(self) -> TargetConfig:
+        """`agent_tools` names only agents and tools the target declares (when it declares them)."""
+        wrong = [
+            *_unknown_names("agent", self.agent_tools, self.agents),
+            *_unknown_names("tool", (t for tools in self.agent_tools.values() for t in tools), self.tools),
+        ]
+        if wrong:
+            raise ValueError(
+                "agent_tools: " + "; ".join(wrong) + ". Fix: name the target's agents and tools as its "
+                "agents = [...] and tools = [...] declare them (or add the new ones there)"
+            )
+        return self
+
+
+def _unknown_names(kind: str, names: Iterable[str], known: Collection[str]) -> list[str]:
+    """'unknown agent "x" (did you mean "y"?)' for each name not in `known` (nothing when `known` is empty:
+    not declared, not checked)."""
+    if not known:
+        return []
+    return [f'unknown {kind} "{n}"{did_you_mean(n, known)}' for n in dict.fromkeys(names) if n not in known]
 
 
 def _compiled(pattern: str, field: str) -> re.Pattern[str]:

@@ -5,26 +5,41 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 from evaluator._time import utc_now
-from evaluator.cli._common import Command, ConfigOption, app, out
+from evaluator.cli._common import Command, ConfigOption, app, err, langfuse, out
 from evaluator.cli._history import Source, load_runs
-from evaluator.config import load_config
-from evaluator.errors import ConfigError
-from evaluator.reports import Grouping, history_tables, html_report, report_document
+from evaluator.config import Config, load_config
+from evaluator.errors import ConfigError, EvaluatorError
+from evaluator.langfuse import LangfuseSettings
+from evaluator.reports import (
+    TraceLink,
+    agent_tables,
+    agents_document,
+    history_tables,
+    html_report,
+    notice,
+    report_document,
+)
 from evaluator.results import builtin_metrics
 
 __all__ = ["report"]
 
 
+ReportBy = Literal["prompt", "scenario", "run", "agent"]
+
+
 @app.command(cls=Command, short_help="History and trends of the stored runs, per prompt version.")
 def report(
     by: Annotated[
-        Grouping,
-        typer.Option(help="Rows per prompt version (agent and judge prompts), per scenario or per run."),
+        ReportBy,
+        typer.Option(
+            help="Rows per prompt version (agent and judge prompts), per scenario, per run, or per agent "
+            "(per agent prompt version, with its tool issues)."
+        ),
     ] = "prompt",
     last: Annotated[int | None, typer.Option(min=1, metavar="N", help="Only the last N runs.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -42,10 +57,19 @@ def report(
     config = load_config(config_path)
     metrics = builtin_metrics(config)
     runs, where, metrics = load_runs(config, source, metrics, last=last)
-    document = report_document(runs, by, source, metrics)
+    link = _trace_link(config) if by == "agent" or html is not None else None
+    if by == "agent":
+        document = agents_document(runs, source, link)
+    else:
+        document = report_document(runs, by, source, metrics)
     if html is not None:
         page = html_report(
-            runs, source=where, config=config.settings.compare, generated_at=utc_now(), metrics=metrics
+            runs,
+            source=where,
+            config=config.settings.compare,
+            generated_at=utc_now(),
+            metrics=metrics,
+            link=link,
         )
         try:
             html.write_text(page, encoding="utf-8")
@@ -59,9 +83,15 @@ def report(
         out.print(f"No results in {where} yet: run `evaluator run` first.", highlight=False)
     else:
         out.print(f"{len(runs)} runs from {where}", highlight=False)
-        tables = history_tables(document["rows"], metrics)
+        tables = agent_tables(document) if by == "agent" else history_tables(document["rows"], metrics)
         for table in tables:
             out.print(table)
+        if not tables and by == "agent":
+            out.print(
+                "No result of these runs has a per-agent analysis. Fix: declare the agents' tools "
+                "([targets.NAME.agent_tools]) or their schemas (tool_schemas) and run again.",
+                highlight=False,
+            )
         if not tables and by == "prompt":
             out.print(
                 "No result of these runs used a prompt file, so there is nothing to show by prompt. "
@@ -70,3 +100,25 @@ def report(
             )
     if html is not None and not as_json:
         out.print(f"HTML report: {html}", highlight=False)
+
+
+def _trace_link(config: Config) -> TraceLink | None:
+    """Trace pages in Langfuse's UI, on the observation, when Langfuse is configured and answers
+    (None otherwise: the issues then name their trace ids)."""
+    settings = LangfuseSettings.from_env()
+    if settings is None:
+        return None
+    try:
+        with langfuse("report", config) as connection:
+            project = connection.project_id()
+    except EvaluatorError as exc:
+        notice(err, "warning", f"no trace links: {exc}")
+        return None
+    base = f"{settings.base_url}/project/{project}/traces/"
+
+    def link(trace_id: str, observation_id: str | None) -> str | None:
+        if not trace_id:
+            return None
+        return base + trace_id + (f"?observation={observation_id}" if observation_id else "")
+
+    return link

@@ -3,6 +3,7 @@ judged by the LLM judges too when an endpoint is configured (`--no-judge` to ski
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from contextlib import ExitStack
@@ -20,7 +21,15 @@ from evaluator.reports import notice, print_judges, summary_table
 from evaluator.results import builtin_metrics, evaluate
 from evaluator.run import NOT_FINISHED, catalogs, judge_result, rules_for
 from evaluator.scenarios import Scenario, load_scenarios
-from evaluator.trace import CONVENTION_NAMES, Trace, TraceRules, load_trace_file, read_trace
+from evaluator.trace import (
+    CONVENTION_NAMES,
+    DetailSource,
+    Trace,
+    TraceRules,
+    detail_from_file,
+    load_trace_file,
+    read_trace,
+)
 
 __all__ = ["validate"]
 
@@ -59,11 +68,13 @@ def validate(
         elif LangfuseSettings.from_env() is not None:  # judge prompts and traces in that project
             connection = stack.enter_context(langfuse("validate", config))
         rules = _rules(config, loaded.target, convention)
-        normalized = (
-            load_trace_file(trace, rules) if trace is not None else _read(connection, trace_id, config, rules)
-        )
+        detail: DetailSource | None
+        if trace is not None:
+            normalized, detail = load_trace_file(trace, rules), functools.partial(detail_from_file, trace)
+        else:
+            normalized, detail = _read(connection, trace_id, config, rules)
         metrics = builtin_metrics(config)
-        result = evaluate(loaded, normalized, judge_status=NOT_FINISHED, metrics=metrics)
+        result = evaluate(loaded, normalized, judge_status=NOT_FINISHED, metrics=metrics, detail=detail)
         result = judge_result(
             config,
             loaded,
@@ -134,7 +145,7 @@ def _rules(config: Config, target: str, convention: str | None) -> TraceRules:
 
 def _read(
     connection: LangfuseConnection | None, trace_id: str | None, config: Config, rules: TraceRules
-) -> Trace:
+) -> tuple[Trace, DetailSource | None]:
     if connection is None or trace_id is None:
         raise ConfigError("--trace-id needs Langfuse. Fix: set the LANGFUSE_* keys, or pass --trace FILE.")
     connection.project_id()
@@ -148,4 +159,4 @@ def _read(
             f"trace {trace_id} was still changing in Langfuse after {deadline:g} s; this "
             f"verdict is on the {read.trace.observation_count} observations readable so far.",
         )
-    return read.trace
+    return read.trace, read.detail

@@ -149,8 +149,13 @@ def _config_shape(definition: ScoreDefinition) -> dict[str, Any]:
 
 def _score_body(score: Score) -> dict[str, Any]:
     """The JSON of one score, as `POST /api/public/scores` takes it (openapi.yml: CreateScoreRequest): on
-    its trace, or a session score on its session (`sessionId`, no trace)."""
-    subject = {"sessionId": score.session_id} if score.session_id else {"traceId": score.trace_id}
+    its trace, or a session score on its session (`sessionId`, no trace), or an observation-level score
+    on its observation (`observationId` with its `traceId`)."""
+    subject: dict[str, str] = (
+        {"sessionId": score.session_id} if score.session_id else {"traceId": score.trace_id}
+    )
+    if score.observation_id is not None and not score.session_id:
+        subject["observationId"] = score.observation_id
     body: dict[str, Any] = {
         "id": score.id,
         **subject,

@@ -51,7 +51,15 @@ from evaluator.langfuse.otlp_transport import span_exporter
 from evaluator.langfuse.settings import EMBEDDED_PUBLIC_KEY, LangfuseSettings
 from evaluator.langfuse.span_outbox import Ack, AckingExporter
 from evaluator.langfuse.span_records import to_records
-from evaluator.trace import DEFAULT_RULES, SpanCollector, Trace, TraceRules, trace_from_spans
+from evaluator.trace import (
+    DEFAULT_RULES,
+    SpanCollector,
+    Trace,
+    TraceDetail,
+    TraceRules,
+    detail_from_spans,
+    trace_from_spans,
+)
 
 _EMBEDDED_BASE_URL = "http://127.0.0.1:9"  # never contacted: spans go to the discarding exporter
 _EMBEDDED_SECRET_KEY = "sk-lf-evaluator-embedded"  # noqa: S105 - a placeholder, never a secret
@@ -131,6 +139,10 @@ class Captured:
     @property
     def span_count(self) -> int:
         return len(self.spans)
+
+    def detail(self) -> TraceDetail:
+        """The observations and usage the trace leaves out (built anew on each call: ask once)."""
+        return detail_from_spans(self.spans)
 
     def payload(self) -> bytes:
         """The spans as the store keeps them for `sync` (span_records)."""

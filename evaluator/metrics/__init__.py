@@ -1,6 +1,7 @@
 """The metric shape (`base`: every metric, rule check or judge, declares its key, stage, level, scores and
 figures), the `MetricSet` of a run, and the rule checks: `workflow`, `trajectory`, `answer`."""
 
+from evaluator.metrics.agents import PerAgentMetric, TargetAgents
 from evaluator.metrics.answer import (
     AnswerCheck,
     AnswerContainsMetric,
@@ -45,10 +46,12 @@ __all__ = [
     "MetricBase",
     "MetricContext",
     "MetricSet",
+    "PerAgentMetric",
     "ScoreDefinition",
     "ScoreValue",
     "SessionContext",
     "Stage",
+    "TargetAgents",
     "TrajectoryMetric",
     "TrajectoryScore",
     "Unit",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from evaluator.scenarios import Scenario
-from evaluator.trace import Trace
+from evaluator.trace import DetailSource, Trace
 
 __all__ = [
     "DataType",
@@ -70,6 +70,7 @@ class ScoreValue:
     value: float | str
     comment: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    observation_id: str | None = None  # an observation-level score: its observation, in the trace
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,11 +150,14 @@ def number_at(*path: str) -> Callable[[Mapping[str, Any]], float | None]:
 @dataclass(frozen=True, kw_only=True)
 class MetricContext:
     """Everything a trace-level check may look at: the scenario's expectations, the normalized trace,
-    the answer."""
+    the answer, and (`detail`) how to get what the normalized trace leaves out: its observations and
+    usage. `detail` is None where the source is not at hand; call it only when needed (it costs a
+    pass over the trace), and at most once."""
 
     scenario: Scenario
     trace: Trace
     answer: Any  # the final answer the system gave
+    detail: DetailSource | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -259,6 +263,11 @@ class Metric(Protocol):
         """What must still match when only the order of calls is unsure (verify)."""
         ...
 
+    def stored_view(self, field: Mapping[str, Any]) -> object:
+        """What of its field must come out the same from the trace as Langfuse stores it (verify):
+        everything, but figures Langfuse keeps less precisely (timings: milliseconds)."""
+        ...
+
 
 class MetricBase:
     """Defaults for a metric: an inline trace metric with no figures, no run summary and no column.
@@ -302,4 +311,7 @@ class MetricBase:
         return None
 
     def order_free(self, field: Mapping[str, Any]) -> object:
+        return field
+
+    def stored_view(self, field: Mapping[str, Any]) -> object:
         return field

@@ -1,6 +1,7 @@
 """What users read: the console output of a run; history per prompt version, scenario or run; compare
 with its regression verdict; the HTML page; JUnit XML; runs rebuilt from Langfuse scores."""
 
+from evaluator.reports.agents import TraceLink, agent_tables, agents_document
 from evaluator.reports.compare import Check, checks, compare_runs
 from evaluator.reports.compare_text import compare_markdown, figure_value, print_compare
 from evaluator.reports.console import (
@@ -24,6 +25,9 @@ __all__ = [
     "Check",
     "Grouping",
     "RunRecord",
+    "TraceLink",
+    "agent_tables",
+    "agents_document",
     "check_junit_path",
     "checks",
     "compare_markdown",

@@ -27,6 +27,7 @@ from typing import Any
 
 from evaluator.config import CompareConfig
 from evaluator.metrics import MetricSet
+from evaluator.reports.agents import TraceLink, agents_html
 from evaluator.reports.compare import compare_runs
 from evaluator.reports.compare_text import figure_value, headline, p_value_text, signed_change
 from evaluator.reports.history import history
@@ -93,8 +94,10 @@ def html_report(
     config: CompareConfig,
     generated_at: str,
     metrics: MetricSet | None = None,
+    link: TraceLink | None = None,
 ) -> str:
-    """The page for `runs` (oldest first), on the figures of `metrics` (the built-in ones by default)."""
+    """The page for `runs` (oldest first), on the figures of `metrics` (the built-in ones by default);
+    `link`: the trace pages the per-agent section's issues link to (when Langfuse is configured)."""
     metrics = metrics or default_metrics()
     body = [
         "<h1>Agent evaluation report</h1>",
@@ -105,6 +108,7 @@ def html_report(
         "passes when the right agents and tools were used, in the expected order, and the answer "
         "contains what it must. Higher is better everywhere except latency.</p>",
         _versions_section(runs, metrics),
+        agents_html(runs, link),
         _trends_section(runs, metrics),
         _comparison_section(runs, config, metrics),
         _scenarios_section(runs),

@@ -1,8 +1,9 @@
 """The metrics of a run, as a `MetricSet` built from the configuration: the rule checks (workflow,
-trajectory, answer), the judges (quality, correctness) with their configured prompts, source budget
-and miss phrases, then the project's own (`[metrics] extra`, each `module:attribute`). Commands build
-it once per run (and `report`, `compare` once per command) and pass it on. A run with dialogues (and a
-report of one) adds the dialogue metric (`with_dialogues`).
+trajectory, answer), the per-agent analysis with each target's declared tools and schemas, the judges
+(quality, correctness) with their configured prompts, source budget and miss phrases, then the
+project's own (`[metrics] extra`, each `module:attribute`). Commands build it once per run (and
+`report`, `compare` once per command) and pass it on. A run with dialogues (and a report of one) adds
+the dialogue metric (`with_dialogues`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,17 @@ from typing import Any, cast
 from evaluator.config import Config, JudgeConfig
 from evaluator.errors import ConfigError
 from evaluator.judge import CorrectnessJudge, QualityJudge
-from evaluator.metrics import AnswerContainsMetric, Metric, MetricSet, TrajectoryMetric, WorkflowValidator
+from evaluator.metrics import (
+    AnswerContainsMetric,
+    Metric,
+    MetricSet,
+    PerAgentMetric,
+    TargetAgents,
+    TrajectoryMetric,
+    WorkflowValidator,
+)
 from evaluator.metrics import dialogue as dialogue_metrics
+from evaluator.trace import load_tool_schemas
 
 __all__ = ["builtin_metrics", "configured_metric", "default_metrics", "with_dialogues", "with_dialogues_for"]
 
@@ -35,6 +45,7 @@ def builtin_metrics(config: Config | None = None, *, extra: Sequence[Metric] = (
             WorkflowValidator(),
             TrajectoryMetric(),
             AnswerContainsMetric(),
+            *_per_agent(config),
             QualityJudge(prompt=judge.quality_prompt, source_budget_chars=judge.source_budget_chars),
             CorrectnessJudge(prompt=judge.correctness_prompt, miss_phrases=judge.miss_phrases),
             *own,
@@ -57,6 +68,26 @@ def with_dialogues_for(metrics: MetricSet, documents: Iterable[Mapping[str, Any]
     if any(document.get("kind") == "dialogue" for document in documents):
         return with_dialogues(metrics)
     return metrics
+
+
+def _per_agent(config: Config | None) -> list[Metric]:
+    """The per-agent metric, when a target declares `agent_tools` or `tool_schemas` (otherwise the
+    result has no `per_agent` field at all, as before the analysis existed)."""
+    targets = _target_agents(config) if config is not None else {}
+    return [PerAgentMetric(targets)] if targets else []
+
+
+def _target_agents(config: Config) -> dict[str, TargetAgents]:
+    """Each target's per-agent declarations: its `agent_tools`, and its `tool_schemas` file read
+    (relative to the configuration; InputError names the file and the fix)."""
+    return {
+        name: TargetAgents(
+            agent_tools=target.agent_tools,
+            schemas=load_tool_schemas(config.path(target.tool_schemas)) if target.tool_schemas else {},
+        )
+        for name, target in config.settings.targets.items()
+        if target.agent_tools or target.tool_schemas
+    }
 
 
 @cache

@@ -16,7 +16,7 @@ from evaluator.metrics import MetricContext, MetricSet
 from evaluator.results.builtin import default_metrics
 from evaluator.results.model import EvaluatorFailure, JudgeStatus, PromptUse, ScenarioResult
 from evaluator.scenarios import Scenario
-from evaluator.trace import Trace
+from evaluator.trace import DetailSource, Trace
 
 __all__ = ["as_evaluator_error", "error_result", "evaluate", "evaluator_error_result"]
 
@@ -31,12 +31,15 @@ def evaluate(
     prompts: Mapping[str, PromptUse] | None = None,
     finished_at: str = "",
     metrics: MetricSet | None = None,
+    detail: DetailSource | None = None,
 ) -> ScenarioResult:
     """The result of a completed run. `output` defaults to the trace's final output; `metrics` to the
-    built-in ones. A verdict's `warnings` (the workflow's) join the trace's."""
+    built-in ones; `detail`: the trace's observations and usage, on demand (None: not at hand, and
+    the checks that need them do not apply). A verdict's `warnings` (the workflow's) join the trace's."""
     metrics = metrics or default_metrics()
     final = output if output is not None else trace.output
-    verdicts = metrics.evaluate(MetricContext(scenario=scenario, trace=trace, answer=final))
+    context = MetricContext(scenario=scenario, trace=trace, answer=final, detail=detail)
+    verdicts = metrics.evaluate(context)
     passed = all(verdict.passed is not False for verdict in verdicts.values())
     said = (w for verdict in verdicts.values() for w in getattr(verdict, "warnings", ()))
     warnings = (*trace.warnings, *said)

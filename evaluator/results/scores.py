@@ -20,7 +20,9 @@ from evaluator.metrics import DataType, ScoreValue, session_id
 from evaluator.results.dialogue import score_type, turn_scores
 from evaluator.results.model import ScenarioResult
 
-__all__ = ["Score", "score_id", "scores_for"]
+__all__ = ["OBSERVATION_KEY", "Score", "score_id", "scores_for"]
+
+OBSERVATION_KEY = "observation_id"  # in a score's metadata: the observation it scores
 
 _NAMESPACE = uuid.UUID("6f1d3c1e-4d7b-5a7e-9b0f-2f4c8a1e5d10")
 _NAMESPACE_BYTES = _NAMESPACE.bytes
@@ -39,6 +41,13 @@ class Score:
     timestamp: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
     session_id: str | None = None  # a session score: its subject is this session, not the trace
+
+    @property
+    def observation_id(self) -> str | None:
+        """An observation-level score's observation (kept in its metadata, so the store and `sync`
+        carry it as they carry the rest); None: a score of its trace or session."""
+        found = self.metadata.get(OBSERVATION_KEY)
+        return found if isinstance(found, str) else None
 
 
 def score_id(run_id: str, trace_id: str, name: str) -> str:
@@ -84,16 +93,21 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
     session = session_id(run_id, result.scenario_id)
     for value in _values(result):
         in_session = levels[value.name] == "session"
+        subject = session if in_session else result.trace_id
+        own = value.metadata
+        if value.observation_id is not None:  # one per observation: its id is the observation's
+            subject = f"{result.trace_id}/{value.observation_id}"
+            own = {**own, OBSERVATION_KEY: value.observation_id}
         scores.append(
             Score(
-                id=score_id(run_id, session if in_session else result.trace_id, value.name),
+                id=score_id(run_id, subject, value.name),
                 trace_id=result.trace_id,
                 name=value.name,
                 value=_typed(value.value, types[value.name]),
                 data_type=types[value.name],
                 comment=value.comment,
                 timestamp=result.finished_at,
-                metadata={**metadata, **value.metadata},
+                metadata={**metadata, **own},
                 session_id=session if in_session else None,
             )
         )

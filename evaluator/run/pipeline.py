@@ -65,7 +65,7 @@ from evaluator.run.judging import judged_result
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Finished
-from evaluator.trace import DEFAULT_RULES, Trace, TraceRules
+from evaluator.trace import DEFAULT_RULES, Trace, TraceDetail, TraceRules
 
 __all__ = [
     "JUDGE_NOT_AVAILABLE",
@@ -128,6 +128,7 @@ class CapturedTrace(Protocol):
     @property
     def span_count(self) -> int: ...
     def payload(self) -> bytes: ...
+    def detail(self) -> TraceDetail: ...
 
 
 class Recorder(Protocol):
@@ -666,6 +667,7 @@ class _Run:
                 prompts=attempt.prompts_used(),
                 finished_at=utc_now(),
                 metrics=self._p._metrics,
+                detail=captured.detail,
             )
             return self._kept(result, captured), captured.trace
         except Exception as exc:  # noqa: BLE001 - an evaluator bug: this scenario's, not the run's

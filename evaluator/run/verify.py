@@ -21,7 +21,7 @@ from evaluator.errors import EvaluatorError
 from evaluator.metrics import MetricSet
 from evaluator.results import ScenarioResult, evaluate
 from evaluator.scenarios import Scenario
-from evaluator.trace import DEFAULT_RULES, Trace, TraceReader, TraceRules, read_trace
+from evaluator.trace import DEFAULT_RULES, DetailSource, Trace, TraceReader, TraceRules, read_trace
 
 __all__ = ["VerifyReport", "verify_run"]
 
@@ -39,9 +39,15 @@ class VerifyReport:
 
 
 def _verdict(result: ScenarioResult) -> dict[str, object]:
-    """What must come out the same from the stored trace: the status and every verdict. (The answer
-    is the target's output either way, so its checks come out the same by construction.)"""
-    return {"status": result.status, **{key: v.to_json() for key, v in result.verdicts.items()}}
+    """What must come out the same from the stored trace: the status and every verdict, as its metric
+    sees it there (`stored_view`). (The answer is the target's output either way, so its checks come
+    out the same by construction.)"""
+    verdicts: dict[str, object] = {"status": result.status}
+    for key, verdict in result.verdicts.items():
+        metric = result.metrics.get(key)
+        field = verdict.to_json()
+        verdicts[key] = metric.stored_view(field) if metric is not None else field
+    return verdicts
 
 
 def metrics_order_free(metrics: MetricSet, key: str, verdicts: Mapping[str, object]) -> object:
@@ -84,24 +90,35 @@ def verify_run(
             continue
         try:
             scenario = scenarios[result.scenario_id]
-            stored = read_trace(
+            read = read_trace(
                 reader,
                 result.trace_id,
                 deadline_seconds=remaining,
                 expected_observations=result.observation_count,
                 rules=(rules or {}).get(scenario.target, DEFAULT_RULES),
-            ).trace
+            )
         except EvaluatorError as exc:
             report.missing[result.scenario_id] = str(exc)
             continue
-        _compare(report, scenarios[result.scenario_id], result, stored)
+        _compare(report, scenarios[result.scenario_id], result, read.trace, read.detail)
     return report
 
 
-def _compare(report: VerifyReport, scenario: Scenario, result: ScenarioResult, stored: Trace) -> None:
+def _compare(
+    report: VerifyReport,
+    scenario: Scenario,
+    result: ScenarioResult,
+    stored: Trace,
+    detail: DetailSource | None = None,
+) -> None:
     metrics = result.metrics
     again = evaluate(
-        scenario, stored, judge_status=result.judge_status, output=result.output, metrics=metrics
+        scenario,
+        stored,
+        judge_status=result.judge_status,
+        output=result.output,
+        metrics=metrics,
+        detail=detail,
     )
     local, remote = _verdict(result), _verdict(again)
     if local == remote:

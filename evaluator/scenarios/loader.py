@@ -386,13 +386,16 @@ def _check_expected(
 ) -> list[Problem]:
     problems: list[Problem] = []
     trajectory_tools = expected.trajectory.tools if expected.trajectory else ()
-    checks: list[tuple[str, Collection[str], Iterable[str]]] = [
+    agent_tools = expected.agent_tools or {}
+    checks: list[tuple[str, str, Collection[str], Iterable[str]]] = [
         (
+            "agents",
             "agents",
             catalog.agents,
             (*expected.agents.include, *expected.agents.exclude, *expected.agents.allow),
         ),
         (
+            "tools",
             "tools",
             catalog.tools,
             (
@@ -402,14 +405,21 @@ def _check_expected(
                 *trajectory_tools,
             ),
         ),
+        ("agents", "agent_tools", catalog.agents, agent_tools),
+        (
+            "tools",
+            "agent_tools",
+            catalog.tools,
+            (t for tools in agent_tools.values() for t in tools),
+        ),
     ]
-    for kind, known, names in checks:
+    for kind, key, known, names in checks:
         for name in dict.fromkeys(names):
             if known and name not in known:
                 problems.append(
                     Problem(
                         source=str(path),
-                        field=f"{field}.{kind}",
+                        field=f"{field}.{key}",
                         found=f'unknown {kind[:-1]} "{name}" for target "{target}"'
                         + did_you_mean(name, known),
                         fix=f"use a name the target declares in evaluator.toml ({', '.join(known)})",

@@ -68,6 +68,9 @@ class Expected(_Strict):
     tools: Expectation = Expectation()
     trajectory: TrajectorySpec | None = None
     answer: AnswerSpec | None = None
+    # Per-agent analysis: the tools each agent named here may use in this scenario, in place of what
+    # the target's `agent_tools` gives it (narrowed or widened); the other agents keep the target's.
+    agent_tools: dict[str, tuple[str, ...]] | None = None
 
 
 SlotValue = str | int | float | bool

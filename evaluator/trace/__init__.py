@@ -4,8 +4,9 @@ files, and read-back from Langfuse; the tool definitions and the usage (tokens, 
 record."""
 
 from evaluator.trace.build import build_trace
-from evaluator.trace.capture import SpanCollector, trace_from_spans
+from evaluator.trace.capture import SpanCollector, detail_from_spans, trace_from_spans
 from evaluator.trace.conventions import CONVENTION_NAMES, DEFAULT_RULES, TraceConvention, TraceRules
+from evaluator.trace.detail import DetailSource, TraceDetail
 from evaluator.trace.model import (
     AGENT,
     GENERATION,
@@ -20,6 +21,9 @@ from evaluator.trace.model import (
 from evaluator.trace.readback import ReadBack, TraceReader, read_trace
 from evaluator.trace.sources import (
     OBSERVATION_FIELDS,
+    detail_from_file,
+    detail_from_langfuse_trace,
+    detail_from_observations,
     load_trace_file,
     trace_from_langfuse_trace,
     trace_from_observations,
@@ -44,6 +48,7 @@ __all__ = [
     "OBSERVATION_FIELDS",
     "TOOL",
     "AgentCall",
+    "DetailSource",
     "Handoff",
     "Observation",
     "ReadBack",
@@ -52,10 +57,15 @@ __all__ = [
     "ToolDefinition",
     "Trace",
     "TraceConvention",
+    "TraceDetail",
     "TraceReader",
     "TraceRules",
     "Usage",
     "build_trace",
+    "detail_from_file",
+    "detail_from_langfuse_trace",
+    "detail_from_observations",
+    "detail_from_spans",
     "load_tool_schemas",
     "load_trace_file",
     "normalize_name",

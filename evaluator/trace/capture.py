@@ -9,7 +9,7 @@ exported; without it this is the only place they go.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from opentelemetry.context import Context
@@ -18,6 +18,7 @@ from opentelemetry.trace import StatusCode, format_span_id, format_trace_id
 
 from evaluator.trace.build import build_trace
 from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
+from evaluator.trace.detail import TraceDetail
 from evaluator.trace.model import ERROR_LEVEL, GENERATION, TOOL, Observation, Trace
 from evaluator.trace.otel_mapping import (
     observation_name,
@@ -26,6 +27,7 @@ from evaluator.trace.otel_mapping import (
     third_party_io,
 )
 from evaluator.trace.sources import decode_io, decode_metadata_value
+from evaluator.trace.usage import COST_DETAILS, USAGE_DETAILS, Usage, usage_from_langfuse
 
 __all__ = ["SpanCollector", "observation_from_span", "trace_from_spans"]
 
@@ -100,6 +102,20 @@ def trace_from_spans(trace_id: str, spans: list[ReadableSpan], rules: TraceRules
             name = str(attrs[TRACE_NAME])
         observations.append(_observation(span, attrs))
     return build_trace(trace_id, observations, name=name, rules=rules)
+
+
+def detail_from_spans(spans: Sequence[ReadableSpan]) -> TraceDetail:
+    """The observations of captured spans, and the usage the Langfuse SDK's generations keep in span
+    attributes the observation does not hold (`usage_from_langfuse`)."""
+    observations = []
+    usage: dict[str, Usage] = {}
+    for span in spans:
+        attrs = dict(span.attributes or {})
+        obs = _observation(span, attrs)
+        observations.append(obs)
+        if USAGE_DETAILS in attrs or COST_DETAILS in attrs:
+            usage[obs.id] = usage_from_langfuse(attrs)
+    return TraceDetail(observations=tuple(observations), usage=usage)
 
 
 def observation_from_span(span: ReadableSpan) -> Observation:

@@ -10,6 +10,7 @@ or, not knowing how many to expect, the same non-zero count was seen on polls sp
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,8 +20,14 @@ from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_d
 
 from evaluator.errors import LangfuseAuthError, LangfuseUnavailableError, TraceError
 from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
+from evaluator.trace.detail import DetailSource
 from evaluator.trace.model import Trace
-from evaluator.trace.sources import trace_from_langfuse_trace, trace_from_observations
+from evaluator.trace.sources import (
+    detail_from_langfuse_trace,
+    detail_from_observations,
+    trace_from_langfuse_trace,
+    trace_from_observations,
+)
 
 __all__ = ["ReadBack", "TraceReader", "read_trace"]
 
@@ -34,14 +41,21 @@ class TraceReader(Protocol):
 class ReadBack:
     trace: Trace
     settled: bool  # False: the deadline came first; the trace may be incomplete
+    detail: DetailSource | None = None  # its observations and usage, from the same rows, on demand
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Read:
+    trace: Trace
+    detail: DetailSource
 
 
 class _NotSettledError(Exception):
-    """The trace is not (fully) readable yet; `trace` is what was read so far."""
+    """The trace is not (fully) readable yet; `read` is what was read so far."""
 
-    def __init__(self, trace: Trace) -> None:
-        super().__init__(f"{trace.observation_count} observations so far")
-        self.trace = trace
+    def __init__(self, read: _Read) -> None:
+        super().__init__(f"{read.trace.observation_count} observations so far")
+        self.read = read
 
 
 def read_trace(
@@ -57,9 +71,9 @@ def read_trace(
     """The trace as Langfuse stores it; TraceError when nothing of it became readable in time."""
     stable_since: list[tuple[int, float]] = []  # (count, first time seen) of the current run of equal counts
 
-    def poll() -> Trace:
-        trace = _read_once(reader, trace_id, rules)
-        count, now = trace.observation_count, time.monotonic()
+    def poll() -> _Read:
+        read = _read_once(reader, trace_id, rules)
+        count, now = read.trace.observation_count, time.monotonic()
         if not stable_since or stable_since[0][0] != count:
             stable_since[:] = [(count, now)]
         if expected_observations is not None:
@@ -67,8 +81,8 @@ def read_trace(
         else:
             settled = count > 0 and now - stable_since[0][1] >= settle_seconds
         if not settled:
-            raise _NotSettledError(trace)
-        return trace
+            raise _NotSettledError(read)
+        return read
 
     retrying = Retrying(
         retry=retry_if_exception_type((_NotSettledError, LangfuseUnavailableError)),
@@ -77,11 +91,12 @@ def read_trace(
         reraise=False,
     )
     try:
-        return ReadBack(trace=retrying(poll), settled=True)
+        read = retrying(poll)
+        return ReadBack(trace=read.trace, settled=True, detail=read.detail)
     except RetryError as exc:
         last = exc.last_attempt.exception()
-        if isinstance(last, _NotSettledError) and last.trace.observation_count:
-            return ReadBack(trace=last.trace, settled=False)
+        if isinstance(last, _NotSettledError) and last.read.trace.observation_count:
+            return ReadBack(trace=last.read.trace, settled=False, detail=last.read.detail)
         detail = f" (last error: {last})" if isinstance(last, LangfuseUnavailableError) else ""
         raise TraceError(
             f"trace {trace_id} was not readable in Langfuse within {deadline_seconds:g} s{detail}. Fix: "
@@ -90,13 +105,16 @@ def read_trace(
         ) from None
 
 
-def _read_once(reader: TraceReader, trace_id: str, rules: TraceRules) -> Trace:
+def _read_once(reader: TraceReader, trace_id: str, rules: TraceRules) -> _Read:
     try:
-        return trace_from_observations(reader.observation_pages(trace_id), trace_id, rules)
+        pages = reader.observation_pages(trace_id)
+        trace = trace_from_observations(pages, trace_id, rules)
+        return _Read(trace=trace, detail=functools.partial(detail_from_observations, pages))
     except LangfuseAuthError:
         raise
     except LangfuseUnavailableError:
         body = reader.trace_body(trace_id)  # the older endpoint, as the fallback
         if body is None:
             raise
-        return trace_from_langfuse_trace(body, rules)
+        trace = trace_from_langfuse_trace(body, rules)
+        return _Read(trace=trace, detail=functools.partial(detail_from_langfuse_trace, body))

@@ -14,13 +14,18 @@ from typing import Any
 from evaluator.errors import TraceError
 from evaluator.trace.build import build_trace
 from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
+from evaluator.trace.detail import TraceDetail
 from evaluator.trace.model import Observation, Trace
 from evaluator.trace.otel_mapping import ATTRIBUTES_KEY
+from evaluator.trace.usage import usage_from_langfuse
 
 __all__ = [
     "OBSERVATION_FIELDS",
     "decode_io",
     "decode_metadata_value",
+    "detail_from_file",
+    "detail_from_langfuse_trace",
+    "detail_from_observations",
     "load_trace_file",
     "trace_from_langfuse_trace",
     "trace_from_observations",
@@ -41,6 +46,38 @@ def trace_from_langfuse_trace(body: Mapping[str, Any], rules: TraceRules = DEFAU
         output=decode_io(body.get("output")),
         rules=rules,
     )
+
+
+def detail_from_langfuse_trace(body: Mapping[str, Any]) -> TraceDetail:
+    """The observations and usage of `GET /api/public/traces/{traceId}`'s body (its embedded rows)."""
+    trace_metadata = body.get("metadata")
+    if isinstance(trace_metadata, str):
+        trace_metadata = decode_io(trace_metadata)
+    shared = _user_metadata(trace_metadata) if isinstance(trace_metadata, dict) else {}
+    return _detail(_newest_by_id([body.get("observations") or []]), shared)
+
+
+def detail_from_observations(pages: Iterable[Mapping[str, Any]]) -> TraceDetail:
+    """The observations and usage of `GET /api/public/v2/observations` pages (usage: the `usage` field
+    group's `usageDetails`, `costDetails`, `totalCost`, where a row has them)."""
+    return _detail(_newest_by_id(page.get("data") or [] for page in pages), None)
+
+
+def detail_from_file(path: Path) -> TraceDetail:
+    """The observations and usage of a trace file `load_trace_file` read (read again: only on demand)."""
+    body = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(body, dict) and isinstance(body.get("observations"), list):
+        return detail_from_langfuse_trace(body)
+    return detail_from_observations([body])
+
+
+def _detail(rows: Sequence[Mapping[str, Any]], shared: Mapping[str, Any] | None) -> TraceDetail:
+    usage = {
+        str(row["id"]): usage_from_langfuse(row)
+        for row in rows
+        if row.get("usageDetails") or row.get("costDetails") or row.get("totalCost") is not None
+    }
+    return TraceDetail(observations=tuple(_from_api(row, shared) for row in rows), usage=usage)
 
 
 def trace_from_observations(
@@ -157,7 +194,7 @@ def decode_io(value: Any) -> Any:
 # field group a verdict needs (Langfuse returns only `core` and `basic` unless asked). With `io` asked
 # for, the server reads metadata whole (its full events table); without, it cuts values over 200
 # characters, and the values verdicts read (the `flow`, the attributes naming agents and tools) are short.
-OBSERVATION_FIELDS = "core,basic,io,metadata,prompt,time"
+OBSERVATION_FIELDS = "core,basic,io,metadata,usage,prompt,time"
 _PAGE_REQUEST = f"GET /api/public/v2/observations?traceId=...&fields={OBSERVATION_FIELDS}"
 
 

@@ -21,7 +21,7 @@ from tests.demo.tracing import REPO
 
 SCENARIOS = REPO / "scenarios" / "research"
 TOP_KEYS = {"id", "description", "tags", "target", "input", "expected"}
-EXPECTED_KEYS = {"agents", "tools", "trajectory", "answer"}
+EXPECTED_KEYS = {"agents", "tools", "trajectory", "answer", "agent_tools"}
 
 # scenario id -> (status with the production prompts (research v1), status with research v2)
 OUTCOMES = {

@@ -44,6 +44,14 @@ def demo_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def without_per_agent(project: Path) -> None:
+    """The project's evaluator.toml without the demo's per-agent declarations (agent_tools,
+    tool_schemas): for tests that pin what the built-in metrics alone give."""
+    config = project / "evaluator.toml"
+    text = config.read_text()
+    config.write_text(text[: text.index("# Per-agent analysis")] + text[text.index("[run]") :])
+
+
 @pytest.fixture
 def with_langfuse(
     demo_project: Path, langfuse_standin: LangfuseStandIn, monkeypatch: pytest.MonkeyPatch

@@ -17,7 +17,7 @@ from typing import Any
 from evaluator.langfuse import LangfuseSettings, Tracing
 from evaluator.results import ScenarioResult, default_metrics
 from evaluator.run import SuiteOptions, run_suite
-from tests.integration.conftest import ROOT, Cli, langfuse_deadlines
+from tests.integration.conftest import ROOT, Cli, langfuse_deadlines, without_per_agent
 from tests.standin.langfuse_server import LangfuseStandIn
 from tests.standin.openai_server import openai_standin
 
@@ -44,6 +44,7 @@ def _assert_each_score_once(standin: LangfuseStandIn, local: dict[str, Any]) -> 
 def test_suite_leaves_spans_scores_and_configs_in_langfuse(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
 ) -> None:
+    without_per_agent(with_langfuse)  # the built-in metrics' scores (test_per_agent.py has the rest)
     code, text, document = _run_suite(cli)
     assert code == 1, text  # the demo's v1 prompts really fail some scenarios
     results = document["results"]

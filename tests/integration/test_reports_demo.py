@@ -39,6 +39,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     config = (ROOT / "evaluator.toml").read_text()
     config = config.replace('path = ".evaluator/evaluator.db"', f'path = "{folder / "evaluator.db"}"')
     config = config.replace('dir = "prompts"', f'dir = "{ROOT / "prompts"}"')
+    # The per-agent analysis has its own report (--by agent, test_per_agent.py): these pin the rest.
+    config = config[: config.index("# Per-agent analysis")] + config[config.index("[run]") :]
     (folder / "evaluator.toml").write_text(config)
     with pytest.MonkeyPatch.context() as patch:
         patch.syspath_prepend(str(ROOT))

@@ -14,6 +14,7 @@ from evaluator.metrics.agents._attribution import AttributedCall, attribute_tool
 from evaluator.metrics.agents._checks import CompiledSchema, DeclaredTools, call_arguments, check_call
 from evaluator.metrics.agents._figures import AgentFigures
 from evaluator.metrics.agents._issues import ISSUE_KINDS, IssueKind, Severity, ToolIssue
+from evaluator.metrics.agents._metric import PerAgentMetric, PerAgentVerdict, TargetAgents
 from evaluator.metrics.agents._schemas import ToolSchemas, tool_schemas
 
 __all__ = [
@@ -25,7 +26,10 @@ __all__ = [
     "CompiledSchema",
     "DeclaredTools",
     "IssueKind",
+    "PerAgentMetric",
+    "PerAgentVerdict",
     "Severity",
+    "TargetAgents",
     "ToolIssue",
     "ToolSchemas",
     "analyze_agents",
