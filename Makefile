@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml requirements.lock
 	  > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
 	@touch $(STAMP)
 
-# Runs the bundled research scenarios on the embedded default (Langfuse and LLM settings ignored: no
+# Runs the bundled concierge dialogues, then the research scenarios (last, so that `latest` is the
+# research run the README's walk-through goes on from), on the embedded default (Langfuse and LLM settings ignored: no
 # keys, no services; the LLM judges do not run, and the run says how to enable them). Exit 1 (some scenarios failed) is the demo's point, so it does not fail the make
 # target; exit 2 (bad input or configuration) does.
 DEMO_ENV := env -u LANGFUSE_PUBLIC_KEY -u LANGFUSE_SECRET_KEY -u LANGFUSE_BASE_URL -u LANGFUSE_HOST \
@@ -23,6 +24,11 @@ DEMO_ENV := env -u LANGFUSE_PUBLIC_KEY -u LANGFUSE_SECRET_KEY -u LANGFUSE_BASE_U
 	-u EVALUATOR_CONFIG
 
 demo: $(STAMP)
+	@echo "Dialogues: scenarios/concierge against the concierge demo (demo_agents/concierge/README.md)"
+	@$(DEMO_ENV) $(BIN)/evaluator run scenarios/concierge --output .evaluator/demo-dialogues.json; \
+	  code=$$?; if [ $$code -eq 1 ]; then echo "(exit 1: some dialogues failed, as the demo intends)"; \
+	  elif [ $$code -ne 0 ]; then exit $$code; fi
+	@echo; echo "Single-turn scenarios: scenarios/research against the research demo"
 	@$(DEMO_ENV) $(BIN)/evaluator run scenarios/research --output .evaluator/demo-results.json; \
 	  code=$$?; if [ $$code -eq 1 ]; then echo "(exit 1: some scenarios failed, as the demo intends)"; exit 0; fi; exit $$code
 

@@ -171,8 +171,11 @@ def called_tools(expected: Expected, trace: Trace) -> list[str]:
     return trace.tool_path_naming(named_tools(expected))
 
 
-def _workflow_passed(document: Mapping[str, Any]) -> float:
-    """1 when the workflow verdict passed, else 0 (an `error` result counts as 0)."""
+def _workflow_passed(document: Mapping[str, Any]) -> float | None:
+    """1 when the workflow verdict passed, else 0 (an `error` result counts as 0); a dialogue's result
+    has none (not measured: its turns each have theirs), not a 0."""
+    if document.get("kind") == "dialogue":
+        return None
     workflow = document.get("workflow")
     passed = workflow.get("pass") if isinstance(workflow, dict) else None
     return 1.0 if document.get("status") != "error" and passed is True else 0.0

@@ -161,9 +161,20 @@ _UNSCORED_REASONS_SHOWN = 3
 
 
 def print_judges(console: Console, results: Sequence[ScenarioResult]) -> None:
-    """What the judges did and cost, and each metric's run-level dictionary in a line (the judges')."""
-    if not any(r.judge_detail for r in results):
-        return
+    """What the judges did and cost (when any judge was asked), then each metric's run-level
+    dictionary in a line (the judges', the dialogues'), judged or not."""
+    if any(r.judge_detail for r in results):
+        _print_judge_usage(console, results)
+    metrics = _metrics_of(results)
+    summaries = run_summaries(results, metrics)
+    for metric in metrics:  # in the set's order
+        summary = summaries.get(metric.key)
+        line = metric.summary_line(summary) if summary is not None else None
+        if line is not None:
+            console.print(line, highlight=False)
+
+
+def _print_judge_usage(console: Console, results: Sequence[ScenarioResult]) -> None:
     use = judge_usage(results)
     console.print(
         f"Judges: {use['calls']} calls, {use['cached']} cached, {use['failed']} failed, "
@@ -183,13 +194,6 @@ def print_judges(console: Console, results: Sequence[ScenarioResult]) -> None:
             f"  and {len(reasons) - _UNSCORED_REASONS_SHOWN} more reasons: see `judge` in the results",
             highlight=False,
         )
-    metrics = _metrics_of(results)
-    summaries = run_summaries(results, metrics)
-    for metric in metrics:  # in the set's order
-        summary = summaries.get(metric.key)
-        line = metric.summary_line(summary) if summary is not None else None
-        if line is not None:
-            console.print(line, highlight=False)
 
 
 def print_delivery(

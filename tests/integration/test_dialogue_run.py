@@ -6,6 +6,7 @@ LangGraph target keeps its memory in a checkpointer keyed by the session id."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +259,18 @@ def test_a_name_on_a_line_of_its_own_in_a_tool_output_was_returned(project: Path
     [turn] = suite.results[0].to_json()["turns"]
     assert turn["details"]["entity_hallucination_rate"]["hallucinated"] == []
     assert turn["metrics"]["entity_hallucination_rate"] == 0.0
+
+
+def test_the_run_summary_gives_the_dialogue_figures_without_any_judge(
+    project: Path, cli: Callable[..., tuple[int, str]]
+) -> None:
+    """`evaluator run` on dialogues, with no judge configured, ends with the run's dialogue figures
+    (they were printed only beside the judges' usage, so a run without judges showed none)."""
+    (project / "talk.yaml").write_text(
+        "id: talk\ntarget: lister\nturns:\n  - user: A hotel in the north\n"
+        "    expected: {slots: {hotel: {area: north}}}\n"
+    )
+    _code, text = cli("run", "talk.yaml", "--no-judge")
+    said = " ".join(text.split())  # the console wraps long lines
+    assert "dialogues: 1 dialogues, 1 turns, task completion not measured, JGA not measured" in said
+    assert "Never reported: action, acts, domain, intent, slots: put them in the metadata" in said

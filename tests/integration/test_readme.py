@@ -29,6 +29,8 @@ PROJECT = ("evaluator.toml", "scenarios", "prompts", "demo_agents", "examples", 
 EVALUATOR = ".venv/bin/evaluator "
 # `make demo` is this run, with exit 1 (scenarios failed, as the demo intends) not failing it (Makefile).
 MAKE_DEMO = ["run", "scenarios/research", "--output", ".evaluator/demo-results.json"]
+# ... after the dialogues (scenarios/concierge), which `make demo` runs first.
+MAKE_DEMO_DIALOGUES = ["run", "scenarios/concierge", "--output", ".evaluator/demo-dialogues.json"]
 SKIPPED = {  # the first line of a block not run -> why
     "export OPENAI_API_KEY=": "LLM judges: needs a judge endpoint (OpenAI, Ollama, vLLM...) and its key",
     "export LANGFUSE_PUBLIC_KEY=": "Using with Langfuse: needs a Langfuse project and its keys",
@@ -153,11 +155,15 @@ def _check_table(shown: str, output: str) -> None:
     names = _cells(header)
     printed: dict[str, dict[str, str]] = {}
     printed_names: list[str] = []
+    last: dict[str, str] = {}
     for line in output.splitlines():
         if line.startswith("┃") and "runs" in line:
             printed_names = _cells(line)
         elif line.startswith("│") and _cells(line)[0]:
-            printed[_cells(line)[0]] = dict(zip(printed_names, _cells(line), strict=True))
+            last = printed[_cells(line)[0]] = dict(zip(printed_names, _cells(line), strict=True))
+        elif line.startswith("│"):  # a cell the table wrapped onto a line of its own
+            for column, more in zip(printed_names, _cells(line), strict=True):
+                last[column] = f"{last[column]} {more}".strip()
     for row in rows:
         cells = dict(zip(names, _cells(row), strict=True))
         got = printed[cells[names[0]]]
@@ -195,6 +201,12 @@ def test_the_readme_walk_through_gives_what_it_shows(
             args, comment, command = _command(line)
             if args is None:
                 continue
+            if args is MAKE_DEMO:
+                code, output = _evaluator(MAKE_DEMO_DIALOGUES, monkeypatch, capsys)
+                assert code in (0, 1), output
+                dialogues = re.search(r"(\d+) of the (\d+) dialogues pass", " ".join(README.split()))
+                assert dialogues is not None
+                assert f"{dialogues[2]} scenarios: {dialogues[1]} passed" in output
             code, output = _evaluator(args, monkeypatch, capsys)
             if args is MAKE_DEMO:
                 assert code in (0, 1), output

@@ -146,3 +146,12 @@ def test_an_excluded_name_spelled_another_way_in_the_trace_is_never_avoided() ->
     assert not verdict.passed
     present_only = validate_kind([], Expectation(exclude=("web-search",)), present={"web_search"})
     assert present_only.unexpected == ("web-search",) and present_only.excluded == ()
+
+
+def test_a_dialogues_result_has_no_workflow_pass_rate_rather_than_a_zero() -> None:
+    """The run figure `workflow_pass_rate` reads a result's `workflow` verdict; a dialogue's result has
+    none of its own (each turn has one), so the figure is not measured for it, never 0."""
+    [figure] = [f for f in WorkflowValidator().figures if f.name == "workflow_pass_rate"]
+    assert figure.value({"kind": "dialogue", "status": "passed", "workflow": None}) is None
+    assert figure.value({"status": "passed", "workflow": {"pass": True}}) == 1.0
+    assert figure.value({"status": "error", "workflow": None}) == 0.0
