@@ -60,7 +60,7 @@ from openai import AsyncOpenAI
 
 from evaluator.config import Config, JudgeConfig, Settings, StoreConfig
 from evaluator.prompts import PromptLibrary
-from evaluator.run import TargetRequest, run_suite
+from evaluator.run import SuiteOptions, TargetRequest, run_suite
 from evaluator.scenarios import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -199,11 +199,13 @@ def _run_suite(setup: Setup, run_id: str, items: int) -> None:
             )
             for i in range(items)
         ],
+        options=SuiteOptions(
+            concurrency=setup.concurrency,
+            judge_concurrency=setup.concurrency,
+            timeout=60,
+            run_name=run_id,
+        ),
         targets={"bench": target},
-        concurrency=setup.concurrency,
-        judge_concurrency=setup.concurrency,
-        timeout=60,
-        run_name=run_id,
         config=setup.config,
     )
     assert len(suite.results) == items, f"{len(suite.results)} of {items} results"

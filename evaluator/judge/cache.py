@@ -8,6 +8,7 @@ across runs; `MemoryVerdictCache` is its in-memory twin.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -29,13 +30,35 @@ class CacheKey:
 
     @classmethod
     def of(cls, prompt: Prompt, model: str, messages: Sequence[ChatMessage]) -> CacheKey:
-        exact = json.dumps([[m.role, m.content] for m in messages], ensure_ascii=False)
         return cls(
             prompt_name=prompt.name,
             prompt_version=prompt.version,
             model=model,
-            inputs_sha256=hashlib.sha256(exact.encode("utf-8")).hexdigest(),
+            inputs_sha256=_inputs_sha256(messages),
         )
+
+
+def _inputs_sha256(messages: Sequence[ChatMessage]) -> str:
+    """sha256 of `json.dumps([[role, content], ...], ensure_ascii=False)`, the key's definition, with
+    the first message's part hashed once per distinct message: a judge prompt's system message (its
+    rubric, some kilobytes) is the same for every judgement of a version, the rest is the judged content.
+    """
+    if not messages:
+        return hashlib.sha256(b"[]").hexdigest()
+    first, *rest = messages
+    digest = _opening(first.role, first.content).copy()
+    for message in rest:  # json.dumps joins a list's items with ", "
+        digest.update(
+            (", " + json.dumps([message.role, message.content], ensure_ascii=False)).encode("utf-8")
+        )
+    digest.update(b"]")
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=64)
+def _opening(role: str, content: str) -> hashlib._Hash:
+    """The hash state after `[` and the first message (copied, never updated in place)."""
+    return hashlib.sha256(("[" + json.dumps([role, content], ensure_ascii=False)).encode("utf-8"))
 
 
 class VerdictCache(Protocol):

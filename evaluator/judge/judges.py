@@ -142,6 +142,8 @@ class Judges:
         self._given_up: str | None = None  # why the endpoint is not asked any more, for the whole run
         self._served: str | None = None  # the model the endpoint said it served, at its latest reply
         self._lock = threading.Lock()
+        self._resolved: dict[tuple[str, int | None, str | None], Prompt] = {}  # see _prompt
+        self._requests: dict[int, _RequestShape] = {}  # by id() of a resolved prompt: see request_shape
 
     def applies(self, scenario: Scenario) -> bool:
         """Whether any of the judges applies to the scenario."""
@@ -205,10 +207,20 @@ class Judges:
         )
 
     def _prompt(self, ref: PromptRef) -> Prompt:
-        """`--prompt` pins first, then the version or label the judge asks for; else production."""
-        if ref.name in self._pins:
-            return self._prompts.get(ref.name, version=self._pins[ref.name])
-        return self._prompts.get(ref.name, version=ref.version, label=ref.label)
+        """`--prompt` pins first, then the version or label the judge asks for; else production.
+
+        Resolved once per run and kept: every judgement of the run uses the same version (a label moved
+        in Langfuse during the run does not split the run's verdicts between two versions), and a
+        served prompt is not looked up again for every judgement. A prompt that cannot be had is not
+        kept: the next judgement asks again."""
+        version, label = (self._pins[ref.name], None) if ref.name in self._pins else (ref.version, ref.label)
+        key = (ref.name, version, label)
+        prompt = self._resolved.get(key)
+        if prompt is None:
+            prompt = self._prompts.get(ref.name, version=version, label=label)
+            with self._lock:
+                prompt = self._resolved.setdefault(key, prompt)
+        return prompt
 
     def _ask(self, task: _Task[Reply]) -> tuple[Reply | None, Judgement]:
         messages, model = task.messages, self.settings.model
@@ -286,13 +298,22 @@ class Judges:
 
     # --- structured output, remembered for the run ---------------------------------------------------
 
+    def request_shape(self, prompt: Prompt) -> _RequestShape:
+        """What every request with `prompt` sends besides its messages: built once per resolved prompt
+        version (see `_prompt`), not for every request."""
+        shape = self._requests.get(id(prompt))
+        if shape is None or shape.prompt is not prompt:
+            shape = _RequestShape.of(prompt)
+            with self._lock:
+                self._requests[id(prompt)] = shape
+        return shape
+
     def response_format(self, prompt: Prompt) -> dict[str, Any] | None:
-        schema = prompt.config.get("json_schema")
+        """The prompt's `json_schema` as `response_format`, until the endpoint refuses it (then None
+        for the rest of the run). The same dict every time: the model copies it into its request."""
         with self._lock:
             structured = self._structured
-        if not structured or not isinstance(schema, Mapping):
-            return None
-        return {"type": "json_schema", "json_schema": dict(schema)}
+        return self.request_shape(prompt).response_format if structured else None
 
     def structured_output_refused(self, exc: ResponseFormatRejectedError) -> None:
         with self._lock:
@@ -302,6 +323,27 @@ class Judges:
                 "warning",
                 f"{exc}. The judges ask for plain JSON (and read it tolerantly) for the rest of this run.",
             )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _RequestShape:
+    """A prompt version's request parameters (temperature, max_tokens) and structured-output format."""
+
+    prompt: Prompt  # kept, so the id() it is found by stays this prompt's
+    parameters: Mapping[str, Any]
+    response_format: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, prompt: Prompt) -> _RequestShape:
+        config = prompt.config
+        parameters: dict[str, Any] = {"temperature": float(config.get("temperature", 0.0))}
+        if isinstance(config.get("max_tokens"), int):
+            parameters["max_tokens"] = config["max_tokens"]
+        schema = config.get("json_schema")
+        response_format = (
+            {"type": "json_schema", "json_schema": dict(schema)} if isinstance(schema, Mapping) else None
+        )
+        return cls(prompt=prompt, parameters=parameters, response_format=response_format)
 
 
 def read_reply_entry(entry: Mapping[str, Any], reply_type: type[Reply]) -> Reply | None:
@@ -366,10 +408,7 @@ class _Conversation:
     def _send(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
         """One request (with its retries), in its own GENERATION; the reply read as `reply_type`."""
         self.last_messages, self.last_reply = messages, None
-        config = self._prompt.config
-        parameters: dict[str, Any] = {"temperature": float(config.get("temperature", 0.0))}
-        if isinstance(config.get("max_tokens"), int):
-            parameters["max_tokens"] = config["max_tokens"]
+        parameters = self._judges.request_shape(self._prompt).parameters
         with self._trace.generation(
             name=self._prompt.name,
             messages=messages,

@@ -53,12 +53,32 @@ class Score:
 def score_id(run_id: str, trace_id: str, name: str) -> str:
     """`uuid.uuid5(_NAMESPACE, "run/trace/name")`, formatted straight from the SHA-1 digest (RFC 4122
     name-based ids: version 5, variant 10): a third of the uuid module's cost, on every score recorded."""
-    name_bytes = f"{run_id}/{trace_id}/{name}".encode()
-    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + name_bytes, usedforsecurity=False).digest()[:16])
-    digest[6] = (digest[6] & 0x0F) | 0x50
-    digest[8] = (digest[8] & 0x3F) | 0x80
-    h = digest.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    return _ScoreIds(run_id, trace_id).of(name)
+
+
+class _ScoreIds:
+    """`score_id` for the many names of one (run, trace or session): the hash state of the common
+    part is computed once and copied for each name."""
+
+    def __init__(self, run_id: str, subject: str) -> None:
+        self._opening = hashlib.sha1(
+            _NAMESPACE_BYTES + f"{run_id}/{subject}/".encode(), usedforsecurity=False
+        )
+
+    def of(self, name: str) -> str:
+        sha = self._opening.copy()
+        sha.update(name.encode())
+        return _uuid5_text(sha.hexdigest())
+
+
+def _uuid5_text(sha1_hex: str) -> str:
+    """The UUID text of a SHA-1 digest: its first 32 hex digits, the version digit 5, the variant
+    bits 10 (the digit after the third dash is 8, 9, a or b)."""
+    h = sha1_hex
+    return f"{h[:8]}-{h[8:12]}-5{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:32]}"
+
+
+_VARIANT = {f"{n:x}": f"{(n & 0x3) | 0x8:x}" for n in range(16)}
 
 
 def _values(result: ScenarioResult) -> list[ScoreValue]:
@@ -91,6 +111,7 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
     scores = _turn_scores(result, run_id=run_id, metadata=metadata) if result.dialogue is not None else []
     types, levels = result.metrics.score_types, result.metrics.score_levels
     session = session_id(run_id, result.scenario_id)
+    ids = {result.trace_id: _ScoreIds(run_id, result.trace_id), session: _ScoreIds(run_id, session)}
     for value in _values(result):
         in_session = levels[value.name] == "session"
         subject = session if in_session else result.trace_id
@@ -100,7 +121,7 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
             own = {**own, OBSERVATION_KEY: value.observation_id}
         scores.append(
             Score(
-                id=score_id(run_id, subject, value.name),
+                id=ids[subject].of(value.name) if subject in ids else score_id(run_id, subject, value.name),
                 trace_id=result.trace_id,
                 name=value.name,
                 value=_typed(value.value, types[value.name]),
