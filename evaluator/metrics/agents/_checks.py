@@ -25,16 +25,14 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
-
-from jsonschema.exceptions import SchemaError
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
-from referencing.exceptions import Unresolvable
+from typing import TYPE_CHECKING, Any
 
 from evaluator.metrics.agents._attribution import AttributedCall
 from evaluator.metrics.agents._issues import IssueKind, ToolIssue
 from evaluator.trace import ToolDefinition, normalize_name
+
+if TYPE_CHECKING:  # jsonschema is imported when a schema is first checked: most runs never do
+    from jsonschema.protocols import Validator
 
 _DEFINITION_KEYS = ("$defs", "definitions")
 _OBSERVE_INPUT = frozenset({"args", "kwargs"})
@@ -167,6 +165,9 @@ def _failure(validator: Validator | None, value: Any) -> str | None:
     """Why the value fails its property's schema (the first error, with the schema it expected)."""
     if validator is None:
         return None
+    from jsonschema.exceptions import SchemaError
+    from referencing.exceptions import Unresolvable
+
     try:
         error = next(iter(validator.iter_errors(value)), None)
     except (Unresolvable, SchemaError, re.error):
@@ -185,6 +186,9 @@ def _validator(schema: object, defs: Mapping[str, Any]) -> Validator | None:
         schema_with_defs = {**defs, **schema}
     else:
         return None
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
     cls = validator_for(schema_with_defs)
     try:
         cls.check_schema(schema_with_defs)
