@@ -8,25 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import uuid4
 
-from langfuse import Langfuse
-from langfuse.langchain import CallbackHandler
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace import ReadableSpan
 
 from demo_agents.concierge import run
 from evaluator.run import PromptResolver, TargetRequest
-from tests.demo.tracing import PROMPTS, TYPE
+from tests.demo.tracing import PROMPTS, TYPE, memory_client
 
 STATE_KEYS = ("intent", "domain", "acts", "slots", "action")
-
-
-@dataclass(frozen=True, kw_only=True)
-class DialogueRequest(TargetRequest):
-    """A TargetRequest with the dialogue fields DESIGN.md adds (history, turn, session_id)."""
-
-    history: tuple[Mapping[str, str], ...] = ()
-    turn: int = 0
-    session_id: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,17 +58,8 @@ def _traced_turn(
     history: tuple[Mapping[str, str], ...],
     pins: Mapping[str, int] | None,
 ) -> TracedTurn:
-    exporter = InMemorySpanExporter()
-    key = f"pk-lf-test-{uuid4().hex}"  # one per client: the SDK shares state per public key
-    client = Langfuse(
-        public_key=key,
-        secret_key="sk-lf-test",
-        base_url="http://127.0.0.1:9",
-        tracer_provider=TracerProvider(),
-        span_exporter=exporter,
-    )
-    handlers = [CallbackHandler(public_key=key)]
-    request = DialogueRequest(
+    client, exporter, handlers = memory_client()
+    request = TargetRequest(
         input=message,
         scenario_id="concierge-test",
         run_id="run-concierge-test",

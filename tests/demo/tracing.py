@@ -50,6 +50,21 @@ class TracedRun:
         return None
 
 
+def memory_client() -> tuple[Langfuse, InMemorySpanExporter, list[CallbackHandler]]:
+    """A real Langfuse client whose spans stay in memory (its exporter), and its LangChain handlers.
+    Shut the client down when done."""
+    exporter = InMemorySpanExporter()
+    key = f"pk-lf-test-{uuid4().hex}"  # one per client: the SDK shares state per public key
+    client = Langfuse(
+        public_key=key,
+        secret_key="sk-lf-test",
+        base_url="http://127.0.0.1:9",
+        tracer_provider=TracerProvider(),
+        span_exporter=exporter,
+    )
+    return client, exporter, [CallbackHandler(public_key=key)]
+
+
 def traced_run(
     text: str,
     *,
@@ -62,16 +77,7 @@ def traced_run(
 
     With `keep_errors`, an exception from `run()` is returned with the spans instead of raised.
     """
-    exporter = InMemorySpanExporter()
-    key = f"pk-lf-test-{uuid4().hex}"  # one per client: the SDK shares state per public key
-    client = Langfuse(
-        public_key=key,
-        secret_key="sk-lf-test",
-        base_url="http://127.0.0.1:9",
-        tracer_provider=TracerProvider(),
-        span_exporter=exporter,
-    )
-    handlers = [CallbackHandler(public_key=key)]
+    client, exporter, handlers = memory_client()
     request = TargetRequest(
         input=text,
         scenario_id="demo-test",
