@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from evaluator.config import Config
+from evaluator.errors import StoreError
 from evaluator.judge import (
     NOTHING_TO_JUDGE,
     JudgeMetric,
@@ -222,9 +223,13 @@ def judge_result(
         return judged_result(judges, scenario, result, trace, run_id=run_id or _validate_run_id())
     finally:
         plan.close()
-        store.close()
-        if connection is None:
-            tracing.shutdown()
+        try:
+            store.close()
+        except StoreError as exc:  # the verdicts were not cached; the judged result stands
+            notice("warning", f"the judges' verdicts were not kept in the cache: {exc}")
+        finally:
+            if connection is None:
+                tracing.shutdown()
 
 
 def judged_result(

@@ -97,6 +97,7 @@ class TurnExpected(Expected):
             tools=self.tools if "tools" in self.model_fields_set else unchecked,
             trajectory=self.trajectory,
             answer=self.answer,
+            agent_tools=self.agent_tools,
         )
 
 

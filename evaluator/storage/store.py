@@ -491,14 +491,18 @@ class Store:
             self._kept[_key_values(key)] = row
 
     def close(self) -> None:
-        """Writes the verdicts kept since the last write, then closes."""
-        with self._lock:
-            pending = bool(self._kept)
-        if pending:
-            with self._transaction():
-                pass
-        with self._lock:
-            self._db.close()
+        """Writes the verdicts kept since the last write, then closes, whether that write went through
+        or not: a StoreError from it comes after the connection is closed (only cached verdicts were
+        lost: every result was stored with its own transaction)."""
+        try:
+            with self._lock:
+                pending = bool(self._kept)
+            if pending:
+                with self._transaction():
+                    pass
+        finally:
+            with self._lock:
+                self._db.close()
 
 
 def _json_object(text: str | bytes | None) -> dict[str, Any] | None:

@@ -240,3 +240,13 @@ def test_a_dialogue_as_a_dataset_item_has_its_user_turns_and_their_expectations(
     assert first["expected"]["action"] == "request" and first["expected"]["tools"] == {
         "include": ["search_hotels"]
     }
+
+
+def test_a_turns_agent_tools_reach_the_turns_checks() -> None:
+    """A turn's `expected.agent_tools` narrows or widens the target's for that turn, as a single-turn
+    scenario's does: the turn is checked as a single-turn scenario with it (it was dropped, though
+    lint checked its names)."""
+    from evaluator.scenarios import TurnExpected
+
+    turn = TurnExpected.model_validate({"intent": "find_hotel", "agent_tools": {"triage": ["search_hotels"]}})
+    assert turn.single_turn().agent_tools == {"triage": ("search_hotels",)}

@@ -274,3 +274,23 @@ def test_a_kept_verdict_is_written_with_the_next_write_not_in_a_commit_of_its_ow
     assert other.cached_verdict(key) == entry  # committed with the result
     store.close()
     other.close()
+
+
+def test_closing_closes_even_when_the_kept_verdicts_cannot_be_written(tmp_path: Path) -> None:
+    """`close()` writes the verdicts kept since the last write; when that write fails (another
+    program holds the database locked), the connection is closed all the same and the StoreError
+    comes after (it had left the connection open, so the caller's own cleanup never ran)."""
+    key = CacheKey(prompt_name="evaluation/quality", prompt_version=1, model="m", inputs_sha256="ef" * 32)
+    store = Store(tmp_path / "evaluator.db")
+    store.keep_verdict(key, {"reply": {"verdict": "CORRECT", "reason": "r"}})
+    holder = sqlite3.connect(tmp_path / "evaluator.db", timeout=0)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        store._db.execute("PRAGMA busy_timeout = 1")  # fail at once rather than after 5 s
+        with pytest.raises(StoreError):
+            store.close()
+    finally:
+        holder.rollback()
+        holder.close()
+    with pytest.raises(sqlite3.ProgrammingError):  # closed
+        store._db.execute("SELECT 1")
