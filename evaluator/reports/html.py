@@ -266,8 +266,8 @@ class _Axis:
 
 @dataclass(frozen=True, kw_only=True)
 class _Scale:
-    """The y axis of one figure: 0 to 1 for rates and scores, down to -1 for truthfulness, and up to a
-    round number above the largest value for figures past 1 (latency)."""
+    """The y axis of one figure, from its values: 0 to 1 for rates and scores, down to -1 for a figure
+    with values below 0, and up to a round number above the largest value for figures past 1."""
 
     low: float
     high: float

@@ -6,8 +6,8 @@ scores, `judge` ({prompt, model}); its subject is the scenario's trace, or for a
 the scenario's session. From them each scenario's result object is rebuilt with what scores can tell:
 each metric of the `MetricSet` rebuilds its own field (`Metric.from_scores`: `workflow.pass`, the
 trajectory modes, `answer.pass`, the quality dimensions, the correctness verdict...), the prompt
-versions (source unknown), and the status: an `error` result has only its metrics' error scores (the
-workflow's `workflow_pass` = 0 with an "error: ..." comment); otherwise the scenario passed when no
+versions (source unknown), and the status: an `error` result has only its metrics' error scores (each
+with an "error: ..." comment); otherwise the scenario passed when no
 rebuilt field says it failed and one says it passed (the workflow, the full-workflow trajectory and the
 answer check, where present). Not in scores, so absent here: latency, cost, run names (runs are named by
 their id), evaluator errors (never scored) and unscored judge counts.

@@ -97,12 +97,11 @@ def _typed(value: float | str, data_type: DataType) -> float | str:
 
 
 def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
-    """Every score a result yields. A run that raised or timed out yields only `workflow_pass` = 0, its
-    comment the error (it never finished its workflow; leaving it out would flatter dashboards); nothing
+    """Every score a result yields. A run that raised or timed out yields only its metrics' error
+    scores, their comment the error (it never finished; leaving it out would flatter dashboards); nothing
     is scored that was not evaluated (no trajectory of an unfinished run, no skipped or unscored judge),
     and nothing at all when the evaluator itself failed. A judge's scores add its prompt name and
-    version, model and judge trace id to the metadata. (The error scores are those the metrics give
-    for a run that did not finish: the workflow's.)"""
+    version, model and judge trace id to the metadata."""
     metadata: dict[str, Any] = {
         "scenario_id": result.scenario_id,
         "run_id": run_id,
