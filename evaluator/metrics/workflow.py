@@ -172,11 +172,12 @@ def called_tools(expected: Expected, trace: Trace) -> list[str]:
 
 
 def _workflow_passed(document: Mapping[str, Any]) -> float | None:
-    """1 when the workflow verdict passed, else 0 (an `error` result counts as 0); a dialogue's result
-    has none (not measured: its turns each have theirs), not a 0."""
-    if document.get("kind") == "dialogue":
-        return None
+    """1 when the workflow verdict passed, else 0 (an `error` result counts as 0). A result that ran to
+    its end without a workflow verdict of its own (a dialogue's: each turn has one) is not measured,
+    not a 0."""
     workflow = document.get("workflow")
+    if workflow is None and document.get("status") != "error":
+        return None
     passed = workflow.get("pass") if isinstance(workflow, dict) else None
     return 1.0 if document.get("status") != "error" and passed is True else 0.0
 
