@@ -25,7 +25,7 @@ from typing import Any
 
 from evaluator.config import DEFAULT_MISS_PHRASES
 from evaluator.judge.crag import exact_match, miss_phrase
-from evaluator.judge.metric import JudgeRuntime, PromptRef, judge_of
+from evaluator.judge.metric import Answer, Ask, JudgeRuntime, PromptRef, ask_each, judge_of
 from evaluator.judge.render import correctness_variables
 from evaluator.judge.replies import CorrectnessReply
 from evaluator.judge.verdicts import CorrectnessLabel, CorrectnessVerdict, Judgement
@@ -99,29 +99,46 @@ class CorrectnessJudge(MetricBase):
     def judge(
         self, context: MetricContext, runtime: JudgeRuntime, run_id: str
     ) -> tuple[Verdict | None, Judgement]:
-        spec = context.scenario.expected.answer
-        ground_truth = spec.ground_truth if spec is not None and spec.ground_truth else ""
-        answer = final_answer(context.answer, context.trace.agent_names)  # as `answer.contains` reads it
-        ruled = self.by_rule(answer_text(answer), ground_truth)
-        if ruled is not None:
-            return ruled, ruled.judgement
+        return ask_each(self, context, runtime, run_id)
+
+    def asks(self, context: MetricContext) -> list[Ask]:
+        """None when the rules decide (`combine` does then); else the semantic step's request."""
+        answer, ground_truth = self._judged(context)
+        if self.by_rule(answer_text(answer), ground_truth) is not None:
+            return []
         variables = correctness_variables(
             question=context.scenario.input, answer=answer, ground_truth=ground_truth
         )
-        reply, judgement = runtime.ask(
-            self.key,
-            context,
-            run_id=run_id,
-            prompt=self.prompt(context.scenario),
-            variables=variables,
-            reply_type=CorrectnessReply,
-        )
+        return [
+            Ask(
+                judge=self.key,
+                prompt=self.prompt(context.scenario),
+                variables=variables,
+                reply_type=CorrectnessReply,
+            )
+        ]
+
+    def combine(self, context: MetricContext, answers: Sequence[Answer]) -> tuple[Verdict | None, Judgement]:
+        if not answers:
+            answer, ground_truth = self._judged(context)
+            ruled = self.by_rule(answer_text(answer), ground_truth)  # why asks() asked nothing
+            if ruled is None:
+                return None, Judgement(judge=self.key, status="unscored", reason="the judge was not asked")
+            return ruled, ruled.judgement
+        ((reply, judgement),) = answers
         if not isinstance(reply, CorrectnessReply):
             return None, judgement
         label: CorrectnessLabel = "correct" if reply.verdict == "CORRECT" else "hallucination"
         return CorrectnessVerdict(
             verdict=label, exact_match=False, reason=reply.reason, judgement=judgement
         ), judgement
+
+    @staticmethod
+    def _judged(context: MetricContext) -> tuple[object, str]:
+        """The final answer (as `answer.contains` reads it) and the ground truth."""
+        spec = context.scenario.expected.answer
+        ground_truth = spec.ground_truth if spec is not None and spec.ground_truth else ""
+        return final_answer(context.answer, context.trace.agent_names), ground_truth
 
     def by_rule(self, answer: str, ground_truth: str) -> CorrectnessVerdict | None:
         """The seed's first two steps, with no model call: a miss, then an exact match."""

@@ -6,16 +6,25 @@ its figures (judge/quality.py, judge/correctness.py); the runtime knows none of 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from evaluator.judge.replies import Reply
+from evaluator.judge.replies import JudgeReply, Reply
 from evaluator.judge.verdicts import Judgement
 from evaluator.metrics import Metric, MetricContext, Verdict
 from evaluator.scenarios import Scenario
 
-__all__ = ["JudgeMetric", "JudgeRuntime", "PromptRef", "judge_of"]
+__all__ = [
+    "Answer",
+    "Ask",
+    "JudgeMetric",
+    "JudgeRuntime",
+    "PlannedJudgeMetric",
+    "PromptRef",
+    "ask_each",
+    "judge_of",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,6 +35,20 @@ class PromptRef:
     name: str
     version: int | None = None
     label: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ask:
+    """One request a judge makes through the runtime: its prompt compiled with `variables`, the reply
+    read as `reply_type`."""
+
+    judge: str
+    prompt: PromptRef
+    variables: Mapping[str, str]
+    reply_type: type[JudgeReply]
+
+
+Answer = tuple[JudgeReply | None, Judgement]  # what the runtime made of one `Ask`
 
 
 class JudgeRuntime(Protocol):
@@ -68,6 +91,39 @@ class JudgeMetric(Metric, Protocol):
     ) -> tuple[Verdict | None, Judgement]:
         """Its verdict on the context's answer (None: unscored, the judgement says why)."""
         ...
+
+
+@runtime_checkable
+class PlannedJudgeMetric(JudgeMetric, Protocol):
+    """A judge that says what it will ask before asking (`asks`), and makes its verdict of the answers
+    (`combine`): the runtime can then ask on an event loop, not only in a thread (`Judges.ajudge`). Its
+    `judge` is `ask_each`."""
+
+    def asks(self, context: MetricContext) -> Sequence[Ask]:
+        """What to ask, in order; none when the verdict needs no model (`combine` gets no answers)."""
+        ...
+
+    def combine(self, context: MetricContext, answers: Sequence[Answer]) -> tuple[Verdict | None, Judgement]:
+        """The verdict of the answers to `asks`, in the same order."""
+        ...
+
+
+def ask_each(
+    metric: PlannedJudgeMetric, context: MetricContext, runtime: JudgeRuntime, run_id: str
+) -> tuple[Verdict | None, Judgement]:
+    """A planned judge's `judge`: each of its asks through `runtime`, then its verdict."""
+    answers = [
+        runtime.ask(
+            ask.judge,
+            context,
+            run_id=run_id,
+            prompt=ask.prompt,
+            variables=ask.variables,
+            reply_type=ask.reply_type,
+        )
+        for ask in metric.asks(context)
+    ]
+    return metric.combine(context, answers)
 
 
 def judge_of(score: Mapping[str, Any]) -> dict[str, Any]:

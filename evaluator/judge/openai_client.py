@@ -1,21 +1,23 @@
-"""The real judge model: the `openai` client against any OpenAI-compatible endpoint (OpenAI, Azure,
-vLLM, Ollama, llama.cpp's server...).
+"""The real judge model: the `openai` client against any OpenAI-compatible endpoint (OpenAI, Azure, vLLM,
+Ollama, llama.cpp's server...).
 
-One client per run, shared by every judge thread (its connection pool is thread-safe; measured: threads
-sharing one sync client stay within 1.08-1.18 x ideal at concurrency 32-64). The client's own retries
-are off: `retry.RetryPolicy` owns retries, so every failure surfaces here as a `JudgeUnavailableError`
-with the status and Retry-After the caller needs. The key is never put into a message.
+`complete` uses one sync client, shared by every thread that calls it (its connection pool is
+thread-safe); `acomplete`, what a run's judge stage uses, one `AsyncOpenAI` on the run's event loop (no
+thread per judgement: a thread per call cost more CPU than the call). The clients' own retries are off:
+`retry.RetryPolicy` owns retries, so every failure surfaces here as a `JudgeUnavailableError` with the
+status and Retry-After the caller needs. The key is never put into a message.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx2
 import openai
-from openai import DefaultHttpxClient, OpenAI
+from openai import AsyncOpenAI, DefaultAsyncHttpxClient, DefaultHttpxClient, OpenAI
 from openai.types.chat import ChatCompletion
 
 from evaluator.config import LLMEndpoint
@@ -32,6 +34,8 @@ class OpenAIJudgeModel:
     def __init__(self, endpoint: LLMEndpoint, *, timeout: float = 60.0) -> None:
         self.endpoint = endpoint
         self._where = endpoint.base_url or "https://api.openai.com/v1"
+        self._timeout = timeout
+        self._async: tuple[asyncio.AbstractEventLoop, AsyncOpenAI] | None = None  # see _async_client
         self._client = OpenAI(
             api_key=endpoint.api_key.get_secret_value(),
             base_url=endpoint.base_url,
@@ -59,14 +63,68 @@ class OpenAIJudgeModel:
             completion = self._client.post(
                 "/chat/completions", body=body, cast_to=ChatCompletion, options={"timeout": timeout}
             )
-        except openai.APITimeoutError:
-            raise JudgeUnavailableError(
+        except (openai.APIConnectionError, openai.APIStatusError) as exc:
+            raise self._unavailable(exc, timeout, asked_format=response_format is not None) from None
+        return self._read(completion, model)
+
+    async def acomplete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        model: str,
+        temperature: float,
+        response_format: Mapping[str, Any] | None,
+        timeout: float,
+        max_tokens: int | None = None,
+    ) -> ModelReply:
+        """`complete`, on the running event loop (its own client: see `_async_client`)."""
+        body = _body(messages, model=model, temperature=temperature, response_format=response_format)
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        try:
+            completion = await self._async_client().post(
+                "/chat/completions", body=body, cast_to=ChatCompletion, options={"timeout": timeout}
+            )
+        except (openai.APIConnectionError, openai.APIStatusError) as exc:
+            raise self._unavailable(exc, timeout, asked_format=response_format is not None) from None
+        return self._read(completion, model)
+
+    def _async_client(self) -> AsyncOpenAI:
+        """The async client of the running loop: an async client's connections belong to the loop that
+        opened them, so another loop (another run) gets a client of its own; `aclose` closes it."""
+        loop = asyncio.get_running_loop()
+        if self._async is None or self._async[0] is not loop:
+            endpoint = self.endpoint
+            client = AsyncOpenAI(
+                api_key=endpoint.api_key.get_secret_value(),
+                base_url=endpoint.base_url,
+                timeout=self._timeout,
+                max_retries=0,
+                http_client=DefaultAsyncHttpxClient(
+                    event_hooks={"request": [_astamp_start], "response": [_abound_whole_reply]}
+                ),
+            )
+            self._async = (loop, client)
+        return self._async[1]
+
+    async def aclose(self) -> None:
+        """Close the running loop's async client (call it on that loop before the loop ends)."""
+        if self._async is not None and self._async[0] is asyncio.get_running_loop():
+            client, self._async = self._async[1], None
+            await client.close()
+
+    def _unavailable(
+        self, exc: openai.APIConnectionError | openai.APIStatusError, timeout: float, *, asked_format: bool
+    ) -> JudgeUnavailableError:
+        if isinstance(exc, openai.APITimeoutError):
+            return JudgeUnavailableError(
                 f"the judge endpoint {self._where} did not answer within {timeout:g} s"
-            ) from None
-        except openai.APIConnectionError as exc:
-            raise JudgeUnavailableError(f"the judge endpoint {self._where} is unreachable ({exc})") from None
-        except openai.APIStatusError as exc:
-            raise self._status_error(exc, asked_format=response_format is not None) from None
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return JudgeUnavailableError(f"the judge endpoint {self._where} is unreachable ({exc})")
+        return self._status_error(exc, asked_format=asked_format)
+
+    def _read(self, completion: Any, model: str) -> ModelReply:
         try:
             return _reply(completion, model)
         except (AttributeError, TypeError, IndexError) as exc:  # not the shape of a chat completion
@@ -162,12 +220,19 @@ def _stamp_start(request: httpx2.Request) -> None:
     request.extensions[_STARTED] = time.monotonic()
 
 
-def _bound_whole_reply(response: httpx2.Response) -> None:
+def _whole_reply_deadline(response: httpx2.Response) -> tuple[float, float] | None:
+    """(when the reply must have ended, the read timeout) of a request stamped by `_stamp_start`."""
     extensions = response.request.extensions
     seconds = (extensions.get("timeout") or {}).get("read")
     started = extensions.get(_STARTED)
     if isinstance(seconds, int | float) and seconds > 0 and isinstance(started, float):
-        response.stream = _Bounded(response.stream, started + seconds, seconds)
+        return started + seconds, float(seconds)
+    return None
+
+
+def _bound_whole_reply(response: httpx2.Response) -> None:
+    if (deadline := _whole_reply_deadline(response)) is not None:
+        response.stream = _Bounded(response.stream, *deadline)
 
 
 class _Bounded(httpx2.SyncByteStream):
@@ -182,3 +247,26 @@ class _Bounded(httpx2.SyncByteStream):
 
     def close(self) -> None:
         self._stream.close()
+
+
+async def _astamp_start(request: httpx2.Request) -> None:
+    _stamp_start(request)
+
+
+async def _abound_whole_reply(response: httpx2.Response) -> None:
+    if (deadline := _whole_reply_deadline(response)) is not None:
+        response.stream = _AsyncBounded(response.stream, *deadline)
+
+
+class _AsyncBounded(httpx2.AsyncByteStream):
+    def __init__(self, stream: Any, ends: float, seconds: float) -> None:
+        self._stream, self._ends, self._seconds = stream, ends, seconds
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._stream:
+            if time.monotonic() > self._ends:
+                raise httpx2.ReadTimeout(f"the reply took longer than {self._seconds:g} s in all")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()

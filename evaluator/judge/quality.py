@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from evaluator.judge.metric import JudgeRuntime, PromptRef, judge_of
+from evaluator.judge.metric import Answer, Ask, JudgeRuntime, PromptRef, ask_each, judge_of
 from evaluator.judge.render import quality_variables, sources_block
 from evaluator.judge.replies import QualityReply
 from evaluator.judge.verdicts import Judgement, QualityVerdict
@@ -99,6 +99,9 @@ class QualityJudge(MetricBase):
     def judge(
         self, context: MetricContext, runtime: JudgeRuntime, run_id: str
     ) -> tuple[Verdict | None, Judgement]:
+        return ask_each(self, context, runtime, run_id)
+
+    def asks(self, context: MetricContext) -> list[Ask]:
         scenario = context.scenario
         criteria = scenario.expected.answer.criteria if scenario.expected.answer is not None else ""
         sources = sources_block(context.trace.tools, self.source_budget_chars)
@@ -108,14 +111,12 @@ class QualityJudge(MetricBase):
             criteria=criteria or "",
             sources=sources,
         )
-        reply, judgement = runtime.ask(
-            self.key,
-            context,
-            run_id=run_id,
-            prompt=self.prompt(scenario),
-            variables=variables,
-            reply_type=QualityReply,
-        )
+        return [
+            Ask(judge=self.key, prompt=self.prompt(scenario), variables=variables, reply_type=QualityReply)
+        ]
+
+    def combine(self, context: MetricContext, answers: Sequence[Answer]) -> tuple[Verdict | None, Judgement]:
+        ((reply, judgement),) = answers
         if not isinstance(reply, QualityReply):
             return None, judgement
         verdict = QualityVerdict(

@@ -18,7 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evaluator._problems import validation_problems
 
-__all__ = ["CorrectnessReply", "QualityReply", "Reply", "json_objects", "read_reply", "repair_request"]
+__all__ = [
+    "CorrectnessReply",
+    "JudgeReply",
+    "QualityReply",
+    "Reply",
+    "json_objects",
+    "read_reply",
+    "repair_request",
+]
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
@@ -28,11 +36,13 @@ _DECODER = json.JSONDecoder()
 _THINKING = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
-class _Reply(BaseModel):
+class JudgeReply(BaseModel):
+    """What every judge reply model is: strict (no key it does not declare), immutable."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class QualityReply(_Reply):
+class QualityReply(JudgeReply):
     """The quality judge's reply (seed workflow-and-quality-metrics.md): three scores 0-1 and why."""
 
     answer_quality: float = Field(ge=0.0, le=1.0, strict=True)
@@ -41,14 +51,14 @@ class QualityReply(_Reply):
     reasoning: str
 
 
-class CorrectnessReply(_Reply):
+class CorrectnessReply(JudgeReply):
     """The correctness judge's reply (seed crag-llm-judge-evaluator.md)."""
 
     verdict: Literal["CORRECT", "WRONG"]
     reason: str
 
 
-Reply = TypeVar("Reply", bound=_Reply)
+Reply = TypeVar("Reply", bound=JudgeReply)
 
 
 def json_objects(text: str) -> list[Any]:
