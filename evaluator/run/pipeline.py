@@ -10,10 +10,12 @@ time through each stage, many scenarios at once.
 - **Trace and metrics**: right after a target returns, its worker takes the captured spans, builds the
   trace and runs the metrics (pure and fast: handing them to a thread of their own cost more than the
   work, since under load every wake-up of a thread waits its turn for the interpreter lock).
-- **Judges** (when configured, for scenarios with answer criteria or a ground truth): `judge_concurrency`
-  threads of their own, apart from the targets' slots, each judging one result at a time (I/O bound:
-  model calls through one shared client). A judge never fails a result: what it cannot score it says
-  in `judge_status`. After Ctrl-C, results not judged yet are recorded unjudged.
+- **Judges** (when configured, for scenarios with answer criteria or a ground truth): tasks on the run's
+  event loop, at most `judge_concurrency` at once, apart from the targets' slots (I/O bound: model calls
+  through one shared client). A model that can be awaited is asked on the loop itself (no thread per
+  judgement); any other in a pool of `judge_concurrency` threads. A judge never fails a result: what it
+  cannot score it says in `judge_status`. After Ctrl-C, results not judged yet are recorded unjudged at
+  once, and the judgements under way are cancelled.
 - **Record**: one thread commits finished results with their scores and (connected) captured spans to
   the store, many per transaction (what arrived within a short window), and only then reports each as
   finished (`on_result`); delivery reads them from the store while the run goes on (storage.LiveDelivery).
@@ -24,6 +26,7 @@ in that scenario's result, scored against nobody; the other scenarios go on.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import inspect
 import logging
@@ -32,6 +35,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -61,7 +65,7 @@ from evaluator.run._async import EventLoopThread
 from evaluator.run._gc import collector_tuned_for_run
 from evaluator.run._watchdog import Watchdog
 from evaluator.run.dialogue import DialogueSettings, TurnCall, run_dialogue
-from evaluator.run.judging import judged_result
+from evaluator.run.judging import ajudged_result, judged_result
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Finished
@@ -85,6 +89,7 @@ _RECORD_BATCH = 256  # results committed per transaction, at most
 _RECORD_WINDOW = 0.2  # seconds a transaction waits for more results when it has less than a batch
 _POLL_SECONDS = 0.2  # how often the waiting thread looks up (keeps Ctrl-C responsive)
 _DRAIN_SECONDS = 5.0  # after Ctrl-C, how long finished work may take to reach the store
+_CLOSE_SECONDS = 1.0  # for the judge model's client to close at the end of the run
 
 
 def new_run_id() -> str:
@@ -298,7 +303,6 @@ class _Run:
         self._todo: queue.SimpleQueue[LoadedScenario] = queue.SimpleQueue()
         for item in scenarios:
             self._todo.put(item)
-        self._to_judge: queue.SimpleQueue[_ToJudge | None] = queue.SimpleQueue()
         self._to_record: queue.SimpleQueue[Finished | None] = queue.SimpleQueue()
         self._finished: dict[str, ScenarioResult] = {}  # stored results, by scenario id
         self._finished_lock = threading.Lock()
@@ -309,8 +313,7 @@ class _Run:
         self._stopping = threading.Event()
         self._interrupted = threading.Event()  # Ctrl-C: what is not judged yet is recorded unjudged
         self._lock = threading.Lock()
-        self._judging: dict[str, _ToJudge] = {}  # what each judge holds, by scenario id
-        self._settled: set[str] = set()  # held by a judge at Ctrl-C, and recorded unjudged then
+        self._judging: dict[str, _ToJudge] = {}  # what the judge stage holds, by scenario id
         self._hung = 0  # workers whose target timed out and has not returned yet
         self.started = 0  # scenarios whose target was called
         self._failure: BaseException | None = None  # the store could not record: the run cannot go on
@@ -321,16 +324,23 @@ class _Run:
             for index in range(min(options.concurrency, len(scenarios)))
         ]
         self._recorder = threading.Thread(target=self._record_stage, daemon=True, name="evaluator-record")
-        judges = pipeline._judges
-        self._judge_workers = [
-            threading.Thread(
-                target=self._judge_stage, args=(judges,), daemon=True, name=f"evaluator-judge-{i}"
-            )
-            for i in range(min(options.judge_concurrency, len(scenarios)) if judges is not None else 0)
-        ]
+        judges = pipeline._judges if scenarios else None
+        self._judges = judges
+        self._judge_slots = asyncio.Semaphore(max(1, min(options.judge_concurrency, len(scenarios))))
+        self._judges_pending = 0  # results handed to the judge stage and not through it yet
+        self._judges_idle = threading.Event()
+        self._judges_idle.set()
+        self._judge_pool: ThreadPoolExecutor | None = None  # for a model that cannot be awaited
+        if judges is not None:
+            self._loop = EventLoopThread()
+            if not judges.awaitable:
+                self._judge_pool = ThreadPoolExecutor(
+                    max_workers=max(1, min(options.judge_concurrency, len(scenarios))),
+                    thread_name_prefix="evaluator-judge",
+                )
 
     def __enter__(self) -> _Run:
-        for thread in (self._recorder, *self._judge_workers, *self._workers):
+        for thread in (self._recorder, *self._workers):
             thread.start()
         return self
 
@@ -343,15 +353,20 @@ class _Run:
         def joined(thread: threading.Thread) -> None:
             thread.join(max(0.0, ends - time.monotonic()) if self._interrupted.is_set() else None)
 
-        for _ in self._judge_workers:
-            self._to_judge.put(None)
-        for worker in self._judge_workers:  # the record stage ends after the last judged result
-            joined(worker)
+        # the record stage ends after the last judged result
+        self._judges_idle.wait(max(0.0, ends - time.monotonic()) if self._interrupted.is_set() else None)
         self._to_record.put(None)
         joined(self._recorder)
         self._watchdog.close()
         if self._loop is not None:
+            if self._judges is not None:
+                try:
+                    self._loop.run(self._judges.aclose(), timeout=_CLOSE_SECONDS)
+                except Exception as exc:  # noqa: BLE001 - the results are stored; only a client is left open
+                    _log.warning("could not close the judge model's client: %s", exc)
             self._loop.close()
+        if self._judge_pool is not None:
+            self._judge_pool.shutdown(wait=False, cancel_futures=True)
 
     # --- waiting for the run ---------------------------------------------------------------------
 
@@ -418,17 +433,9 @@ class _Run:
         with self._lock:
             self._interrupted.set()
             held = list(self._judging.values())
-            self._settled.update(self._judging)
-            self._judging.clear()
-            while True:
-                try:
-                    item = self._to_judge.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:  # the stage is closing: leave its end mark
-                    self._to_judge.put(None)
-                    break
-                held.append(item)
+            self._judging.clear()  # a judgement that ends now finds its result settled: see _judge
+        if self._loop is not None and held:
+            self._loop.cancel_spawned()
         for item in held:
             self._to_record.put(_unjudged(item.done))
 
@@ -480,7 +487,7 @@ class _Run:
                 judge_status=self._options.judge_status,
                 metrics=self._p._metrics,
                 settings=self._p._dialogue_settings.get(item.scenario.target),
-                judged=bool(self._judge_workers),
+                judged=self._judges is not None,
             )
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
             self._fail(exc)
@@ -637,10 +644,10 @@ class _Run:
             if attempt.turn is not None:  # a dialogue's turn: the dialogue takes it
                 attempt.turn.deliver(done, trace, attempt.reply_state)
                 return
-            if self._judge_workers and trace is not None and done.result.status != "error":
+            if self._judges is not None and trace is not None and done.result.status != "error":
                 with self._lock:  # with Ctrl-C's settling, so nothing reaches the judges after it
                     if not self._interrupted.is_set():
-                        self._to_judge.put(_ToJudge(done=done, scenario=attempt.item, trace=trace))
+                        self._to_judges(_ToJudge(done=done, scenario=attempt.item, trace=trace))
                         return
                 done = _unjudged(done)
             self._to_record.put(done)
@@ -695,27 +702,50 @@ class _Run:
 
     # --- stage 3: judges ---------------------------------------------------------------------------
 
-    def _judge_stage(self, judges: Judges) -> None:
+    def _to_judges(self, item: _ToJudge) -> None:
+        """Hand a result to the judge stage (under `_lock`, before any Ctrl-C): it is the stage's
+        until judged, or until Ctrl-C settles it unjudged."""
+        if self._loop is None:  # a run with judges has its loop from the start
+            raise RuntimeError("the judge stage has no event loop")
+        self._judging[item.done.result.scenario_id] = item
+        self._judges_pending += 1
+        self._judges_idle.clear()
+        self._loop.spawn(self._judge(item))
+
+    async def _judge(self, item: _ToJudge) -> None:
+        """One result through the judges (when it gets a slot), then to the record stage, unless
+        Ctrl-C settled it meanwhile (recorded unjudged then, and this task cancelled)."""
+        scenario_id = item.done.result.scenario_id
         try:
-            while (item := self._to_judge.get()) is not None:
-                scenario_id = item.done.result.scenario_id
+            async with self._judge_slots:
                 with self._lock:
-                    self._judging[scenario_id] = item
-                judged = self._judged(judges, item)
+                    held = scenario_id in self._judging
+                judged = await self._judged(item) if held else None
                 with self._lock:
-                    settled = scenario_id in self._settled  # recorded unjudged at Ctrl-C already
-                    self._judging.pop(scenario_id, None)
-                if not settled:
+                    held = self._judging.pop(scenario_id, None) is not None
+                if held and judged is not None:
                     self._to_record.put(item.done._replace(result=judged))
+        except asyncio.CancelledError:
+            raise
         except BaseException as exc:  # noqa: BLE001 - the item it held is lost: the run cannot end well
             self._fail(exc)
+        finally:
+            with self._lock:
+                self._judges_pending -= 1
+                if self._judges_pending == 0:
+                    self._judges_idle.set()
 
-    def _judged(self, judges: Judges, item: _ToJudge) -> ScenarioResult:
+    async def _judged(self, item: _ToJudge) -> ScenarioResult:
         """The result with the judges' verdicts; never raises (a judge that fails is *unscored*)."""
+        judges = self._judges
         result = item.done.result
-        if self._interrupted.is_set():
+        if judges is None or self._interrupted.is_set():
             return _unjudged(item.done).result
-        return judged_result(judges, item.scenario.scenario, result, item.trace, run_id=self._options.run_id)
+        scenario, run_id = item.scenario.scenario, self._options.run_id
+        if self._judge_pool is None:
+            return await ajudged_result(judges, scenario, result, item.trace, run_id=run_id)
+        ask = partial(judged_result, judges, scenario, result, item.trace, run_id=run_id)
+        return await asyncio.get_running_loop().run_in_executor(self._judge_pool, ask)
 
     # --- stage 4: record ---------------------------------------------------------------------------
 
