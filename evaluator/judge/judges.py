@@ -20,7 +20,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Generic
+from typing import Any, Generic, cast
 
 from evaluator.config import DEFAULT_MISS_PHRASES, JudgeConfig
 from evaluator.errors import EvaluatorError, JudgeUnavailableError, ResponseFormatRejectedError
@@ -158,17 +158,19 @@ class Judges:
         self._lock = threading.Lock()
         self._resolved: dict[tuple[str, int | None, str | None], Prompt] = {}  # see _prompt
         self._requests: dict[int, _RequestShape] = {}  # by id() of a resolved prompt: see request_shape
+        # checked once: a runtime protocol check walks every member
         self._planned = {id(m): isinstance(m, PlannedJudgeMetric) for m in self.metrics}
+        self._async_model = model if isinstance(model, AsyncJudgeModel) else None
 
     @property
     def awaitable(self) -> bool:
         """Whether `ajudge` asks on the event loop itself (else each request goes to a thread)."""
-        return isinstance(self.model, AsyncJudgeModel)
+        return self._async_model is not None
 
     async def aclose(self) -> None:
         """Close what the model opened on the running loop (its async client)."""
-        if isinstance(self.model, AsyncJudgeModel):
-            await self.model.aclose()
+        if self._async_model is not None:
+            await self._async_model.aclose()
 
     def applies(self, scenario: Scenario) -> bool:
         """Whether any of the judges applies to the scenario."""
@@ -196,9 +198,10 @@ class Judges:
         for metric in self.metrics:
             if not metric.applies(scenario):
                 continue
-            if self._planned[id(metric)] and isinstance(metric, PlannedJudgeMetric):
+            if self._planned[id(metric)]:
+                planned = cast(PlannedJudgeMetric, metric)
                 answers: list[Answer] = []
-                for ask in metric.asks(context):
+                for ask in planned.asks(context):
                     task = self._task(
                         ask.judge,
                         scenario,
@@ -208,7 +211,7 @@ class Judges:
                         reply_type=ask.reply_type,
                     )
                     answers.append((None, task) if isinstance(task, Judgement) else await self._aask(task))
-                verdict, judgements[metric.key] = metric.combine(context, answers)
+                verdict, judgements[metric.key] = planned.combine(context, answers)
             else:
                 verdict, judgements[metric.key] = await asyncio.to_thread(metric.judge, context, self, run_id)
             if verdict is not None:
@@ -584,8 +587,7 @@ class _Conversation:
 
     async def _aonce(self, request: _Request, response_format: dict[str, Any] | None) -> ModelReply:
         self.calls += 1
-        model = self._judges.model
-        assert isinstance(model, AsyncJudgeModel)  # noqa: S101 - _aask asks here only then
+        model = cast(AsyncJudgeModel, self._judges.model)  # _aask asks here only then: see awaitable
         return await model.acomplete(request.messages, **self._options(request, response_format))
 
     def _options(self, request: _Request, response_format: dict[str, Any] | None) -> dict[str, Any]:

@@ -11,6 +11,9 @@ status and Retry-After the caller needs. The key is never put into a message.
 from __future__ import annotations
 
 import asyncio
+import functools
+import ssl
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
@@ -35,16 +38,25 @@ class OpenAIJudgeModel:
         self.endpoint = endpoint
         self._where = endpoint.base_url or "https://api.openai.com/v1"
         self._timeout = timeout
+        self._sync: OpenAI | None = None  # made at the first `complete`: a run asks with `acomplete`
         self._async: tuple[asyncio.AbstractEventLoop, AsyncOpenAI] | None = None  # see _async_client
-        self._client = OpenAI(
-            api_key=endpoint.api_key.get_secret_value(),
-            base_url=endpoint.base_url,
-            timeout=timeout,
-            max_retries=0,
-            http_client=DefaultHttpxClient(
-                event_hooks={"request": [_stamp_start], "response": [_bound_whole_reply]}
-            ),
-        )
+        self._lock = threading.Lock()
+
+    @property
+    def _client(self) -> OpenAI:
+        with self._lock:
+            if self._sync is None:
+                self._sync = OpenAI(
+                    api_key=self.endpoint.api_key.get_secret_value(),
+                    base_url=self.endpoint.base_url,
+                    timeout=self._timeout,
+                    max_retries=0,
+                    http_client=DefaultHttpxClient(
+                        verify=_tls_context(),
+                        event_hooks={"request": [_stamp_start], "response": [_bound_whole_reply]},
+                    ),
+                )
+            return self._sync
 
     def complete(
         self,
@@ -101,7 +113,8 @@ class OpenAIJudgeModel:
                 timeout=self._timeout,
                 max_retries=0,
                 http_client=DefaultAsyncHttpxClient(
-                    event_hooks={"request": [_astamp_start], "response": [_abound_whole_reply]}
+                    verify=_tls_context(),
+                    event_hooks={"request": [_astamp_start], "response": [_abound_whole_reply]},
                 ),
             )
             self._async = (loop, client)
@@ -147,7 +160,17 @@ class OpenAIJudgeModel:
         return JudgeUnavailableError(message, status=status, retry_after=_retry_after(exc.response))
 
     def close(self) -> None:
-        self._client.close()
+        with self._lock:
+            client, self._sync = self._sync, None
+        if client is not None:
+            client.close()
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The TLS settings httpx makes for each client (the CA bundle, or SSL_CERT_FILE and SSL_CERT_DIR),
+    made once per process: loading the CA bundle costs some 50 ms of CPU and 1 MB per client."""
+    return httpx2.create_ssl_context()
 
 
 def _body(
