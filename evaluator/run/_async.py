@@ -20,7 +20,7 @@ class EventLoopThread:
     def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
         self._targets: set[asyncio.Task[object]] = set()  # the targets' own tasks not ended yet (loop thread)
-        self._spawned: set[asyncio.Task[None]] = set()  # the run's own tasks (`spawn`), not ended yet
+        self._spawned: dict[str, set[asyncio.Task[None]]] = {}  # the run's own tasks (`spawn`), by group
         self._thread = threading.Thread(target=self._run, daemon=True, name="evaluator-async")
         self._thread.start()
 
@@ -41,25 +41,32 @@ class EventLoopThread:
         self._loop.call_soon_threadsafe(start)
         return call
 
-    def spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
-        """Start `coroutine` as a task of the run's own (from any thread); it reports its own outcome.
-        Tasks still running at `close` are cancelled."""
+    def spawn(self, coroutine: Coroutine[Any, Any, None], group: str) -> None:
+        """Start `coroutine` as a task of the run's own (from any thread), in `group` (see
+        `cancel_spawned`); it reports its own outcome. Tasks still running at `close` are cancelled."""
 
         def start() -> None:
             task = self._loop.create_task(coroutine)
-            self._spawned.add(task)
-            task.add_done_callback(self._spawned.discard)
+            tasks = self._spawned.setdefault(group, set())
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
 
         self._loop.call_soon_threadsafe(start)
 
-    def cancel_spawned(self) -> None:
-        """Cancel the tasks `spawn` started that have not ended (from any thread)."""
+    def cancel_spawned(self, group: str) -> None:
+        """Cancel the tasks of `group` that have not ended (from any thread)."""
 
         def cancel() -> None:
-            for task in list(self._spawned):
+            for task in list(self._spawned.get(group, ())):
                 task.cancel()
 
         self._loop.call_soon_threadsafe(cancel)
+
+    def adopt(self, task: asyncio.Task[object]) -> None:
+        """Count a target's task started on the loop (in the loop's thread) as `submit`'s are: `close`
+        waits for it to end."""
+        self._targets.add(task)
+        task.add_done_callback(self._targets.discard)
 
     def run(self, coroutine: Coroutine[Any, Any, object], timeout: float) -> None:
         """Run `coroutine` on the loop and wait for it, at most `timeout` seconds (from another thread).

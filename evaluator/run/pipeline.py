@@ -90,6 +90,7 @@ _RECORD_WINDOW = 0.2  # seconds a transaction waits for more results when it has
 _POLL_SECONDS = 0.2  # how often the waiting thread looks up (keeps Ctrl-C responsive)
 _DRAIN_SECONDS = 5.0  # after Ctrl-C, how long finished work may take to reach the store
 _CLOSE_SECONDS = 1.0  # for the judge model's client to close at the end of the run
+_JUDGES, _TARGETS = "judges", "targets"  # the run's task groups on its event loop
 
 
 def new_run_id() -> str:
@@ -319,9 +320,17 @@ class _Run:
         self._failure: BaseException | None = None  # the store could not record: the run cannot go on
         self._watchdog = Watchdog()
         self._loop: EventLoopThread | None = None
+        self._slot_count = min(options.concurrency, len(scenarios))  # target calls at once, at most
+        # Every scenario single-turn with an async target: the attempts are tasks on the run's loop
+        # (no worker thread, no hop between threads per target call); else `concurrency` workers.
+        self._on_loop = bool(scenarios) and all(
+            item.scenario.turns is None and _awaitable(pipeline._targets.get(item.scenario.target))
+            for item in scenarios
+        )
+        self._attempts: set[asyncio.Task[None]] = set()  # the loop's attempts not ended yet
         self._workers = [
             threading.Thread(target=self._work, daemon=True, name=f"evaluator-target-{index}")
-            for index in range(min(options.concurrency, len(scenarios)))
+            for index in range(0 if self._on_loop else self._slot_count)
         ]
         self._recorder = threading.Thread(target=self._record_stage, daemon=True, name="evaluator-record")
         judges = pipeline._judges if scenarios else None
@@ -331,17 +340,19 @@ class _Run:
         self._judges_idle = threading.Event()
         self._judges_idle.set()
         self._judge_pool: ThreadPoolExecutor | None = None  # for a model that cannot be awaited
-        if judges is not None:
+        if judges is not None or self._on_loop:
             self._loop = EventLoopThread()
-            if not judges.awaitable:
-                self._judge_pool = ThreadPoolExecutor(
-                    max_workers=max(1, min(options.judge_concurrency, len(scenarios))),
-                    thread_name_prefix="evaluator-judge",
-                )
+        if judges is not None and not judges.awaitable:
+            self._judge_pool = ThreadPoolExecutor(
+                max_workers=max(1, min(options.judge_concurrency, len(scenarios))),
+                thread_name_prefix="evaluator-judge",
+            )
 
     def __enter__(self) -> _Run:
         for thread in (self._recorder, *self._workers):
             thread.start()
+        if self._on_loop and self._loop is not None:
+            self._loop.spawn(self._dispatch(), _TARGETS)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -404,7 +415,7 @@ class _Run:
     def _all_hung_since(self, since: float | None) -> float | None:
         """When every target slot became held by a hung target with scenarios still waiting."""
         with self._lock:
-            blocked = self._hung >= len(self._workers) and not self._todo.empty()
+            blocked = self._hung >= self._slot_count and not self._todo.empty()
         if not blocked:
             return None
         return since if since is not None else time.monotonic()
@@ -419,7 +430,7 @@ class _Run:
                 break
             waiting += 1
         return (
-            f"{waiting} scenarios were not started: all {len(self._workers)} target slots are held by "
+            f"{waiting} scenarios were not started: all {self._slot_count} target slots are held by "
             f"targets that timed out and have not returned for {self._grace:g} s more (fix the hanging "
             "target, or raise --timeout)"
         )
@@ -435,7 +446,7 @@ class _Run:
             held = list(self._judging.values())
             self._judging.clear()  # a judgement that ends now finds its result settled: see _judge
         if self._loop is not None and held:
-            self._loop.cancel_spawned()
+            self._loop.cancel_spawned(_JUDGES)
         for item in held:
             self._to_record.put(_unjudged(item.done))
 
@@ -453,15 +464,54 @@ class _Run:
                 self._dialogue(item)
                 continue
             try:
-                attempt = _Attempt(
-                    item=item,
-                    trace_id=self._p._tracer.trace_id_for(self._options.run_id, item.scenario.id),
-                    resolver=PromptResolver(self._p._prompts, self._options.prompt_pins),
-                )
+                attempt = self._new_attempt(item)
             except Exception as exc:  # noqa: BLE001 - the evaluator failed before calling the target
                 self._unattempted(item, exc)
                 continue
             self._attempt(attempt)
+
+    def _new_attempt(self, item: LoadedScenario, turn: TurnCall | None = None) -> _Attempt:
+        return _Attempt(
+            item=item,
+            trace_id=self._p._tracer.trace_id_for(self._options.run_id, item.scenario.id),
+            resolver=PromptResolver(self._p._prompts, self._options.prompt_pins),
+            turn=turn,
+        )
+
+    async def _dispatch(self) -> None:
+        """The attempts of a run on the loop: each scenario's a task of its own, at most `_slot_count`
+        at once; a target that timed out holds its slot until its task has really ended."""
+        slots = asyncio.Semaphore(self._slot_count)
+        while not self._stopping.is_set():
+            await slots.acquire()
+            try:
+                item = self._todo.get_nowait()
+            except queue.Empty:
+                return
+            with self._lock:
+                self.started += 1
+            task = asyncio.get_running_loop().create_task(self._attempt_on_loop(item, slots))
+            self._attempts.add(task)
+            task.add_done_callback(self._attempts.discard)
+
+    async def _attempt_on_loop(self, item: LoadedScenario, slots: asyncio.Semaphore) -> None:
+        """`_attempt`, as a task on the loop; never raises."""
+        try:
+            try:
+                attempt = self._new_attempt(item)
+            except Exception as exc:  # noqa: BLE001 - the evaluator failed before calling the target
+                self._unattempted(item, exc)
+                return
+            try:
+                target, request = self._target_request(attempt)
+                with self._scenario_run(attempt) as root:
+                    attempt.root = root
+                    output, error = await self._acall(target, request, attempt)
+                self._target_returned(attempt, root, output, error)
+            except Exception as exc:  # noqa: BLE001 - the evaluator failed around this target call
+                self._attempt_failed(attempt, exc)
+        finally:
+            slots.release()
 
     def _dialogue(self, item: LoadedScenario) -> None:
         """Run a dialogue's turns in this worker, one single-turn attempt each (run.dialogue); its
@@ -469,13 +519,7 @@ class _Run:
         run_id = self._options.run_id
 
         def attempt_turn(turn_item: LoadedScenario, call: TurnCall) -> None:
-            attempt = _Attempt(
-                item=turn_item,
-                trace_id=self._p._tracer.trace_id_for(run_id, turn_item.scenario.id),
-                resolver=PromptResolver(self._p._prompts, self._options.prompt_pins),
-                turn=call,
-            )
-            self._attempt(attempt)
+            self._attempt(self._new_attempt(turn_item, call))
 
         try:
             run_dialogue(
@@ -513,10 +557,14 @@ class _Run:
         try:
             self._call_target(attempt)
         except Exception as exc:  # noqa: BLE001 - the evaluator failed around this target call
-            if attempt.report():
-                if attempt.root is not None:
-                    _close_root(attempt.root, output=None, error=None)
-                self._report(attempt, partial(self._evaluator_error, attempt, exc))
+            self._attempt_failed(attempt, exc)
+
+    def _attempt_failed(self, attempt: _Attempt, exc: Exception) -> None:
+        """The evaluator failed around a target call: an evaluator error, unless already reported."""
+        if attempt.report():
+            if attempt.root is not None:
+                _close_root(attempt.root, output=None, error=None)
+            self._report(attempt, partial(self._evaluator_error, attempt, exc))
 
     def _report(
         self, attempt: _Attempt, result: Callable[[], ScenarioResult], latency_ms: float | None = None
@@ -543,6 +591,13 @@ class _Run:
                 self._failure = exc
 
     def _call_target(self, attempt: _Attempt) -> None:
+        target, request = self._target_request(attempt)
+        with self._scenario_run(attempt) as root:
+            attempt.root = root
+            output, error = self._call(target, request, attempt)
+        self._target_returned(attempt, root, output, error)
+
+    def _target_request(self, attempt: _Attempt) -> tuple[Target, TargetRequest]:
         scenario = attempt.item.scenario
         tracer = self._p._tracer
         turn = attempt.turn
@@ -559,8 +614,11 @@ class _Run:
             turn=0 if turn is None else turn.index,
             session_id=self._options.run_id if turn is None else turn.session_id,
         )
-        target = self._p._targets[scenario.target]
-        with tracer.scenario_run(
+        return self._p._targets[scenario.target], request
+
+    def _scenario_run(self, attempt: _Attempt) -> AbstractContextManager[RootSpan]:
+        scenario, turn = attempt.item.scenario, attempt.turn
+        return self._p._tracer.scenario_run(
             trace_id=attempt.trace_id,
             scenario_id=scenario.id,
             run_id=self._options.run_id,
@@ -568,9 +626,9 @@ class _Run:
             input=scenario.input,
             experiment=self._options.experiment_links.get(scenario.id),
             session_id=None if turn is None else turn.session_id,
-        ) as root:
-            attempt.root = root
-            output, error = self._call(target, request, attempt)
+        )
+
+    def _target_returned(self, attempt: _Attempt, root: RootSpan, output: Any, error: str | None) -> None:
         if isinstance(output, Reply):
             attempt.reply_state = output.state
             output = output.output
@@ -615,6 +673,38 @@ class _Run:
         if call.outcome.cancelled():
             raise TargetTimeoutError
         return call.outcome.result(timeout=0)
+
+    async def _acall(
+        self, target: Target, request: TargetRequest, attempt: _Attempt
+    ) -> tuple[Any, str | None]:
+        """`_call` on the loop: the target's task runs beside this one; at the timeout the scenario
+        is reported timed out at once and the task cancelled, and this returns (freeing the slot) only
+        once the task has really ended."""
+        try:
+            value = target(request)
+            if inspect.isawaitable(value):
+                call = asyncio.get_running_loop().create_task(
+                    _awaited(value), context=contextvars.copy_context()
+                )
+                if self._loop is not None:
+                    self._loop.adopt(call)
+                left = self._options.timeout_seconds - (time.perf_counter() - attempt.started)
+                done, _ = await asyncio.wait({call}, timeout=max(0.0, left))
+                if not done:
+                    self._time_out(attempt)
+                    call.cancel()
+                    await asyncio.wait({call})
+                    return None, self._timeout_message
+                if call.cancelled():
+                    return None, "CancelledError: the target's task was cancelled"
+                value = call.result()
+        except Exception as exc:  # noqa: BLE001 - any failure of the system under test
+            return None, f"{type(exc).__name__}: {exc}"
+        finally:
+            if not attempt.returned():  # it had timed out: its slot is free again only now
+                with self._lock:
+                    self._hung -= 1
+        return value, None
 
     @property
     def _timeout_message(self) -> str:
@@ -710,7 +800,7 @@ class _Run:
         self._judging[item.done.result.scenario_id] = item
         self._judges_pending += 1
         self._judges_idle.clear()
-        self._loop.spawn(self._judge(item))
+        self._loop.spawn(self._judge(item), _JUDGES)
 
     async def _judge(self, item: _ToJudge) -> None:
         """One result through the judges (when it gets a slot), then to the record stage, unless
@@ -867,3 +957,10 @@ def _close_root(root: RootSpan, *, output: object, error: str | None) -> None:
 
 async def _awaited(value: Any) -> object:
     return await value
+
+
+def _awaitable(target: Target | None) -> bool:
+    """Whether calling `target` gives an awaitable for certain (an `async def` function or method)."""
+    return target is not None and (
+        inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(type(target).__call__)
+    )
