@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import ssl
 import threading
 import time
@@ -21,7 +22,6 @@ from typing import Any
 import httpx2
 import openai
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient, DefaultHttpxClient, OpenAI
-from openai.types.chat import ChatCompletion
 
 from evaluator.config import LLMEndpoint
 from evaluator.errors import JudgeUnavailableError, ResponseFormatRejectedError
@@ -73,7 +73,7 @@ class OpenAIJudgeModel:
             body["max_tokens"] = max_tokens
         try:
             completion = self._client.post(
-                "/chat/completions", body=body, cast_to=ChatCompletion, options={"timeout": timeout}
+                "/chat/completions", body=body, cast_to=bytes, options={"timeout": timeout}
             )
         except (openai.APIConnectionError, openai.APIStatusError) as exc:
             raise self._unavailable(exc, timeout, asked_format=response_format is not None) from None
@@ -95,7 +95,7 @@ class OpenAIJudgeModel:
             body["max_tokens"] = max_tokens
         try:
             completion = await self._async_client().post(
-                "/chat/completions", body=body, cast_to=ChatCompletion, options={"timeout": timeout}
+                "/chat/completions", body=body, cast_to=bytes, options={"timeout": timeout}
             )
         except (openai.APIConnectionError, openai.APIStatusError) as exc:
             raise self._unavailable(exc, timeout, asked_format=response_format is not None) from None
@@ -137,10 +137,10 @@ class OpenAIJudgeModel:
             return JudgeUnavailableError(f"the judge endpoint {self._where} is unreachable ({exc})")
         return self._status_error(exc, asked_format=asked_format)
 
-    def _read(self, completion: Any, model: str) -> ModelReply:
+    def _read(self, body: bytes, model: str) -> ModelReply:
         try:
-            return _reply(completion, model)
-        except (AttributeError, TypeError, IndexError) as exc:  # not the shape of a chat completion
+            return _reply(json.loads(body), model)
+        except (ValueError, TypeError, IndexError, KeyError) as exc:  # not a chat completion
             raise JudgeUnavailableError(
                 f"the judge endpoint {self._where} answered with something that is not a chat completion "
                 f"({type(exc).__name__}: {exc}). Fix: check EVALUATOR_JUDGE_BASE_URL (an OpenAI-compatible "
@@ -194,22 +194,31 @@ def _body(
     return body
 
 
-def _reply(completion: Any, model: str) -> ModelReply:
-    """The reply's text, usage and model, read leniently: servers leave out or null what they do not
-    track (`usage`, its counts, the model name, a choice's message)."""
-    choice = completion.choices[0] if completion.choices else None
-    message = getattr(choice, "message", None)
-    text = (message.content or message.refusal or "") if message is not None else ""
-    usage = completion.usage
+def _reply(completion: object, model: str) -> ModelReply:
+    """The reply's text, usage and model, read leniently from the completion's JSON: servers leave out
+    or null what they do not track (`usage`, its counts, the model name, a choice's message). Read as
+    JSON, not built into the client's typed `ChatCompletion` (which cost more CPU than the rest of the
+    judgement: benchmarks/bench_judges.py)."""
+    choices = _object(completion, "the reply").get("choices") or []
+    choice = _object(choices[0], "a choice") if choices else {}
+    message = _object(choice.get("message") or {}, "a choice's message")
+    text = message.get("content") or message.get("refusal") or ""
+    usage = _object(completion, "the reply").get("usage") or {}
     return ModelReply(
         text=text if isinstance(text, str) else str(text),
         usage=TokenUsage(
-            input=int(getattr(usage, "prompt_tokens", None) or 0),
-            output=int(getattr(usage, "completion_tokens", None) or 0),
+            input=int(_object(usage, "usage").get("prompt_tokens") or 0),
+            output=int(usage.get("completion_tokens") or 0),
         ),
-        model=completion.model or model,
-        cut_off=getattr(choice, "finish_reason", None) == "length",
+        model=str(_object(completion, "the reply").get("model") or model),
+        cut_off=choice.get("finish_reason") == "length",
     )
+
+
+def _object(value: object, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what} is {type(value).__name__}, not an object")
+    return value
 
 
 # How servers that cannot give structured output say so: OpenAI-compatible 400s naming the field,
