@@ -251,6 +251,9 @@ def test_lint_names_the_configuration_the_field_and_the_fix(
     assert code == 2, text
     text = " ".join(text.split())  # the console wraps long lines
     assert f"{config}: [targets.w] tool_schemas: " in text and found in text and "Fix: " in text
+    # a run stops before anything runs (its target's entry is not even imported), with the same message
+    code, text = _cli(monkeypatch, capsys, "run", str(tmp_path / "s.yaml"), "--config", str(config))
+    assert code == 2 and found in " ".join(text.split()), text
     # report never needs the schemas: it does not read the file
     code, text = _cli(monkeypatch, capsys, "report", "--config", str(config))
     assert code == 0, text
