@@ -346,7 +346,7 @@ def _comparison_section(runs: Sequence[RunRecord], config: CompareConfig, metric
         f"<td>{escape(signed_change(c))}</td><td>{c['n']}</td>"
         f"<td>{escape(p_value_text(c))}</td>"
         f'<td class="{"failed" if c["regression"] else "passed"}">{escape(c["status"])}</td></tr>'
-        for c in doc["checks"]
+        for c in [*doc["checks"], *doc["group_checks"]]  # each agent's gated figures too
     )
     flips = "".join(
         f"<li>{escape(r['scenario_id'])}: {escape(r['baseline'])} &rarr; {escape(r['candidate'])}</li>"

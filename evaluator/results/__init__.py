@@ -20,6 +20,7 @@ from evaluator.results.model import (
 )
 from evaluator.results.scores import Score, score_id, scores_for
 from evaluator.results.summary import judge_usage, run_summaries
+from evaluator.results.tool_schema_files import ToolSchemaFile, check_tool_schemas, tool_schema_problems
 
 __all__ = [
     "LATEST",
@@ -33,10 +34,12 @@ __all__ = [
     "ScenarioResult",
     "Score",
     "Status",
+    "ToolSchemaFile",
     "TurnOutcome",
     "agent_prompts",
     "as_evaluator_error",
     "builtin_metrics",
+    "check_tool_schemas",
     "default_metrics",
     "error_result",
     "evaluate",
@@ -50,6 +53,7 @@ __all__ = [
     "score_id",
     "scores_for",
     "summarize",
+    "tool_schema_problems",
     "totals",
     "turn_status",
     "with_dialogues",

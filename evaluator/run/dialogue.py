@@ -22,7 +22,7 @@ from functools import partial
 from typing import Any, Literal
 
 from evaluator._time import utc_now
-from evaluator.metrics import MetricSet, session_id
+from evaluator.metrics import MetricSet, SessionContext, Verdict, session_id
 from evaluator.metrics import dialogue as dm
 from evaluator.results import (
     DialogueOutcome,
@@ -310,15 +310,15 @@ def dialogue_finished(
     prompts: dict[str, PromptUse] = {}
     for r in results:
         prompts.update(r.prompts)
+    verdicts = _rolled_up(scenario, ran, metrics)
+    if figures is not None:
+        passed_all = _passed_all(status)
+        verdicts["dialogue"] = dm.DialogueVerdict(figures=figures, unreported=never, passed_all=passed_all)
     result = ScenarioResult(
         scenario_id=scenario.id,
         trace_id=results[0].trace_id if results else "",
         status=status,
-        verdicts={}
-        if figures is None
-        else {
-            "dialogue": dm.DialogueVerdict(figures=figures, unreported=never, passed_all=_passed_all(status))
-        },
+        verdicts=verdicts,
         judge_status=results[0].judge_status
         if results
         else JudgeStatus(status="skipped", reason="no turn ran"),
@@ -333,6 +333,18 @@ def dialogue_finished(
         dialogue=dialogue,
     )
     return _with_spans(result, [got.done for got in ran.values()])
+
+
+def _rolled_up(scenario: Scenario, ran: Mapping[int, _Ran], metrics: MetricSet) -> dict[str, Verdict]:
+    """The trace metrics' roll-ups over the turns that came back, in turn order (the per-agent
+    analysis per session: DESIGN.md, Per-agent analysis); a turn that errored has no verdicts."""
+    turns = []
+    for index in range(len(scenario.turns or ())):
+        got = ran.get(index)
+        if got is None:
+            break
+        turns.append(got.done.result.verdicts)
+    return metrics.roll_up(SessionContext(scenario=scenario, traces=tuple(turns))) if turns else {}
 
 
 def _passed_all(status: str) -> bool | None:
