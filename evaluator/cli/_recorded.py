@@ -20,7 +20,7 @@ from rich.text import Text
 from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, err, langfuse, out
 from evaluator.config import Config
 from evaluator.errors import ConfigError, LangfuseUnavailableError
-from evaluator.langfuse import LangfuseConnection, LangfuseSettings
+from evaluator.langfuse import LangfuseConnection
 from evaluator.reports import notice, print_judges, summary_table
 from evaluator.results import ScenarioResult, builtin_metrics, with_dialogues
 from evaluator.run import (
@@ -160,7 +160,8 @@ def _files_session(paths: Sequence[Path]) -> str:
             body = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        rows = body.get("data") if isinstance(body, dict) and isinstance(body.get("data"), list) else [body]
+        data = body.get("data") if isinstance(body, dict) else None
+        rows: list[Any] = data if isinstance(data, list) else [body]
         found |= {str(r["sessionId"]) for r in rows if isinstance(r, dict) and r.get("sessionId")}
     return found.pop() if len(found) == 1 else ""
 
@@ -204,7 +205,7 @@ def _turn_table(result: ScenarioResult) -> Table:
 def validate_turns(config: Config, path: Path, *, as_json: bool, no_judge: bool, no_cache: bool) -> None:
     """CRAG turn data scored: the scores dictionary, and the turns nothing could decide. Exit 0."""
     records = load_turn_data(path)
-    connection = LangfuseConnection.from_env() if LangfuseSettings.from_env() is not None else None
+    connection = LangfuseConnection.from_env()  # judge prompts and traces in that project, when keys are set
     try:
         scored = score_turn_data(
             config,
@@ -244,7 +245,7 @@ _COLUMNS = (
 def _print_scores(path: Path, records: Sequence[CragRecord], scored: TurnScores) -> None:
     sessions = len({r.session_id for r in records})
     table = Table(title=f"CRAG scores of {path} ({len(records)} turns, {sessions} conversations)")
-    table.add_column("turns", no_wrap=True)
+    table.add_column("group", no_wrap=True)
     for _, label in _COLUMNS:
         table.add_column(label, justify="right")
     for group in ("all", "ego"):
@@ -261,12 +262,16 @@ def _print_scores(path: Path, records: Sequence[CragRecord], scored: TurnScores)
         highlight=False,
         markup=False,
     )
+    status = scored.judge_status  # None: the judge ran, and each turn says why it gave no verdict
     for turn in undecided[:_SHOWN]:
-        out.print(f"  {turn.record.label}: {turn.reason}", highlight=False, markup=False)
+        why = f": {turn.reason}" if status is None else ""
+        out.print(f"  {turn.record.label}{why}", highlight=False, markup=False)
     if len(undecided) > _SHOWN:
         out.print(
             f"  and {len(undecided) - _SHOWN} more: --json lists them all", highlight=False, markup=False
         )
+    if status is not None:
+        out.print(f"The semantic step did not run: {status.reason}", highlight=False, markup=False)
 
 
 def _cell(value: Any) -> str:

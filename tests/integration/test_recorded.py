@@ -23,8 +23,8 @@ CONCIERGE = ROOT / "scenarios/concierge"
 DIALOGUES = {
     # the policy flaw of prompt v1: it books before it knows the nights (fails)
     "concierge-hotel-book-missing-nights": CONCIERGE / "concierge-hotel-book-missing-nights.yaml",
-    # memory carried from restaurants to hotels, a tool's results named in the replies
-    "concierge-restaurant-to-hotel-same-area": CONCIERGE / "concierge-restaurant-to-hotel-same-area.yaml",
+    # the area carried from hotels to restaurants (memory transfer 1), a search's results named (passes)
+    "concierge-hotel-to-restaurant-same-area": CONCIERGE / "concierge-hotel-to-restaurant-same-area.yaml",
 }
 TURN_FIELDS = ("turn", "trace_id", "input", "output", "state", "expected", "status", "metrics", "details")
 CRAG = str(ROOT / "examples/crag/turn_data.jsonl")
@@ -104,11 +104,11 @@ def test_trace_files_one_per_turn_offline(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ran = _run_dialogues(cli)
-    result = ran["concierge-restaurant-to-hotel-same-area"]
+    result = ran["concierge-hotel-to-restaurant-same-area"]
     files = _save_turns(langfuse_standin, result, with_langfuse / "turns")
     for name in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LANGFUSE_BASE_URL"):
         monkeypatch.delenv(name)  # offline
-    scenario = str(DIALOGUES["concierge-restaurant-to-hotel-same-area"])
+    scenario = str(DIALOGUES["concierge-hotel-to-restaurant-same-area"])
     arguments = [a for path in files for a in ("--trace", path)]
     code, text = cli("validate", "--scenario", scenario, *arguments, "--json")
     assert code == 0, text
@@ -117,10 +117,10 @@ def test_trace_files_one_per_turn_offline(
     # one file short: the counts, and what to do
     code, text = cli("validate", "--scenario", scenario, *arguments[:-2])
     assert code == 2
-    turns = len(result["turns"])
+    assert len(result["turns"]) == 2
     assert (
-        f"--trace was given {turns - 1} times: {turns - 1} traces for the {turns} user turns of dialogue "
-        "concierge-restaurant-to-hotel-same-area" in " ".join(text.split())
+        "--trace was given 1 time: 1 trace for the 2 user turns of dialogue "
+        "concierge-hotel-to-restaurant-same-area" in " ".join(text.split())
     )
     assert "Fix: give --trace once per user turn of the dialogue" in " ".join(text.split())
 
@@ -138,7 +138,7 @@ def test_clear_errors_for_sessions(with_langfuse: Path, langfuse_standin: Langfu
 
     # a session of 2 turns against a dialogue of 3
     other = str(DIALOGUES["concierge-hotel-book-missing-nights"])
-    two_turns = ran["concierge-restaurant-to-hotel-same-area"]
+    two_turns = ran["concierge-hotel-to-restaurant-same-area"]
     code, text = cli("validate", "--scenario", other, "--session-id", two_turns["session_id"])
     flat = " ".join(text.split())
     count = len(two_turns["turns"])
