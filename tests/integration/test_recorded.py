@@ -60,6 +60,8 @@ def test_a_session_read_from_langfuse_gives_the_runs_figures(
     assert {r["status"] for r in ran.values()} == {"passed", "failed"}
     for scenario_id, path in DIALOGUES.items():
         session = ran[scenario_id]["session_id"]
+        # Cloud's small read quota: the listing is refused once, and waits as long as Retry-After asks
+        langfuse_standin.rate_limit_next(1, retry_after=1, path="/api/public/v2/observations")
         code, text = cli("validate", "--scenario", str(path), "--session-id", session, "--json")
         recorded = _json(text)
         _same_dialogue(recorded, ran[scenario_id])
@@ -71,6 +73,7 @@ def test_a_session_read_from_langfuse_gives_the_runs_figures(
         if "sessionId" in r.query
     ]
     assert listings and all(r.query.get("fields") == "core,basic" for r in listings)
+    assert sum(r.status == 429 for r in listings) == len(DIALOGUES)
 
     # the terminal form: the result, then each turn, then the dialogue figures
     failing = DIALOGUES["concierge-hotel-book-missing-nights"]
