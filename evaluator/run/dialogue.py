@@ -42,6 +42,8 @@ __all__ = [
     "TURN_NOT_JUDGED",
     "DialogueSettings",
     "TurnCall",
+    "TurnRan",
+    "dialogue_finished",
     "read_state",
     "run_dialogue",
     "turn_scenario",
@@ -186,7 +188,7 @@ def _text(value: Any) -> str:
 
 
 @dataclass(kw_only=True)
-class _Ran:
+class TurnRan:
     """A turn that came back: its recorded form, its trace and what it reported."""
 
     done: Finished
@@ -216,7 +218,7 @@ class _Dialogue:
         self._metrics = metrics
         self._settings = settings
         self._lock = threading.Lock()
-        self.ran: dict[int, _Ran] = {}
+        self.ran: dict[int, TurnRan] = {}
         self.ended = False
 
     def deliver(
@@ -230,7 +232,7 @@ class _Dialogue:
         with self._lock:
             if self.ended:
                 return
-            self.ran[index] = _Ran(done=done, trace=trace, state=state)
+            self.ran[index] = TurnRan(done=done, trace=trace, state=state)
         if done.result.status == "error":
             self.finish()
 
@@ -252,7 +254,9 @@ def _policy(scenario: Scenario, settings: DialogueSettings) -> dict[str, tuple[s
     return dm.normalise_policy(scenario.policy if scenario.policy is not None else settings.policy)
 
 
-def _turns_scored(scenario: Scenario, ran: Mapping[int, _Ran]) -> tuple[list[int], list[dm.Turn], list[str]]:
+def _turns_scored(
+    scenario: Scenario, ran: Mapping[int, TurnRan]
+) -> tuple[list[int], list[dm.Turn], list[str]]:
     """The turns that ran to the end (indexes), as the dialogue metrics take them, and warnings."""
     indexes, turns, warnings = [], [], []
     for index, turn in enumerate(scenario.turns or ()):
@@ -276,7 +280,7 @@ def _turns_scored(scenario: Scenario, ran: Mapping[int, _Ran]) -> tuple[list[int
 
 def dialogue_finished(
     item: LoadedScenario,
-    ran: Mapping[int, _Ran],
+    ran: Mapping[int, TurnRan],
     session: str,
     settings: DialogueSettings,
     metrics: MetricSet,
@@ -335,7 +339,7 @@ def dialogue_finished(
     return _with_spans(result, [got.done for got in ran.values()])
 
 
-def _rolled_up(scenario: Scenario, ran: Mapping[int, _Ran], metrics: MetricSet) -> dict[str, Verdict]:
+def _rolled_up(scenario: Scenario, ran: Mapping[int, TurnRan], metrics: MetricSet) -> dict[str, Verdict]:
     """The trace metrics' roll-ups over the turns that came back, in turn order (the per-agent
     analysis per session: DESIGN.md, Per-agent analysis); a turn that errored has no verdicts."""
     turns = []
@@ -354,7 +358,7 @@ def _passed_all(status: str) -> bool | None:
 
 def _outcomes(
     scenario: Scenario,
-    ran: Mapping[int, _Ran],
+    ran: Mapping[int, TurnRan],
     indexes: Sequence[int],
     figures: Sequence[Any],
     turns: Sequence[dm.Turn],

@@ -23,7 +23,7 @@ from evaluator.results import JudgeStatus, ScenarioResult, evaluate
 from evaluator.run.dialogue import (
     TURN_NOT_JUDGED,
     DialogueSettings,
-    _Ran,  # the dialogue runner's record of a turn that came back, as dialogue_finished takes it
+    TurnRan,
     dialogue_finished,
     read_state,
     turn_scenario,
@@ -83,7 +83,7 @@ def recorded_dialogue(
     """The dialogue's result from its recorded turns (as many as it has user turns: `check_turn_count`
     first). A turn's latency is its trace's duration."""
     scenario = item.scenario
-    ran: dict[int, _Ran] = {}
+    ran: dict[int, TurnRan] = {}
     for index, (turn, recorded) in enumerate(zip(scenario.turns or (), turns, strict=True)):
         result = evaluate(
             turn_scenario(scenario, index, turn),
@@ -95,5 +95,5 @@ def recorded_dialogue(
             detail=recorded.detail,
         )
         state = read_state(recorded.trace, None, settings.state_keys)
-        ran[index] = _Ran(done=Finished(result, ()), trace=recorded.trace, state=state)
+        ran[index] = TurnRan(done=Finished(result, ()), trace=recorded.trace, state=state)
     return dialogue_finished(item, ran, session, settings, metrics).result
