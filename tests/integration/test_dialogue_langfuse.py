@@ -128,3 +128,21 @@ def test_a_dialogue_in_langfuse_and_in_every_report(
     # one scenario per dialogue (its turns' own scores are not scenarios), passed as it did locally
     assert (by_run[run_id]["scenarios"], by_run[run_id]["passed"]) == (1, 1)
     assert (by_run[cand["run"]["id"]]["scenarios"], by_run[cand["run"]["id"]]["passed"]) == (1, 0)
+
+
+def test_a_state_given_with_reply_is_in_the_turns_trace_so_the_recorded_session_measures_it(
+    dialogue_project: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    """Turn 0 of the plain target reports its state only through `evaluator.Reply`: it is written on
+    the turn's root span, so validating the recorded session measures turn 0's intent as the run did."""
+    ran = _run(cli, "recorded")
+    [result] = ran["results"]
+    assert result["turns"][0]["metrics"]["intent_accuracy"] == 1.0
+    code, text = cli(
+        "validate", "--scenario", "dialogues/booking.yaml", "--session-id", result["session_id"], "--json"
+    )
+    assert code == 0, text
+    recorded = json.loads(text)
+    assert recorded["turns"][0]["state"]["intent"] == "book_hotel"
+    assert recorded["turns"][0]["metrics"]["intent_accuracy"] == 1.0
+    assert recorded["dialogue"] == result["dialogue"]
