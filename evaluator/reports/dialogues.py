@@ -46,6 +46,7 @@ _DIFFERS = {  # what each figure that fails a turn when 0 (results' DECIDING_KEY
 _COUNTS = frozenset({"policy_violations"})
 _SCORES = frozenset({"multi_turn_conversation_score"})
 _NOT_RECORDED = "not in the scores"
+_MAX_DIALOGUES = 100  # per page: a run of thousands of dialogues would make a page nobody reads
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -69,13 +70,20 @@ def dialogues_html(runs: Sequence[RunRecord], link: TraceLink | None = None) -> 
         key=lambda d: (d.get("status") == "passed", str(d.get("scenario_id"))),
     )
     passed = sum(d.get("status") == "passed" for d in dialogues)
+    shown = dialogues[:_MAX_DIALOGUES]
+    more = (
+        f" The first {len(shown)} are shown, failed ones first; the result objects of `run --output` "
+        "have them all."
+        if len(dialogues) > len(shown)
+        else ""
+    )
     return (
         '<h2 id="dialogues">Dialogues, turn by turn</h2>'
         f'<p class="note">Run {escape(run.label)}, started {escape(run.started_at)}: {passed} of '
-        f"{len(dialogues)} dialogues passed. A turn passes when its checks pass and every expected key "
-        "it measured matched; a dialogue passes when every turn passed and its goal, if it has one, "
-        "was completed. <i>not measured</i>: the target did not report that key, or the turn expects "
-        "none; never a failure.</p>" + "".join(_dialogue(d, link) for d in dialogues)
+        f"{len(dialogues)} dialogues passed.{more} A turn passes when its checks pass and every "
+        "expected key it measured matched; a dialogue passes when every turn passed and its goal, if "
+        "it has one, was completed. <i>not measured</i>: the target did not report that key, or the "
+        "turn expects none; never a failure.</p>" + "".join(_dialogue(d, link) for d in shown)
     )
 
 
@@ -85,12 +93,14 @@ def _dialogue(result: Mapping[str, Any], link: TraceLink | None) -> str:
     figures = _mapping(result.get("dialogue"))
     turns = [t for t in result.get("turns") or () if isinstance(t, Mapping)]
     ran = [t for t in turns if t.get("status") != "not run"]
+    rebuilt = bool(turns) and all("input" not in t for t in turns)  # from scores: the turns that ran
+    counted = f"{len(ran)} turns in the scores" if rebuilt else f"{len(ran)} of {len(turns)} turns ran"
     error = f' <span class="note">{escape(str(result["error"]))}</span>' if result.get("error") else ""
     return (
         f'<details class="dialogue" data-scenario="{escape(sid)}" data-status="{escape(status)}"'
         f"{' open' if status != 'passed' else ''}><summary>{_badge(status)} "
         f"<b>{escape(sid)}</b>: {escape(_goal(result, figures))}; "
-        f"{len(ran)} of {len(turns)} turns ran{error}</summary>"
+        f"{counted}{error}</summary>"
         f"{_figures_list(figures, dm.TURN_KEYS + dm.DIALOGUE_KEYS, 'dialogue-figures')}"
         f'<p class="note">Session {escape(str(result.get("session_id") or "-"))}</p>'
         + "".join(_turn(turn, link) for turn in turns)

@@ -17,8 +17,8 @@ from evaluator.cli import main
 from evaluator.run import Reply, TargetRequest
 from evaluator.storage import Store
 from tests.browser import WIDTHS, chromium, measure
+from tests.dialogue_page import dialogue_sections
 from tests.integration.conftest import ROOT
-from tests.integration.dialogue_page import dialogue_sections
 from tests.stored_runs import config_for, result, store_run
 
 RUN_IDS = [f"run-20261125T12083{i}Z-{i:x}{i:x}a{i:x}c1" for i in range(9)]

@@ -19,7 +19,9 @@ def dialogue_sections(page: str) -> list[dict[str, Any]]:
             {
                 "scenario": unescape(re.search(r'data-scenario="([^"]*)"', head)[1]),  # type: ignore[index]
                 "status": re.search(r'data-status="([^"]*)"', head)[1],  # type: ignore[index]
-                "summary": unescape(re.sub(r"<[^>]+>", "", head.split("</summary>", 1)[0])),
+                "summary": unescape(
+                    re.sub(r"<[^>]+>", "", head.split("<summary>", 1)[1].split("</summary>", 1)[0])
+                ),
                 "figures": _figures(head),
                 "turns": [_turn(turn) for turn in turns],
             }
