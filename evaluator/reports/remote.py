@@ -85,7 +85,7 @@ def runs_from_scores(
             _result(sid, scenarios.get(sid, {}), metrics, rows=rows.get((run_id, sid), ()))
             if sid not in dialogues
             else _dialogue(
-                run_id, sid, scenarios.get(sid, {}), dialogues[sid], metrics, rows.get((run_id, sid), ())
+                run_id, sid, scenarios.get(sid, {}), dialogues[sid], metrics, rows=rows.get((run_id, sid), ())
             )
             for sid in sorted({*scenarios, *dialogues})
         )
