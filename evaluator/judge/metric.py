@@ -15,7 +15,7 @@ from evaluator.judge.verdicts import Judgement
 from evaluator.metrics import Metric, MetricContext, Verdict
 from evaluator.scenarios import Scenario
 
-__all__ = ["JudgeMetric", "JudgeRuntime", "PromptRef", "judge_of"]
+__all__ = ["JudgeMetric", "JudgeRuntime", "PromptRef", "RuleJudge", "judge_of"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +67,18 @@ class JudgeMetric(Metric, Protocol):
         self, context: MetricContext, runtime: JudgeRuntime, run_id: str
     ) -> tuple[Verdict | None, Judgement]:
         """Its verdict on the context's answer (None: unscored, the judgement says why)."""
+        ...
+
+
+@runtime_checkable
+class RuleJudge(Protocol):
+    """A judge that decides some answers by rule, with no model (the correctness judge's miss and
+    exact-match steps): the metrics stage asks it (results.evaluate), so those verdicts exist whether
+    or not the judges run; a judge that runs later decides again, by the same rules first."""
+
+    def decide_by_rule(self, context: MetricContext) -> tuple[Verdict | None, Judgement] | None:
+        """(verdict, its judgement) when a rule decides; (None, a *skipped* judgement saying why)
+        when only the model could; None when the judge does not apply to the scenario."""
         ...
 
 

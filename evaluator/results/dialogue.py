@@ -77,6 +77,7 @@ class TurnOutcome:
             "metrics": self.figures.metrics() if self.figures is not None else dict.fromkeys(dm.TURN_KEYS),
             "details": self.figures.details() if self.figures is not None else {},
             **{key: single.get(key) for key in _SINGLE_TURN_FIELDS},
+            "judge": single.get("judge"),  # how each judgement went: why `correctness` is null, say
             "error": single.get("error"),
         }
 
