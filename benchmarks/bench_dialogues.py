@@ -24,7 +24,7 @@ own cost: the pure functions (`score_dialogue` on each dialogue's turns as the m
 once more under cProfile (one profiler per thread, merged) and prints its top entries per turn.
 
     PYTHONPATH=. python benchmarks/bench_dialogues.py [--dialogues 1000] [--turns 8] [--concurrency 8]
-        [--repeat 3] [--profile dialogue|single]
+        [--repeat 3] [--profile dialogue|single] [--profile-out FILE]
 """
 
 from __future__ import annotations
@@ -321,6 +321,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=20, help="dialogues (x turns scenarios) per side first")
     parser.add_argument("--profile", choices=("dialogue", "single"), help="then profile this side")
     parser.add_argument("--top", type=int, default=40, help="profile entries printed")
+    parser.add_argument("--profile-out", type=Path, help="also save the profile there (pstats)")
     args = parser.parse_args()
     if args.turns < 5:
         parser.error("--turns must be at least 5 (the script changes domain on turn 3 and books last)")
@@ -347,6 +348,8 @@ def main() -> None:
     if args.repeat:
         report(args, samples, metrics_us)
     if profiles is not None:
+        if args.profile_out is not None:
+            stats.dump_stats(args.profile_out)
         print(f"profile of one {args.profile} run ({setup.turns} turns; all threads that ended), per turn:")
         print_profile(stats, setup.turns, args.top)
 
