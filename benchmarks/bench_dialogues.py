@@ -4,8 +4,9 @@ A booking desk that answers at once (no model, no latency) plays `--dialogues` d
 turns (default 1,000 x 8): each turn opens one agent observation whose metadata reports the turn's state
 (intent, domain, acts, slots, action: DESIGN.md, Dialogues) and one search tool returning hotel names,
 then replies. Every turn expects that state (the belief state accumulating, a change of domain from
-restaurant to hotel on turn 4, a booking on the last turn under a policy), the agent, and a ground truth
-(CRAG's rule steps decide it: no judge runs). The target forgets the area on the change of domain and
+restaurant to hotel on turn 3, a booking on the last turn under a policy), the agent, and a ground truth
+(no judge runs: on even turns it is the reply, an exact match by CRAG's rule; on odd turns another text,
+which only a judge could decide, so not measured). The target forgets the area on the change of domain and
 names a hotel its tool did not return on one turn, so the metrics find real failures.
 
 Two sides run in this one process, `--repeat` rounds, their order rotated each round (the machine is
@@ -13,7 +14,7 @@ shared and noisy: compare within one run), both through `run_suite()` embedded (
 judge endpoint; results and scores stored in SQLite), at the same `--concurrency`:
 
 - single: dialogues x turns single-turn scenarios, each one of the turns alone (its message, its
-  single-turn expectations: the agent and the ground truth), against the same target;
+  single-turn expectations: the agent, tools unchecked, the ground truth), against the same target;
 - dialogue: the dialogues, their turns run in order, each turn with its history and session.
 
 CPU is this process's `time.process_time()` around each side, over turns (or scenarios): the figure is
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -51,7 +53,7 @@ from evaluator.scenarios import Scenario
 HOTELS = ["Acorn Guest House", "Hamilton Lodge", "Alexander Bed And Breakfast", "Cityroomz"]
 RESTAURANTS = ["Pizza Hut City Centre", "The Golden Curry", "Curry Garden"]
 POLICY = {"book_hotel": ["name", "bookday", "bookpeople", "bookstay"]}
-GROUND_TRUTH = "Noted."
+GROUND_TRUTH = "Noted."  # every other turn's ground truth: not its reply (only a judge could decide)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +62,7 @@ class Step:
     says, and the names its search tool returns."""
 
     user: str
+    ground_truth: str  # the reply itself on even turns (an exact match), else GROUND_TRUTH
     expected: dict[str, Any]
     reported: dict[str, Any]
     reply: str
@@ -117,7 +120,12 @@ def _script(turns: int) -> list[Step]:
         }
         steps.append(
             Step(
-                user=f"turn {index}: {intent}", expected=expected, reported=reported, reply=reply, found=found
+                user=f"turn {index}: {intent}",
+                ground_truth=reply if index % 2 == 0 else GROUND_TRUTH,
+                expected=expected,
+                reported=reported,
+                reply=reply,
+                found=found,
             )
         )
     return steps
@@ -139,8 +147,17 @@ def make_target(script: Sequence[Step]) -> Callable[[TargetRequest], str]:
     return desk
 
 
+def _single_expected(step: Step) -> dict[str, Any]:
+    """A turn's single-turn expectations (a dialogue turn leaves its tools unchecked; so does this)."""
+    return {
+        "agents": {"include": ["desk"]},
+        "tools": {"strict": False},
+        "answer": {"ground_truth": step.ground_truth},
+    }
+
+
 def _turn_expected(step: Step) -> dict[str, Any]:
-    return {**step.expected, "agents": {"include": ["desk"]}, "answer": {"ground_truth": GROUND_TRUTH}}
+    return {**step.expected, "agents": {"include": ["desk"]}, "answer": {"ground_truth": step.ground_truth}}
 
 
 def dialogues(script: Sequence[Step], count: int) -> list[Scenario]:
@@ -165,7 +182,7 @@ def singles(script: Sequence[Step], count: int) -> list[Scenario]:
                 "id": f"s{index:05d}",
                 "target": "desk",
                 "input": script[index % len(script)].user,
-                "expected": {"agents": {"include": ["desk"]}, "answer": {"ground_truth": GROUND_TRUTH}},
+                "expected": _single_expected(script[index % len(script)]),
             }
         )
         for index in range(count)
@@ -181,7 +198,11 @@ class Setup:
     turns: int  # turns (or single-turn scenarios) per side
 
 
-def run_side(setup: Setup, name: str, run_id: str, scenarios: Sequence[Scenario]) -> None:
+SCORES: dict[str, float] = {}  # scores per turn (or scenario) each side stored, from its last run
+
+
+def run_side(setup: Setup, name: str, run_id: str, scenarios: Sequence[Scenario]) -> str:
+    """The side's run (its id)."""
     suite = run_suite(
         scenarios=scenarios,
         options=SuiteOptions(concurrency=setup.concurrency, timeout=60, run_name=run_id, no_judge=True),
@@ -190,17 +211,25 @@ def run_side(setup: Setup, name: str, run_id: str, scenarios: Sequence[Scenario]
     )
     assert len(suite.results) == len(scenarios)
     assert all(r.status != "error" for r in suite.results), [r.error for r in suite.results if r.error][:3]
+    return suite.run.id
+
+
+def count_scores(setup: Setup, name: str, run_id: str) -> None:
+    """The scores the side's run stored, per turn (or scenario)."""
+    with sqlite3.connect(setup.config.store_path) as db:
+        [(count,)] = db.execute("SELECT COUNT(*) FROM scores WHERE run_id = ?", (run_id,)).fetchall()
+    SCORES[name] = count / setup.turns
 
 
 def measure(setup: Setup, name: str, run_id: str) -> Sample:
     threads = THREAD_CPU.start()
     cpu, wall = time.process_time(), time.perf_counter()
-    run_side(setup, name, run_id, setup.sides[name])
+    run = run_side(setup, name, run_id, setup.sides[name])
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     time.sleep(0.2)  # the threads the side started have ended
-    return Sample(
-        cpu=cpu, calls_cpu=0.0, wall=wall, peak_rss_mb=0.0, rss_mb=0.0, threads=THREAD_CPU.since(threads)
-    )
+    by_thread = THREAD_CPU.since(threads)
+    count_scores(setup, name, run)
+    return Sample(cpu=cpu, calls_cpu=0.0, wall=wall, peak_rss_mb=0.0, rss_mb=0.0, threads=by_thread)
 
 
 # --- the dialogue metrics alone, on the same data -------------------------------------------------------
@@ -226,7 +255,9 @@ def metric_turns(script: Sequence[Step]) -> list[dm.Turn]:
             ),
             reply=step.reply,
             tool_outputs=("\n".join(step.found),),
-            correctness=dm.CragTurn(verdict="correct", exact_match=False),
+            correctness=dm.CragTurn(verdict="correct", exact_match=True)
+            if step.ground_truth == step.reply
+            else None,
         )
         for step in script
     ]
@@ -267,7 +298,7 @@ def report(
         cpu = statistics.median(s.cpu for s in runs) / n * 1000
         wall = statistics.median(s.wall for s in runs)
         unit = "turn" if name == "dialogue" else "scenario"
-        print(f"  {name:8} CPU {cpu:5.2f} ms/{unit}  wall {wall:6.2f} s")
+        print(f"  {name:8} CPU {cpu:5.2f} ms/{unit}  wall {wall:6.2f} s  scores {SCORES[name]:.2f}/{unit}")
         groups = {g for s in runs for g in s.threads}
         by_thread = {g: statistics.median(s.threads.get(g, 0.0) for s in runs) / n * 1000 for g in groups}
         ranked = sorted(by_thread.items(), key=lambda item: -item[1])
