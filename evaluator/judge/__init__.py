@@ -8,7 +8,7 @@ from evaluator.judge.correctness import CorrectnessJudge, crag_metrics
 from evaluator.judge.crag import exact_match, miss_phrase, normalise
 from evaluator.judge.fake import FakeJudgeModel, ModelCall
 from evaluator.judge.judges import NOTHING_TO_JUDGE, JudgeOutcome, Judges, JudgeSettings, overall_status
-from evaluator.judge.metric import JudgeMetric, JudgeRuntime, PromptRef
+from evaluator.judge.metric import JudgeMetric, JudgeRuntime, PromptRef, RuleJudge
 from evaluator.judge.model import JudgeModel, ModelReply, TokenUsage
 from evaluator.judge.openai_client import OpenAIJudgeModel
 from evaluator.judge.quality import QualityJudge, quality_means
@@ -53,6 +53,7 @@ __all__ = [
     "QualityVerdict",
     "RateGate",
     "RetryPolicy",
+    "RuleJudge",
     "Sources",
     "TokenUsage",
     "UnrecordedJudgement",

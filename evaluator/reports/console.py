@@ -161,9 +161,10 @@ _UNSCORED_REASONS_SHOWN = 3
 
 
 def print_judges(console: Console, results: Sequence[ScenarioResult]) -> None:
-    """What the judges did and cost (when any judge was asked), then each metric's run-level
-    dictionary in a line (the judges', the dialogues'), judged or not."""
-    if any(r.judge_detail for r in results):
+    """What the judges did and cost (when the judges ran: not for verdicts decided by rule alone, with
+    no judge), then each metric's run-level dictionary in a line (the judges', the dialogues'), judged
+    or not."""
+    if any(r.judge_detail and r.judge_status.status != "skipped" for r in results):
         _print_judge_usage(console, results)
     metrics = _metrics_of(results)
     summaries = run_summaries(results, metrics)
