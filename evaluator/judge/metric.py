@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Generic, Protocol, runtime_checkable
 
 from evaluator.judge.replies import Reply
 from evaluator.judge.verdicts import Judgement
 from evaluator.metrics import Metric, MetricContext, Verdict
 from evaluator.scenarios import Scenario
 
-__all__ = ["JudgeMetric", "JudgeRuntime", "PromptRef", "judge_of"]
+__all__ = ["JudgeAsk", "JudgeMetric", "JudgeRuntime", "PromptRef", "judge_of"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,6 +26,18 @@ class PromptRef:
     name: str
     version: int | None = None
     label: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeAsk(Generic[Reply]):
+    """One request a judge makes, built without the runtime: everything `JudgeRuntime.ask` takes
+    besides the context and run id. A judge that makes several (the per-agent judge: one per agent)
+    lists them, and combines the answers in the same order."""
+
+    judge: str  # the judgement's name (its trace's seed: distinct for each request of one result)
+    prompt: PromptRef
+    variables: Mapping[str, str]
+    reply_type: type[Reply]
 
 
 class JudgeRuntime(Protocol):

@@ -18,7 +18,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evaluator._problems import validation_problems
 
-__all__ = ["CorrectnessReply", "QualityReply", "Reply", "json_objects", "read_reply", "repair_request"]
+__all__ = [
+    "AgentReply",
+    "CorrectnessReply",
+    "OptionalRating",
+    "QualityReply",
+    "Rating",
+    "Reply",
+    "json_objects",
+    "read_reply",
+    "repair_request",
+]
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
@@ -46,6 +56,31 @@ class CorrectnessReply(_Reply):
 
     verdict: Literal["CORRECT", "WRONG"]
     reason: str
+
+
+class Rating(_Reply):
+    """One dimension of the per-agent judge's reply: a score 0-1 and why."""
+
+    score: float = Field(ge=0.0, le=1.0, strict=True)
+    reason: str
+
+
+class OptionalRating(_Reply):
+    """A dimension that may not apply to the agent: its score is null then, with the reason."""
+
+    score: float | None = Field(ge=0.0, le=1.0, strict=True)
+    reason: str
+
+
+class AgentReply(_Reply):
+    """The per-agent judge's reply (seed multi-agent-evaluation-plan.md): one agent's reasoning (null:
+    it shows none), handoff (null: it did not delegate), response_quality, and coordination (null: it
+    was alone), each 0-1 with a reason."""
+
+    reasoning: OptionalRating
+    handoff: OptionalRating
+    response_quality: Rating
+    coordination: OptionalRating
 
 
 Reply = TypeVar("Reply", bound=_Reply)

@@ -26,6 +26,7 @@ from evaluator.judge import (
     OpenAIJudgeModel,
     RetryPolicy,
     VerdictCache,
+    with_agent_judgement,
 )
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.metrics import MetricSet
@@ -254,7 +255,13 @@ def judged_result(
             judge_status=JudgeStatus(status="unscored", reason=reason),
             judge_detail={"evaluator_error": failure.to_json()},
         )
-    return replace(result, judged=outcome.judged, judge_detail=outcome.detail, judge_status=outcome.status)
+    return replace(
+        result,
+        verdicts=with_agent_judgement(result.verdicts, outcome.judged),  # per_agent gets the judge's values
+        judged=outcome.judged,
+        judge_detail=outcome.detail,
+        judge_status=outcome.status,
+    )
 
 
 def _validate_run_id() -> str:
