@@ -25,6 +25,7 @@ __all__ = ["AgentWork", "Delegation", "agent_variables", "agent_works"]
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.:-]+")
 # Each part's share of the budget: what it received, its steps, its output, its delegations.
 _SHARES = {"received": 0.25, "steps": 0.4, "output": 0.2, "handoffs": 0.15}
+_TRANSITIONS_SHOWN = 50  # of the trace's hand-offs, in the <team> block
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,9 +82,10 @@ def agent_works(trace: Trace) -> list[AgentWork]:
 
 
 def _delegations(trace: Trace) -> list[Delegation]:
-    """The hand-offs with a source agent, then each agent call nested in another agent's call that no
-    hand-off accounts for."""
+    """The hand-offs with a source agent, and each agent call nested in another agent's call that no
+    hand-off accounts for (a guardrail's agent aside: it checks, it is not delegated to), by time."""
     found: list[Delegation] = []
+    times: list[float | None] = []
     for handoff in trace.handoffs:
         if handoff.source is None:
             continue
@@ -105,14 +107,17 @@ def _delegations(trace: Trace) -> list[Delegation]:
                 received=receiving.input if receiving is not None else None,
             )
         )
+        times.append(handoff.start_time)
     handed = {(d.source, d.target) for d in found}
     for agent in trace.agents:
-        if agent.parent is None or agent.parent == agent.name or (agent.parent, agent.name) in handed:
+        parent = agent.parent
+        if parent is None or parent == agent.name or agent.guardrail or (parent, agent.name) in handed:
             continue
-        found.append(
-            Delegation(source=agent.parent, target=agent.name, via=None, passed=None, received=agent.input)
-        )
-    return found
+        nested = Delegation(source=parent, target=agent.name, via=None, passed=None, received=agent.input)
+        found.append(nested)
+        times.append(agent.start_time)
+    order = sorted(range(len(found)), key=lambda i: (times[i] is not None, times[i] or 0.0))
+    return [found[i] for i in order]
 
 
 # A part as shown: blocks of (trusted markup before, untrusted body, trusted markup after).
@@ -150,9 +155,11 @@ def agent_variables(
 def _team_text(work: AgentWork) -> str:
     if not work.others:
         return "This agent is the only agent of the run."
+    shown = work.transitions[:_TRANSITIONS_SHOWN]
+    more = len(work.transitions) - len(shown)
     transitions = (
-        "Hand-offs, in order: " + "; ".join(work.transitions) + "."
-        if work.transitions
+        "Hand-offs, in order: " + "; ".join(shown) + (f"; and {more} more." if more else ".")
+        if shown
         else "No hand-off between agents was recorded."
     )
     return f"Other agents of the run: {', '.join(work.others)}.\n{transitions}"
