@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluator.judge.agent_view import AgentWork, agent_variables, agent_works
-from evaluator.judge.metric import JudgeAsk, JudgeRuntime, PromptRef
+from evaluator.judge.metric import JudgeAsk, JudgeRuntime, PromptRef, ask_each
 from evaluator.judge.model import TokenUsage
 from evaluator.judge.replies import AgentReply
 from evaluator.judge.verdicts import Judgement
@@ -225,18 +225,7 @@ class AgentJudge(MetricBase):
     def judge(
         self, context: MetricContext, runtime: JudgeRuntime, run_id: str
     ) -> tuple[Verdict | None, Judgement]:
-        answers = [
-            runtime.ask(
-                ask.judge,
-                context,
-                run_id=run_id,
-                prompt=ask.prompt,
-                variables=ask.variables,
-                reply_type=ask.reply_type,
-            )
-            for ask in self.asks(context, run_id)
-        ]
-        return self.combine(context, answers)
+        return self.combine(context, ask_each(runtime, context, run_id, self.asks(context, run_id)))
 
     def run_summary(self, verdicts: Sequence[Verdict], unjudged: int) -> dict[str, Any] | None:
         """Each aspect's mean over the agents judged in the run (`agents`: how many; `unscored`: the

@@ -6,7 +6,7 @@ its figures (judge/quality.py, judge/correctness.py); the runtime knows none of 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, runtime_checkable
 
@@ -15,7 +15,7 @@ from evaluator.judge.verdicts import Judgement
 from evaluator.metrics import Metric, MetricContext, Verdict
 from evaluator.scenarios import Scenario
 
-__all__ = ["JudgeAsk", "JudgeMetric", "JudgeRuntime", "PromptRef", "judge_of"]
+__all__ = ["JudgeAsk", "JudgeMetric", "JudgeRuntime", "PromptRef", "ask_each", "judge_of"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +80,23 @@ class JudgeMetric(Metric, Protocol):
     ) -> tuple[Verdict | None, Judgement]:
         """Its verdict on the context's answer (None: unscored, the judgement says why)."""
         ...
+
+
+def ask_each(
+    runtime: JudgeRuntime, context: MetricContext, run_id: str, asks: Sequence[JudgeAsk[Reply]]
+) -> list[tuple[Reply | None, Judgement]]:
+    """Each request asked through `runtime`, in order: the answers a judge's `combine` reads."""
+    return [
+        runtime.ask(
+            ask.judge,
+            context,
+            run_id=run_id,
+            prompt=ask.prompt,
+            variables=ask.variables,
+            reply_type=ask.reply_type,
+        )
+        for ask in asks
+    ]
 
 
 def judge_of(score: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from evaluator.judge.metric import JudgeRuntime, PromptRef, judge_of
+from evaluator.judge.metric import JudgeAsk, JudgeRuntime, PromptRef, ask_each, judge_of
 from evaluator.judge.render import quality_variables, sources_block
 from evaluator.judge.replies import QualityReply
 from evaluator.judge.verdicts import Judgement, QualityVerdict
@@ -96,9 +96,8 @@ class QualityJudge(MetricBase):
             return PromptRef(name=self.prompt_name)
         return PromptRef(name=spec.prompt or self.prompt_name, version=spec.version, label=spec.label)
 
-    def judge(
-        self, context: MetricContext, runtime: JudgeRuntime, run_id: str
-    ) -> tuple[Verdict | None, Judgement]:
+    def asks(self, context: MetricContext, run_id: str) -> list[JudgeAsk[QualityReply]]:
+        """Its one request: the question, the answer, the criteria and the sources."""
         scenario = context.scenario
         criteria = scenario.expected.answer.criteria if scenario.expected.answer is not None else ""
         sources = sources_block(context.trace.tools, self.source_budget_chars)
@@ -108,15 +107,15 @@ class QualityJudge(MetricBase):
             criteria=criteria or "",
             sources=sources,
         )
-        reply, judgement = runtime.ask(
-            self.key,
-            context,
-            run_id=run_id,
-            prompt=self.prompt(scenario),
-            variables=variables,
-            reply_type=QualityReply,
-        )
-        if not isinstance(reply, QualityReply):
+        prompt = self.prompt(scenario)
+        return [JudgeAsk(judge=self.key, prompt=prompt, variables=variables, reply_type=QualityReply)]
+
+    def combine(
+        self, context: MetricContext, answers: Sequence[tuple[QualityReply | None, Judgement]]
+    ) -> tuple[Verdict | None, Judgement]:
+        """The verdict from the answer to its request."""
+        [(reply, judgement)] = answers
+        if reply is None:
             return None, judgement
         verdict = QualityVerdict(
             answer_quality=reply.answer_quality,
@@ -126,6 +125,11 @@ class QualityJudge(MetricBase):
             judgement=judgement,
         )
         return verdict, judgement
+
+    def judge(
+        self, context: MetricContext, runtime: JudgeRuntime, run_id: str
+    ) -> tuple[Verdict | None, Judgement]:
+        return self.combine(context, ask_each(runtime, context, run_id, self.asks(context, run_id)))
 
     def run_summary(self, verdicts: Sequence[Verdict], unjudged: int) -> dict[str, Any] | None:
         """The mean of each dimension over the results it scored (`scored`); None: none."""
