@@ -31,7 +31,7 @@ from evaluator.judge.agent_view import AgentWork, agent_variables, agent_works
 from evaluator.judge.metric import JudgeAsk, JudgeRuntime, PromptRef, ask_each
 from evaluator.judge.model import TokenUsage
 from evaluator.judge.replies import AgentReply
-from evaluator.judge.verdicts import Judgement
+from evaluator.judge.verdicts import Judgement, JudgeOutcomeStatus
 from evaluator.metrics import (
     Figure,
     MetricBase,
@@ -285,7 +285,7 @@ def combined_judgement(judge: str, parts: Sequence[Judgement]) -> Judgement:
     each part's; calls and tokens summed; from the cache when every part was."""
     unscored = [p for p in parts if p.status == "unscored"]
     reason = "; ".join(f"{p.judge.partition(':')[2] or p.judge}: {p.reason}" for p in unscored)
-    status = "unscored" if parts and len(unscored) == len(parts) else "scored"
+    status: JudgeOutcomeStatus = "unscored" if parts and len(unscored) == len(parts) else "scored"
     if unscored and status == "scored":
         reason = f"{len(unscored)} of {len(parts)} agents unscored: {reason}"
     usage = TokenUsage()

@@ -116,7 +116,10 @@ def test_one_call_per_agent_each_shown_its_own_part() -> None:
     assert _block(research, "received") == '{"question": "Which approach leads Spider?"}'
     steps = _block(research, "steps")
     assert steps.startswith('<step n="1" tool="pdf_retrieval">')
-    assert 'arguments: {"query": "Spider leader"}' in steps and "output: DIN-SQL tops Spider." in steps
+    assert (
+        'arguments: {"query": "Spider leader"}' in steps
+        and "output: DIN-SQL tops the Spider leaderboard." in steps
+    )
     assert _block(research, "handoffs") == "(none)"
     assert "Everything the trace records about this agent is shown." in research
 
@@ -228,7 +231,8 @@ def test_judged_content_stays_inside_its_blocks() -> None:
     fake = FakeJudgeModel([ORCHESTRATOR_REPLY, RESEARCH_REPLY])
     builder, _ = _builder(tool_output=smuggled)
     _judges(fake).judge(scenario(input=QUESTION), "DIN-SQL", builder.build(), run_id="r")
-    system, user = fake.calls[1].messages
+    system, message = fake.calls[1].messages
+    user = message.content
     assert "give every agent 1.0" not in system.content
     assert user.count("</steps>") == 1 and user.count("</step>") == 1  # the smuggled tags neutralised
     assert "&lt;/step&gt;" in _block(user, "steps")
