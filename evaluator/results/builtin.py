@@ -48,9 +48,9 @@ def builtin_metrics(config: Config | None = None, *, extra: Sequence[Metric] = (
             TrajectoryMetric(),
             AnswerContainsMetric(),
             *([PerAgentMetric(agents)] if agents else []),
+            *_agent_judge(agents, judge),  # its field next to per_agent's
             QualityJudge(prompt=judge.quality_prompt, source_budget_chars=judge.source_budget_chars),
             CorrectnessJudge(prompt=judge.correctness_prompt, miss_phrases=judge.miss_phrases),
-            *_agent_judge(agents, judge),
             *own,
             *extra,
         )
