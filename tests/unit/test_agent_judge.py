@@ -312,3 +312,25 @@ def _config(tmp_path: Path, text: str) -> Config:
     path = tmp_path / "evaluator.toml"
     path.write_text(text)
     return load_config(path)
+
+
+def test_a_handoff_tool_passes_its_arguments_as_the_context() -> None:
+    """An Agents SDK-style hand-off: triage calls transfer_to_refund_agent({"order": "12345"}), then the
+    refund agent runs beside it. Triage delegated (through the tool, with that context); the refund
+    agent was handed it."""
+    builder = TraceBuilder()
+    triage = builder.agent("triage", input="Process refund for order #12345", output="handing over")
+    builder.tool("transfer_to_refund_agent", parent=triage, input={"order": "12345"})
+    builder.agent("refund agent", input="Process refund for order #12345", output="Refunded.")
+    trace = builder.build()
+    assert [(h.source, h.target) for h in trace.handoffs] == [("triage", "refund agent")]
+    fake = FakeJudgeModel([ORCHESTRATOR_REPLY, RESEARCH_REPLY])
+    outcome = _judges(fake).judge(scenario(input="Process refund"), "Refunded.", trace, run_id="r")
+    handoffs = _block(_user(fake, 0), "handoffs")
+    assert "through the hand-off tool transfer_to_refund_agent" in handoffs
+    assert 'context passed: {"order": "12345"}' in handoffs
+    received = _block(_user(fake, 1), "received")
+    assert received.startswith('[handed over by triage (via transfer_to_refund_agent)] {"order": "12345"}')
+    assert _block(_user(fake, 0), "steps") == "(no tool call)"  # a hand-off is not a tool call
+    agents = outcome.judged["agent_judge"].to_json()["agents"]
+    assert (agents["triage"]["handoff"], agents["refund agent"]["handoff"]) == (0.6, None)
