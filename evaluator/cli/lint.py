@@ -8,7 +8,9 @@ import typer
 
 from evaluator.cli._common import Command, ConfigOption, app, out
 from evaluator.config import load_config
+from evaluator.errors import InputError
 from evaluator.prompts import PromptLibrary
+from evaluator.results import tool_schema_problems
 from evaluator.run import catalogs
 from evaluator.scenarios import load_scenarios
 
@@ -21,14 +23,22 @@ def lint(
     config_path: ConfigOption = None,
 ) -> None:
     """Check scenario files: format, unknown keys, targets, agent and tool names, judge prompts (name,
-    version, label), unique ids."""
+    version, label), unique ids; and the configuration's tool_schemas files (per-agent analysis)."""
     config = load_config(config_path)
     prompts = PromptLibrary(config.prompts_dir)
-    loaded = load_scenarios(
-        paths,
-        targets=catalogs(config),
-        prompts=prompts.catalog(),
-        judge_prompt=config.settings.judge.quality_prompt,
-        config=config,
-    )
+    files = tool_schema_problems(config)
+    try:
+        loaded = load_scenarios(
+            paths,
+            targets=catalogs(config),
+            prompts=prompts.catalog(),
+            judge_prompt=config.settings.judge.quality_prompt,
+            config=config,
+        )
+    except InputError as exc:
+        if not files:
+            raise
+        raise InputError([*files, *exc.problems]) from None
+    if files:
+        raise InputError(files)
     out.print(f"{len(loaded)} scenario files OK")

@@ -1,5 +1,7 @@
 """`evaluator validate`: one trace (a saved file, or read from Langfuse by id) against one scenario,
-judged by the LLM judges too when an endpoint is configured (`--no-judge` to skip them)."""
+judged by the LLM judges too when an endpoint is configured (`--no-judge` to skip them); a dialogue
+scenario against its recorded conversation (`--session-id`, or `--trace` once per turn), and CRAG turn
+data (`--turns`): both in cli._recorded."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Annotated
 import typer
 
 from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, Command, ConfigOption, app, err, langfuse, out
+from evaluator.cli._recorded import RecordedSource, validate_dialogue, validate_turns
 from evaluator.config import Config, load_config
 from evaluator.errors import ConfigError, did_you_mean
 from evaluator.langfuse import LangfuseConnection, LangfuseSettings
@@ -20,7 +23,7 @@ from evaluator.prompts import PromptLibrary
 from evaluator.reports import notice, print_judges, summary_table
 from evaluator.results import builtin_metrics, evaluate
 from evaluator.run import NOT_FINISHED, catalogs, judge_result, rules_for
-from evaluator.scenarios import Scenario, load_scenarios
+from evaluator.scenarios import LoadedScenario, Scenario, load_scenarios
 from evaluator.trace import (
     CONVENTION_NAMES,
     DetailSource,
@@ -34,14 +37,28 @@ from evaluator.trace import (
 __all__ = ["validate"]
 
 
-@app.command(cls=Command, short_help="Validate (and judge) one trace against one scenario.")
+@app.command(cls=Command, short_help="Validate a recorded trace, conversation or CRAG turn data.")
 def validate(
-    scenario: Annotated[Path, typer.Option(metavar="FILE", help="The scenario file.")],
+    scenario: Annotated[Path | None, typer.Option(metavar="FILE", help="The scenario file.")] = None,
     trace: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="A Langfuse trace or observations page (JSON file).")
+        list[Path] | None,
+        typer.Option(
+            metavar="FILE",
+            help="A Langfuse trace or observations page (JSON file); a dialogue: one per turn, in order.",
+        ),
     ] = None,
     trace_id: Annotated[
         str | None, typer.Option(metavar="ID", help="A trace id to read from Langfuse.")
+    ] = None,
+    session_id: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ID", help="A dialogue's recorded session to read from Langfuse (a trace per turn)."
+        ),
+    ] = None,
+    turns: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="CRAG turn data (JSONL) to score: prints the scores dictionary."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result object.")] = False,
     convention: Annotated[
@@ -56,11 +73,72 @@ def validate(
     ] = False,
     config_path: ConfigOption = None,
 ) -> None:
-    """Validate (and judge) one trace, a saved file or read from Langfuse, against one scenario."""
-    if (trace is None) == (trace_id is None):
-        raise ConfigError("give exactly one of --trace FILE or --trace-id ID.")
+    """Validate (and judge) one trace, a saved file or read from Langfuse, against one scenario; a
+    dialogue's recorded conversation (its session in Langfuse, or a trace file per turn); or score CRAG
+    turn data (`--turns`)."""
+    traces = list(trace or ())
+    if turns is not None:
+        if scenario is not None or traces or trace_id is not None or session_id is not None:
+            raise ConfigError(
+                "--turns scores CRAG turn data on its own. Fix: drop --scenario, --trace, --trace-id and "
+                "--session-id, or drop --turns."
+            )
+        validate_turns(load_config(config_path), turns, as_json=as_json, no_judge=no_judge, no_cache=no_cache)
+        return
+    if scenario is None:
+        raise ConfigError(
+            "give --scenario FILE (with --trace FILE, --trace-id ID or --session-id ID), or --turns FILE."
+        )
+    if sum((bool(traces), trace_id is not None, session_id is not None)) != 1:
+        raise ConfigError("give exactly one of --trace FILE, --trace-id ID or --session-id ID.")
     config = load_config(config_path)
     loaded = _scenario(config, scenario, no_judge=no_judge)
+    if loaded.is_dialogue:
+        recorded = RecordedSource(files=tuple(traces), trace_id=trace_id, session_id=session_id)
+        validate_dialogue(
+            config,
+            LoadedScenario(scenario=loaded, path=scenario),
+            recorded,
+            rules=_rules(config, loaded.target, convention),
+            no_judge=no_judge,
+            as_json=as_json,
+        )
+        return
+    if session_id is not None:
+        raise ConfigError(
+            f"--scenario {scenario} is a single-turn scenario: --session-id reads a dialogue's recorded "
+            "conversation. Fix: give --trace-id ID (or --trace FILE) for a single-turn scenario, or a "
+            "dialogue scenario (one with turns)."
+        )
+    if len(traces) > 1:
+        raise ConfigError(
+            f"--scenario {scenario} is a single-turn scenario, but --trace was given {len(traces)} times. "
+            "Fix: give one --trace FILE (several, one per turn, are for a dialogue scenario)."
+        )
+    _single_turn(
+        config,
+        loaded,
+        traces[0] if traces else None,
+        trace_id,
+        convention=convention,
+        no_judge=no_judge,
+        no_cache=no_cache,
+        as_json=as_json,
+    )
+
+
+def _single_turn(
+    config: Config,
+    loaded: Scenario,
+    trace: Path | None,
+    trace_id: str | None,
+    *,
+    convention: str | None,
+    no_judge: bool,
+    no_cache: bool,
+    as_json: bool,
+) -> None:
+    """One trace against one single-turn scenario, judged when an endpoint is configured."""
     with ExitStack() as stack:
         connection = None
         if trace_id is not None:
@@ -110,11 +188,6 @@ def _scenario(config: Config, path: Path, *, no_judge: bool) -> Scenario:
     if len(matches) != 1:
         raise ConfigError(f"--scenario {path} holds {len(matches)} scenarios. Fix: name one scenario file.")
     loaded = matches[0].scenario
-    if loaded.is_dialogue:
-        raise ConfigError(
-            f"--scenario {path} is a dialogue (it has turns): validating a recorded conversation is not "
-            "supported yet. Fix: run it with `evaluator run`, or give a single-turn scenario."
-        )
     declared = catalogs(config).get(loaded.target)
     if declared is not None:
         load_scenarios(

@@ -9,7 +9,7 @@ from evaluator.judge.correctness import CorrectnessJudge, crag_metrics
 from evaluator.judge.crag import exact_match, miss_phrase, normalise
 from evaluator.judge.fake import FakeJudgeModel, ModelCall
 from evaluator.judge.judges import NOTHING_TO_JUDGE, JudgeOutcome, Judges, JudgeSettings, overall_status
-from evaluator.judge.metric import JudgeAsk, JudgeMetric, JudgeRuntime, PromptRef, ask_each
+from evaluator.judge.metric import JudgeMetric, JudgeRuntime, PromptRef
 from evaluator.judge.model import JudgeModel, ModelReply, TokenUsage
 from evaluator.judge.openai_client import OpenAIJudgeModel
 from evaluator.judge.quality import QualityJudge, quality_means
@@ -39,7 +39,6 @@ __all__ = [
     "CorrectnessVerdict",
     "FakeJudgeModel",
     "GenerationRecord",
-    "JudgeAsk",
     "JudgeMetric",
     "JudgeModel",
     "JudgeOutcome",
@@ -63,7 +62,6 @@ __all__ = [
     "TokenUsage",
     "UnrecordedJudgement",
     "VerdictCache",
-    "ask_each",
     "crag_metrics",
     "exact_match",
     "json_objects",

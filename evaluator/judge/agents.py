@@ -17,8 +17,8 @@ object), after the judge stage.
 Scores: `agent_reasoning`, `agent_handoff`, `agent_response_quality` on each agent's observation
 (observation-level, as `agent_tool_use`); figures: each one's mean over a result's agents.
 
-Built to be asked without the runtime: `asks` lists the requests, `combine` reads the answers in the
-same order; `judge` is the two around `runtime.ask`.
+A planned judge (judge/metric.py): `asks` lists the requests, `combine` reads the answers in the same
+order; `judge` is `ask_each`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluator.judge.agent_view import AgentWork, agent_variables, agent_works
-from evaluator.judge.metric import JudgeAsk, JudgeRuntime, PromptRef, ask_each
+from evaluator.judge.metric import Answer, Ask, JudgeRuntime, PromptRef, ask_each
 from evaluator.judge.model import TokenUsage
 from evaluator.judge.replies import AgentReply
 from evaluator.judge.verdicts import Judgement, JudgeOutcomeStatus
@@ -189,11 +189,11 @@ class AgentJudge(MetricBase):
     def prompt(self, scenario: Scenario) -> PromptRef:
         return PromptRef(name=self.prompt_name)
 
-    def asks(self, context: MetricContext, run_id: str) -> list[JudgeAsk[AgentReply]]:
+    def asks(self, context: MetricContext) -> list[Ask]:
         """One request per agent of the trace, first call first (none: no agent)."""
         names = context.trace.agent_names
         return [
-            JudgeAsk(
+            Ask(
                 judge=f"{self.key}:{work.name}",
                 prompt=self.prompt(context.scenario),
                 variables=agent_variables(context.scenario.input, work, names, self.budget_chars),
@@ -202,10 +202,8 @@ class AgentJudge(MetricBase):
             for work in agent_works(context.trace)
         ]
 
-    def combine(
-        self, context: MetricContext, answers: Sequence[tuple[AgentReply | None, Judgement]]
-    ) -> tuple[Verdict | None, Judgement]:
-        """The verdict from the answers to `asks(context, ...)`, in its order."""
+    def combine(self, context: MetricContext, answers: Sequence[Answer]) -> tuple[Verdict | None, Judgement]:
+        """The verdict from the answers to `asks(context)`, in its order."""
         works = agent_works(context.trace)
         if not works:
             reason = "no agent in the trace: nothing to judge per agent"
@@ -214,7 +212,7 @@ class AgentJudge(MetricBase):
             raise ValueError(f"{len(answers)} answers to the per-agent judge's {len(works)} requests")
         alone = len(works) == 1
         agents = {
-            work.name: _rating(work, reply, judgement, alone=alone)
+            work.name: _rating(work, reply if isinstance(reply, AgentReply) else None, judgement, alone=alone)
             for work, (reply, judgement) in zip(works, answers, strict=True)
         }
         judgement = combined_judgement(self.key, [judgement for _, judgement in answers])
@@ -225,7 +223,7 @@ class AgentJudge(MetricBase):
     def judge(
         self, context: MetricContext, runtime: JudgeRuntime, run_id: str
     ) -> tuple[Verdict | None, Judgement]:
-        return self.combine(context, ask_each(runtime, context, run_id, self.asks(context, run_id)))
+        return ask_each(self, context, runtime, run_id)
 
     def run_summary(self, verdicts: Sequence[Verdict], unjudged: int) -> dict[str, Any] | None:
         """Each aspect's mean over the agents judged in the run (`agents`: how many; `unscored`: the

@@ -25,7 +25,7 @@ from typing import Any
 
 from evaluator.config import DEFAULT_MISS_PHRASES
 from evaluator.judge.crag import exact_match, miss_phrase
-from evaluator.judge.metric import JudgeAsk, JudgeRuntime, PromptRef, ask_each, judge_of
+from evaluator.judge.metric import Answer, Ask, JudgeRuntime, PromptRef, ask_each, judge_of
 from evaluator.judge.render import correctness_variables
 from evaluator.judge.replies import CorrectnessReply
 from evaluator.judge.verdicts import CorrectnessLabel, CorrectnessVerdict, Judgement
@@ -96,45 +96,49 @@ class CorrectnessJudge(MetricBase):
     def prompt(self, scenario: Scenario) -> PromptRef:
         return PromptRef(name=self.prompt_name)
 
-    def asks(self, context: MetricContext, run_id: str) -> list[JudgeAsk[CorrectnessReply]]:
-        """Its request, unless the seed's rules decide without a model (then none)."""
-        answer, ground_truth = self._answer_and_truth(context)
+    def judge(
+        self, context: MetricContext, runtime: JudgeRuntime, run_id: str
+    ) -> tuple[Verdict | None, Judgement]:
+        return ask_each(self, context, runtime, run_id)
+
+    def asks(self, context: MetricContext) -> list[Ask]:
+        """None when the rules decide (`combine` does then); else the semantic step's request."""
+        answer, ground_truth = self._judged(context)
         if self.by_rule(answer_text(answer), ground_truth) is not None:
             return []
         variables = correctness_variables(
             question=context.scenario.input, answer=answer, ground_truth=ground_truth
         )
-        prompt = self.prompt(context.scenario)
-        return [JudgeAsk(judge=self.key, prompt=prompt, variables=variables, reply_type=CorrectnessReply)]
+        return [
+            Ask(
+                judge=self.key,
+                prompt=self.prompt(context.scenario),
+                variables=variables,
+                reply_type=CorrectnessReply,
+            )
+        ]
 
-    def combine(
-        self, context: MetricContext, answers: Sequence[tuple[CorrectnessReply | None, Judgement]]
-    ) -> tuple[Verdict | None, Judgement]:
-        """The rules' verdict (no answers), else the verdict from the answer to its request."""
+    def combine(self, context: MetricContext, answers: Sequence[Answer]) -> tuple[Verdict | None, Judgement]:
         if not answers:
-            answer, ground_truth = self._answer_and_truth(context)
-            ruled = self.by_rule(answer_text(answer), ground_truth)
+            answer, ground_truth = self._judged(context)
+            ruled = self.by_rule(answer_text(answer), ground_truth)  # why asks() asked nothing
             if ruled is None:
-                raise ValueError("the correctness judge's request went unanswered")
+                return None, Judgement(judge=self.key, status="unscored", reason="the judge was not asked")
             return ruled, ruled.judgement
-        [(reply, judgement)] = answers
-        if reply is None:
+        ((reply, judgement),) = answers
+        if not isinstance(reply, CorrectnessReply):
             return None, judgement
         label: CorrectnessLabel = "correct" if reply.verdict == "CORRECT" else "hallucination"
         return CorrectnessVerdict(
             verdict=label, exact_match=False, reason=reply.reason, judgement=judgement
         ), judgement
 
-    def judge(
-        self, context: MetricContext, runtime: JudgeRuntime, run_id: str
-    ) -> tuple[Verdict | None, Judgement]:
-        return self.combine(context, ask_each(runtime, context, run_id, self.asks(context, run_id)))
-
     @staticmethod
-    def _answer_and_truth(context: MetricContext) -> tuple[Any, str]:
+    def _judged(context: MetricContext) -> tuple[object, str]:
+        """The final answer (as `answer.contains` reads it) and the ground truth."""
         spec = context.scenario.expected.answer
         ground_truth = spec.ground_truth if spec is not None and spec.ground_truth else ""
-        return final_answer(context.answer, context.trace.agent_names), ground_truth  # as `answer.contains`
+        return final_answer(context.answer, context.trace.agent_names), ground_truth
 
     def by_rule(self, answer: str, ground_truth: str) -> CorrectnessVerdict | None:
         """The seed's first two steps, with no model call: a miss, then an exact match."""

@@ -8,21 +8,26 @@ the rest of the run. A reply that is not valid gets one repair request; then the
 A scored judgement is cached (prompt version, model, hash of the exact messages) and not paid again;
 once a reply says the endpoint serves another model for the configured name than the one a cached
 verdict came from, that verdict is asked again (see `_cached`).
+
+`judge` asks in the calling thread; `ajudge` on the running event loop, awaiting the model when it can
+be awaited (`AsyncJudgeModel`) and its judges say what they ask before asking (`PlannedJudgeMetric`),
+else in a thread. Both go through the same conversation (`_Conversation.steps`), cache and give-up rule.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Generic
+from typing import Any, Generic, cast
 
 from evaluator.config import DEFAULT_MISS_PHRASES, JudgeConfig
 from evaluator.errors import EvaluatorError, JudgeUnavailableError, ResponseFormatRejectedError
 from evaluator.judge.cache import CacheKey, VerdictCache
 from evaluator.judge.correctness import CorrectnessJudge
-from evaluator.judge.metric import JudgeMetric, PromptRef
-from evaluator.judge.model import JudgeModel, ModelReply, TokenUsage
+from evaluator.judge.metric import Answer, JudgeMetric, PlannedJudgeMetric, PromptRef
+from evaluator.judge.model import AsyncJudgeModel, JudgeModel, ModelReply, TokenUsage
 from evaluator.judge.quality import QualityJudge
 from evaluator.judge.replies import Reply, read_reply, repair_request
 from evaluator.judge.retry import RetryPolicy
@@ -105,6 +110,15 @@ class _Task(Generic[Reply]):
     reply_type: type[Reply]
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Opening:
+    """A judgement about to ask the model: how it is named, traced and cached."""
+
+    base: Judgement
+    key: CacheKey | None
+    trace_names: Mapping[str, Any]
+
+
 _GIVE_UP_AFTER = 3  # judgements in a row whose endpoint failed, before the run stops asking it
 
 
@@ -144,6 +158,19 @@ class Judges:
         self._lock = threading.Lock()
         self._resolved: dict[tuple[str, int | None, str | None], Prompt] = {}  # see _prompt
         self._requests: dict[int, _RequestShape] = {}  # by id() of a resolved prompt: see request_shape
+        # checked once: a runtime protocol check walks every member
+        self._planned = {id(m): isinstance(m, PlannedJudgeMetric) for m in self.metrics}
+        self._async_model = model if isinstance(model, AsyncJudgeModel) else None
+
+    @property
+    def awaitable(self) -> bool:
+        """Whether `ajudge` asks on the event loop itself (else each request goes to a thread)."""
+        return self._async_model is not None
+
+    async def aclose(self) -> None:
+        """Close what the model opened on the running loop (its async client)."""
+        if self._async_model is not None:
+            await self._async_model.aclose()
 
     def applies(self, scenario: Scenario) -> bool:
         """Whether any of the judges applies to the scenario."""
@@ -158,6 +185,35 @@ class Judges:
             if not metric.applies(scenario):
                 continue
             verdict, judgements[metric.key] = metric.judge(context, self, run_id)
+            if verdict is not None:
+                judged[metric.key] = verdict
+        return JudgeOutcome(judged=judged, judgements=judgements, status=overall_status(judgements))
+
+    async def ajudge(self, scenario: Scenario, answer: object, trace: Trace, *, run_id: str) -> JudgeOutcome:
+        """`judge`, on the running event loop. A judge that does not say what it asks
+        (not a `PlannedJudgeMetric`) is run in a thread."""
+        context = MetricContext(scenario=scenario, trace=trace, answer=answer)
+        judged: dict[str, Verdict] = {}
+        judgements: dict[str, Judgement] = {}
+        for metric in self.metrics:
+            if not metric.applies(scenario):
+                continue
+            if self._planned[id(metric)]:
+                planned = cast(PlannedJudgeMetric, metric)
+                answers: list[Answer] = []
+                for ask in planned.asks(context):
+                    task = self._task(
+                        ask.judge,
+                        scenario,
+                        run_id=run_id,
+                        ref=ask.prompt,
+                        variables=ask.variables,
+                        reply_type=ask.reply_type,
+                    )
+                    answers.append((None, task) if isinstance(task, Judgement) else await self._aask(task))
+                verdict, judgements[metric.key] = planned.combine(context, answers)
+            else:
+                verdict, judgements[metric.key] = await asyncio.to_thread(metric.judge, context, self, run_id)
             if verdict is not None:
                 judged[metric.key] = verdict
         return JudgeOutcome(judged=judged, judgements=judgements, status=overall_status(judgements))
@@ -223,9 +279,32 @@ class Judges:
         return prompt
 
     def _ask(self, task: _Task[Reply]) -> tuple[Reply | None, Judgement]:
-        messages, model = task.messages, self.settings.model
+        opening = self._open(task)
+        if not isinstance(opening, _Opening):
+            return opening
+        with self._tracer.judgement(**opening.trace_names) as trace:
+            talk = _Conversation(self, task.prompt, trace)
+            outcome = talk.verdict(task.messages, task.reply_type)
+        return self._close(task, opening, talk, outcome)
+
+    async def _aask(self, task: _Task[Reply]) -> tuple[Reply | None, Judgement]:
+        """`_ask`, on the running loop; in a thread when the model cannot be awaited."""
+        if not self.awaitable:
+            return await asyncio.to_thread(self._ask, task)
+        opening = self._open(task)
+        if not isinstance(opening, _Opening):
+            return opening
+        with self._tracer.judgement(**opening.trace_names) as trace:
+            talk = _Conversation(self, task.prompt, trace)
+            outcome = await talk.averdict(task.messages, task.reply_type)
+        return self._close(task, opening, talk, outcome)
+
+    def _open(self, task: _Task[Reply]) -> _Opening | tuple[Reply | None, Judgement]:
+        """What a judgement starts from, or its answer already: from the cache, or unscored when the
+        endpoint has been given up on."""
+        model = self.settings.model
         base = Judgement(judge=task.judge, status="scored", prompt=task.prompt, model=model)
-        key = CacheKey.of(task.prompt, model, messages) if self._cache is not None else None
+        key = CacheKey.of(task.prompt, model, task.messages) if self._cache is not None else None
         cached = self._cached(key, task.reply_type) if key is not None else None
         if cached is not None:
             reply, entry = cached
@@ -235,20 +314,29 @@ class Judges:
         with self._lock:
             given_up = self._given_up
         if given_up is not None:
-            return None, replace(base, status="unscored", reason=given_up, failed=True, messages=messages)
-        with self._tracer.judgement(
-            run_id=task.run_id, scenario_id=task.scenario_id, judge=task.judge, prompt=task.prompt
-        ) as trace:
-            talk = _Conversation(self, task.prompt, trace)
-            outcome = talk.verdict(messages, task.reply_type)
+            return None, replace(
+                base, status="unscored", reason=given_up, failed=True, messages=task.messages
+            )
+        names = {
+            "run_id": task.run_id,
+            "scenario_id": task.scenario_id,
+            "judge": task.judge,
+            "prompt": task.prompt,
+        }
+        return _Opening(base=base, key=key, trace_names=names)
+
+    def _close(
+        self, task: _Task[Reply], opening: _Opening, talk: _Conversation, outcome: Reply | str
+    ) -> tuple[Reply | None, Judgement]:
+        """The judgement of a finished conversation; a scored one is cached."""
         self._count_failure(talk.endpoint_failed, outcome)
         if talk.served_model:
             with self._lock:
                 self._served = talk.served_model
         judgement = replace(
-            base,
-            model=talk.served_model or model,
-            trace_id=trace.trace_id,
+            opening.base,
+            model=talk.served_model or self.settings.model,
+            trace_id=talk.trace_id,
             calls=talk.calls,
             usage=talk.usage,
         )
@@ -258,12 +346,12 @@ class Judges:
                 status="unscored",
                 reason=outcome,
                 failed=talk.failed,
-                messages=talk.last_messages or messages,
+                messages=talk.last_messages or task.messages,
                 raw_reply=talk.last_reply,
             )
-        if self._cache is not None and key is not None:
-            entry = {"reply": outcome.model_dump(), "model": judgement.model, "trace_id": trace.trace_id}
-            self._cache.keep_verdict(key, entry)
+        if self._cache is not None and opening.key is not None:
+            entry = {"reply": outcome.model_dump(), "model": judgement.model, "trace_id": talk.trace_id}
+            self._cache.keep_verdict(opening.key, entry)
         return outcome, judgement
 
     def _cached(self, key: CacheKey, reply_type: type[Reply]) -> tuple[Reply, Mapping[str, Any]] | None:
@@ -364,13 +452,23 @@ def _cut_off(parameters: Mapping[str, Any]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class _Request:
+    """One request of a conversation (sent with its retries)."""
+
+    messages: list[ChatMessage]
+    parameters: Mapping[str, Any]
+
+
 class _Conversation:
-    """The model calls of one judgement: the request, and at most one repair request."""
+    """The model calls of one judgement: the request, and at most one repair request. `steps` says
+    what to send and reads the replies; `verdict` sends in this thread, `averdict` on the event loop."""
 
     def __init__(self, judges: Judges, prompt: Prompt, trace: JudgementTrace) -> None:
         self._judges = judges
         self._prompt = prompt
         self._trace = trace
+        self.trace_id = trace.trace_id
         self.calls = 0
         self.usage = TokenUsage()
         self.failed = False
@@ -382,8 +480,42 @@ class _Conversation:
 
     def verdict(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
         """The valid reply, or why there is none."""
+        steps = self.steps(messages, reply_type)
+        request = next(steps)
+        while True:
+            try:
+                reply: ModelReply | JudgeUnavailableError = self._request(request)
+            except JudgeUnavailableError as exc:
+                reply = exc
+            try:
+                request = (
+                    steps.throw(reply) if isinstance(reply, JudgeUnavailableError) else steps.send(reply)
+                )
+            except StopIteration as end:
+                return end.value  # type: ignore[no-any-return]
+
+    async def averdict(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
+        """`verdict`, on the running event loop."""
+        steps = self.steps(messages, reply_type)
+        request = next(steps)
+        while True:
+            try:
+                reply: ModelReply | JudgeUnavailableError = await self._arequest(request)
+            except JudgeUnavailableError as exc:
+                reply = exc
+            try:
+                request = (
+                    steps.throw(reply) if isinstance(reply, JudgeUnavailableError) else steps.send(reply)
+                )
+            except StopIteration as end:
+                return end.value  # type: ignore[no-any-return]
+
+    def steps(
+        self, messages: list[ChatMessage], reply_type: type[Reply]
+    ) -> Generator[_Request, ModelReply, Reply | str]:
+        """Yields each request to send; gets its reply, or the `JudgeUnavailableError` of no reply."""
         try:
-            parsed = self._send(messages, reply_type)
+            parsed = yield from self._send(messages, reply_type)
         except JudgeUnavailableError as exc:
             self.failed, self.endpoint_failed = True, exc.about_the_endpoint
             return f"no reply from the judge after {self.calls} request(s): {exc}"
@@ -396,7 +528,7 @@ class _Conversation:
             ChatMessage(role="user", content=repair_request(parsed, reply_type)),
         ]
         try:
-            again = self._send(repair, reply_type)
+            again = yield from self._send(repair, reply_type)
         except JudgeUnavailableError as exc:  # the reply that did not do stays the raw reply
             self.failed, self.last_messages, self.last_reply = True, messages, first
             self.endpoint_failed = exc.about_the_endpoint
@@ -405,7 +537,9 @@ class _Conversation:
             return f"the judge's reply was not valid, even after one repair request: {again}"
         return again
 
-    def _send(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
+    def _send(
+        self, messages: list[ChatMessage], reply_type: type[Reply]
+    ) -> Generator[_Request, ModelReply, Reply | str]:
         """One request (with its retries), in its own GENERATION; the reply read as `reply_type`."""
         self.last_messages, self.last_reply = messages, None
         parameters = self._judges.request_shape(self._prompt).parameters
@@ -416,7 +550,7 @@ class _Conversation:
             parameters=parameters,
         ) as generation:
             try:
-                reply = self._request(messages, parameters)
+                reply = yield _Request(messages, parameters)
             except JudgeUnavailableError as exc:
                 generation.failed(str(exc))
                 raise
@@ -429,29 +563,39 @@ class _Conversation:
                 generation.unusable(parsed)
         return parsed
 
-    def _request(self, messages: list[ChatMessage], parameters: Mapping[str, Any]) -> ModelReply:
+    def _request(self, request: _Request) -> ModelReply:
         judges = self._judges
         try:
-            return judges.retry.call(
-                lambda: self._once(messages, parameters, judges.response_format(self._prompt))
+            return judges.retry.call(lambda: self._once(request, judges.response_format(self._prompt)))
+        except ResponseFormatRejectedError as exc:
+            judges.structured_output_refused(exc)
+            return judges.retry.call(lambda: self._once(request, None))
+
+    async def _arequest(self, request: _Request) -> ModelReply:
+        judges = self._judges
+        try:
+            return await judges.retry.acall(
+                lambda: self._aonce(request, judges.response_format(self._prompt))
             )
         except ResponseFormatRejectedError as exc:
             judges.structured_output_refused(exc)
-            return judges.retry.call(lambda: self._once(messages, parameters, None))
+            return await judges.retry.acall(lambda: self._aonce(request, None))
 
-    def _once(
-        self,
-        messages: list[ChatMessage],
-        parameters: Mapping[str, Any],
-        response_format: dict[str, Any] | None,
-    ) -> ModelReply:
+    def _once(self, request: _Request, response_format: dict[str, Any] | None) -> ModelReply:
         self.calls += 1
+        return self._judges.model.complete(request.messages, **self._options(request, response_format))
+
+    async def _aonce(self, request: _Request, response_format: dict[str, Any] | None) -> ModelReply:
+        self.calls += 1
+        model = cast(AsyncJudgeModel, self._judges.model)  # _aask asks here only then: see awaitable
+        return await model.acomplete(request.messages, **self._options(request, response_format))
+
+    def _options(self, request: _Request, response_format: dict[str, Any] | None) -> dict[str, Any]:
         settings = self._judges.settings
-        return self._judges.model.complete(
-            messages,
-            model=settings.model,
-            temperature=float(parameters["temperature"]),
-            response_format=response_format,
-            timeout=settings.timeout_seconds,
-            max_tokens=parameters.get("max_tokens"),
-        )
+        return {
+            "model": settings.model,
+            "temperature": float(request.parameters["temperature"]),
+            "response_format": response_format,
+            "timeout": settings.timeout_seconds,
+            "max_tokens": request.parameters.get("max_tokens"),
+        }

@@ -8,14 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from evaluator.judge.replies import Reply
+from evaluator.judge.replies import JudgeReply, Reply
 from evaluator.judge.verdicts import Judgement
 from evaluator.metrics import Metric, MetricContext, Verdict
 from evaluator.scenarios import Scenario
 
-__all__ = ["JudgeAsk", "JudgeMetric", "JudgeRuntime", "PromptRef", "ask_each", "judge_of"]
+__all__ = [
+    "Answer",
+    "Ask",
+    "JudgeMetric",
+    "JudgeRuntime",
+    "PlannedJudgeMetric",
+    "PromptRef",
+    "ask_each",
+    "judge_of",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,15 +38,17 @@ class PromptRef:
 
 
 @dataclass(frozen=True, kw_only=True)
-class JudgeAsk(Generic[Reply]):
-    """One request a judge makes, built without the runtime: everything `JudgeRuntime.ask` takes
-    besides the context and run id. A judge that makes several (the per-agent judge: one per agent)
-    lists them, and combines the answers in the same order."""
+class Ask:
+    """One request a judge makes through the runtime: its prompt compiled with `variables`, the reply
+    read as `reply_type`."""
 
-    judge: str  # the judgement's name (its trace's seed: distinct for each request of one result)
+    judge: str
     prompt: PromptRef
     variables: Mapping[str, str]
-    reply_type: type[Reply]
+    reply_type: type[JudgeReply]
+
+
+Answer = tuple[JudgeReply | None, Judgement]  # what the runtime made of one `Ask`
 
 
 class JudgeRuntime(Protocol):
@@ -82,11 +93,26 @@ class JudgeMetric(Metric, Protocol):
         ...
 
 
+@runtime_checkable
+class PlannedJudgeMetric(JudgeMetric, Protocol):
+    """A judge that says what it will ask before asking (`asks`), and makes its verdict of the answers
+    (`combine`): the runtime can then ask on an event loop, not only in a thread (`Judges.ajudge`). Its
+    `judge` is `ask_each`."""
+
+    def asks(self, context: MetricContext) -> Sequence[Ask]:
+        """What to ask, in order; none when the verdict needs no model (`combine` gets no answers)."""
+        ...
+
+    def combine(self, context: MetricContext, answers: Sequence[Answer]) -> tuple[Verdict | None, Judgement]:
+        """The verdict of the answers to `asks`, in the same order."""
+        ...
+
+
 def ask_each(
-    runtime: JudgeRuntime, context: MetricContext, run_id: str, asks: Sequence[JudgeAsk[Reply]]
-) -> list[tuple[Reply | None, Judgement]]:
-    """Each request asked through `runtime`, in order: the answers a judge's `combine` reads."""
-    return [
+    metric: PlannedJudgeMetric, context: MetricContext, runtime: JudgeRuntime, run_id: str
+) -> tuple[Verdict | None, Judgement]:
+    """A planned judge's `judge`: each of its asks through `runtime`, then its verdict."""
+    answers = [
         runtime.ask(
             ask.judge,
             context,
@@ -95,8 +121,9 @@ def ask_each(
             variables=ask.variables,
             reply_type=ask.reply_type,
         )
-        for ask in asks
+        for ask in metric.asks(context)
     ]
+    return metric.combine(context, answers)
 
 
 def judge_of(score: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,19 +1,21 @@
 """The judges' seam to an LLM: one method, `complete`, over chat messages.
 
 `OpenAIJudgeModel` (the `openai` client against any OpenAI-compatible endpoint) is the real one;
-`FakeJudgeModel` is its recording twin for tests. Retries are not the model's business: the one retry
-policy (`retry.RetryPolicy`) owns them, so a model raises at the first failure.
+`FakeJudgeModel` is its recording twin for tests. A model that can also be awaited (`AsyncJudgeModel`:
+`acomplete`, as the OpenAI one) is asked on the run's event loop; any other is called in a thread.
+Retries are not the model's business: the one retry policy (`retry.RetryPolicy`) owns them, so a model
+raises at the first failure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from evaluator.prompts import ChatMessage
 
-__all__ = ["JudgeModel", "ModelReply", "TokenUsage"]
+__all__ = ["AsyncJudgeModel", "JudgeModel", "ModelReply", "TokenUsage"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,4 +60,24 @@ class JudgeModel(Protocol):
         """One chat completion. Raises `JudgeUnavailableError` when there is no reply (its `status`
         and `retry_after` say why), `ResponseFormatRejectedError` when the endpoint refuses
         `response_format`."""
+        ...
+
+
+@runtime_checkable
+class AsyncJudgeModel(Protocol):
+    """A judge model that can be awaited: `complete`'s contract, on the running event loop."""
+
+    async def acomplete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        model: str,
+        temperature: float,
+        response_format: Mapping[str, Any] | None,
+        timeout: float,
+        max_tokens: int | None = None,
+    ) -> ModelReply: ...
+
+    async def aclose(self) -> None:
+        """Close what it opened on the running loop."""
         ...

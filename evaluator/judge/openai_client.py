@@ -1,22 +1,27 @@
-"""The real judge model: the `openai` client against any OpenAI-compatible endpoint (OpenAI, Azure,
-vLLM, Ollama, llama.cpp's server...).
+"""The real judge model: the `openai` client against any OpenAI-compatible endpoint (OpenAI, Azure, vLLM,
+Ollama, llama.cpp's server...).
 
-One client per run, shared by every judge thread (its connection pool is thread-safe; measured: threads
-sharing one sync client stay within 1.08-1.18 x ideal at concurrency 32-64). The client's own retries
-are off: `retry.RetryPolicy` owns retries, so every failure surfaces here as a `JudgeUnavailableError`
-with the status and Retry-After the caller needs. The key is never put into a message.
+`complete` uses one sync client, shared by every thread that calls it (its connection pool is
+thread-safe); `acomplete`, what a run's judge stage uses, one `AsyncOpenAI` on the run's event loop (no
+thread per judgement: a thread per call cost more CPU than the call). The clients' own retries are off:
+`retry.RetryPolicy` owns retries, so every failure surfaces here as a `JudgeUnavailableError` with the
+status and Retry-After the caller needs. The key is never put into a message.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import json
+import ssl
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx2
 import openai
-from openai import DefaultHttpxClient, OpenAI
-from openai.types.chat import ChatCompletion
+from openai import AsyncOpenAI, DefaultAsyncHttpxClient, DefaultHttpxClient, OpenAI
 
 from evaluator.config import LLMEndpoint
 from evaluator.errors import JudgeUnavailableError, ResponseFormatRejectedError
@@ -32,15 +37,26 @@ class OpenAIJudgeModel:
     def __init__(self, endpoint: LLMEndpoint, *, timeout: float = 60.0) -> None:
         self.endpoint = endpoint
         self._where = endpoint.base_url or "https://api.openai.com/v1"
-        self._client = OpenAI(
-            api_key=endpoint.api_key.get_secret_value(),
-            base_url=endpoint.base_url,
-            timeout=timeout,
-            max_retries=0,
-            http_client=DefaultHttpxClient(
-                event_hooks={"request": [_stamp_start], "response": [_bound_whole_reply]}
-            ),
-        )
+        self._timeout = timeout
+        self._sync: OpenAI | None = None  # made at the first `complete`: a run asks with `acomplete`
+        self._async: tuple[asyncio.AbstractEventLoop, AsyncOpenAI] | None = None  # see _async_client
+        self._lock = threading.Lock()
+
+    @property
+    def _client(self) -> OpenAI:
+        with self._lock:
+            if self._sync is None:
+                self._sync = OpenAI(
+                    api_key=self.endpoint.api_key.get_secret_value(),
+                    base_url=self.endpoint.base_url,
+                    timeout=self._timeout,
+                    max_retries=0,
+                    http_client=DefaultHttpxClient(
+                        verify=_tls_context(),
+                        event_hooks={"request": [_stamp_start], "response": [_bound_whole_reply]},
+                    ),
+                )
+            return self._sync
 
     def complete(
         self,
@@ -57,19 +73,74 @@ class OpenAIJudgeModel:
             body["max_tokens"] = max_tokens
         try:
             completion = self._client.post(
-                "/chat/completions", body=body, cast_to=ChatCompletion, options={"timeout": timeout}
+                "/chat/completions", body=body, cast_to=bytes, options={"timeout": timeout}
             )
-        except openai.APITimeoutError:
-            raise JudgeUnavailableError(
-                f"the judge endpoint {self._where} did not answer within {timeout:g} s"
-            ) from None
-        except openai.APIConnectionError as exc:
-            raise JudgeUnavailableError(f"the judge endpoint {self._where} is unreachable ({exc})") from None
-        except openai.APIStatusError as exc:
-            raise self._status_error(exc, asked_format=response_format is not None) from None
+        except (openai.APIConnectionError, openai.APIStatusError) as exc:
+            raise self._unavailable(exc, timeout, asked_format=response_format is not None) from None
+        return self._read(completion, model)
+
+    async def acomplete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        model: str,
+        temperature: float,
+        response_format: Mapping[str, Any] | None,
+        timeout: float,
+        max_tokens: int | None = None,
+    ) -> ModelReply:
+        """`complete`, on the running event loop (its own client: see `_async_client`)."""
+        body = _body(messages, model=model, temperature=temperature, response_format=response_format)
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
         try:
-            return _reply(completion, model)
-        except (AttributeError, TypeError, IndexError) as exc:  # not the shape of a chat completion
+            completion = await self._async_client().post(
+                "/chat/completions", body=body, cast_to=bytes, options={"timeout": timeout}
+            )
+        except (openai.APIConnectionError, openai.APIStatusError) as exc:
+            raise self._unavailable(exc, timeout, asked_format=response_format is not None) from None
+        return self._read(completion, model)
+
+    def _async_client(self) -> AsyncOpenAI:
+        """The async client of the running loop: an async client's connections belong to the loop that
+        opened them, so another loop (another run) gets a client of its own; `aclose` closes it."""
+        loop = asyncio.get_running_loop()
+        if self._async is None or self._async[0] is not loop:
+            endpoint = self.endpoint
+            client = AsyncOpenAI(
+                api_key=endpoint.api_key.get_secret_value(),
+                base_url=endpoint.base_url,
+                timeout=self._timeout,
+                max_retries=0,
+                http_client=DefaultAsyncHttpxClient(
+                    verify=_tls_context(),
+                    event_hooks={"request": [_astamp_start], "response": [_abound_whole_reply]},
+                ),
+            )
+            self._async = (loop, client)
+        return self._async[1]
+
+    async def aclose(self) -> None:
+        """Close the running loop's async client (call it on that loop before the loop ends)."""
+        if self._async is not None and self._async[0] is asyncio.get_running_loop():
+            client, self._async = self._async[1], None
+            await client.close()
+
+    def _unavailable(
+        self, exc: openai.APIConnectionError | openai.APIStatusError, timeout: float, *, asked_format: bool
+    ) -> JudgeUnavailableError:
+        if isinstance(exc, openai.APITimeoutError):
+            return JudgeUnavailableError(
+                f"the judge endpoint {self._where} did not answer within {timeout:g} s"
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return JudgeUnavailableError(f"the judge endpoint {self._where} is unreachable ({exc})")
+        return self._status_error(exc, asked_format=asked_format)
+
+    def _read(self, body: bytes, model: str) -> ModelReply:
+        try:
+            return _reply(json.loads(body), model)
+        except (ValueError, TypeError, IndexError, KeyError) as exc:  # not a chat completion
             raise JudgeUnavailableError(
                 f"the judge endpoint {self._where} answered with something that is not a chat completion "
                 f"({type(exc).__name__}: {exc}). Fix: check EVALUATOR_JUDGE_BASE_URL (an OpenAI-compatible "
@@ -89,7 +160,17 @@ class OpenAIJudgeModel:
         return JudgeUnavailableError(message, status=status, retry_after=_retry_after(exc.response))
 
     def close(self) -> None:
-        self._client.close()
+        with self._lock:
+            client, self._sync = self._sync, None
+        if client is not None:
+            client.close()
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The TLS settings httpx makes for each client (the CA bundle, or SSL_CERT_FILE and SSL_CERT_DIR),
+    made once per process: loading the CA bundle costs some 50 ms of CPU and 1 MB per client."""
+    return httpx2.create_ssl_context()
 
 
 def _body(
@@ -113,22 +194,31 @@ def _body(
     return body
 
 
-def _reply(completion: Any, model: str) -> ModelReply:
-    """The reply's text, usage and model, read leniently: servers leave out or null what they do not
-    track (`usage`, its counts, the model name, a choice's message)."""
-    choice = completion.choices[0] if completion.choices else None
-    message = getattr(choice, "message", None)
-    text = (message.content or message.refusal or "") if message is not None else ""
-    usage = completion.usage
+def _reply(completion: object, model: str) -> ModelReply:
+    """The reply's text, usage and model, read leniently from the completion's JSON: servers leave out
+    or null what they do not track (`usage`, its counts, the model name, a choice's message). Read as
+    JSON, not built into the client's typed `ChatCompletion` (which cost more CPU than the rest of the
+    judgement: benchmarks/bench_judges.py)."""
+    choices = _object(completion, "the reply").get("choices") or []
+    choice = _object(choices[0], "a choice") if choices else {}
+    message = _object(choice.get("message") or {}, "a choice's message")
+    text = message.get("content") or message.get("refusal") or ""
+    usage = _object(completion, "the reply").get("usage") or {}
     return ModelReply(
         text=text if isinstance(text, str) else str(text),
         usage=TokenUsage(
-            input=int(getattr(usage, "prompt_tokens", None) or 0),
-            output=int(getattr(usage, "completion_tokens", None) or 0),
+            input=int(_object(usage, "usage").get("prompt_tokens") or 0),
+            output=int(usage.get("completion_tokens") or 0),
         ),
-        model=completion.model or model,
-        cut_off=getattr(choice, "finish_reason", None) == "length",
+        model=str(_object(completion, "the reply").get("model") or model),
+        cut_off=choice.get("finish_reason") == "length",
     )
+
+
+def _object(value: object, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{what} is {type(value).__name__}, not an object")
+    return value
 
 
 # How servers that cannot give structured output say so: OpenAI-compatible 400s naming the field,
@@ -162,12 +252,19 @@ def _stamp_start(request: httpx2.Request) -> None:
     request.extensions[_STARTED] = time.monotonic()
 
 
-def _bound_whole_reply(response: httpx2.Response) -> None:
+def _whole_reply_deadline(response: httpx2.Response) -> tuple[float, float] | None:
+    """(when the reply must have ended, the read timeout) of a request stamped by `_stamp_start`."""
     extensions = response.request.extensions
     seconds = (extensions.get("timeout") or {}).get("read")
     started = extensions.get(_STARTED)
     if isinstance(seconds, int | float) and seconds > 0 and isinstance(started, float):
-        response.stream = _Bounded(response.stream, started + seconds, seconds)
+        return started + seconds, float(seconds)
+    return None
+
+
+def _bound_whole_reply(response: httpx2.Response) -> None:
+    if (deadline := _whole_reply_deadline(response)) is not None:
+        response.stream = _Bounded(response.stream, *deadline)
 
 
 class _Bounded(httpx2.SyncByteStream):
@@ -182,3 +279,26 @@ class _Bounded(httpx2.SyncByteStream):
 
     def close(self) -> None:
         self._stream.close()
+
+
+async def _astamp_start(request: httpx2.Request) -> None:
+    _stamp_start(request)
+
+
+async def _abound_whole_reply(response: httpx2.Response) -> None:
+    if (deadline := _whole_reply_deadline(response)) is not None:
+        response.stream = _AsyncBounded(response.stream, *deadline)
+
+
+class _AsyncBounded(httpx2.AsyncByteStream):
+    def __init__(self, stream: Any, ends: float, seconds: float) -> None:
+        self._stream, self._ends, self._seconds = stream, ends, seconds
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._stream:
+            if time.monotonic() > self._ends:
+                raise httpx2.ReadTimeout(f"the reply took longer than {self._seconds:g} s in all")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from evaluator.judge.metric import JudgeAsk, JudgeRuntime, PromptRef, ask_each, judge_of
+from evaluator.judge.metric import Answer, Ask, JudgeRuntime, PromptRef, ask_each, judge_of
 from evaluator.judge.render import quality_variables, sources_block
 from evaluator.judge.replies import QualityReply
 from evaluator.judge.verdicts import Judgement, QualityVerdict
@@ -96,8 +96,12 @@ class QualityJudge(MetricBase):
             return PromptRef(name=self.prompt_name)
         return PromptRef(name=spec.prompt or self.prompt_name, version=spec.version, label=spec.label)
 
-    def asks(self, context: MetricContext, run_id: str) -> list[JudgeAsk[QualityReply]]:
-        """Its one request: the question, the answer, the criteria and the sources."""
+    def judge(
+        self, context: MetricContext, runtime: JudgeRuntime, run_id: str
+    ) -> tuple[Verdict | None, Judgement]:
+        return ask_each(self, context, runtime, run_id)
+
+    def asks(self, context: MetricContext) -> list[Ask]:
         scenario = context.scenario
         criteria = scenario.expected.answer.criteria if scenario.expected.answer is not None else ""
         sources = sources_block(context.trace.tools, self.source_budget_chars)
@@ -107,15 +111,13 @@ class QualityJudge(MetricBase):
             criteria=criteria or "",
             sources=sources,
         )
-        prompt = self.prompt(scenario)
-        return [JudgeAsk(judge=self.key, prompt=prompt, variables=variables, reply_type=QualityReply)]
+        return [
+            Ask(judge=self.key, prompt=self.prompt(scenario), variables=variables, reply_type=QualityReply)
+        ]
 
-    def combine(
-        self, context: MetricContext, answers: Sequence[tuple[QualityReply | None, Judgement]]
-    ) -> tuple[Verdict | None, Judgement]:
-        """The verdict from the answer to its request."""
-        [(reply, judgement)] = answers
-        if reply is None:
+    def combine(self, context: MetricContext, answers: Sequence[Answer]) -> tuple[Verdict | None, Judgement]:
+        ((reply, judgement),) = answers
+        if not isinstance(reply, QualityReply):
             return None, judgement
         verdict = QualityVerdict(
             answer_quality=reply.answer_quality,
@@ -125,11 +127,6 @@ class QualityJudge(MetricBase):
             judgement=judgement,
         )
         return verdict, judgement
-
-    def judge(
-        self, context: MetricContext, runtime: JudgeRuntime, run_id: str
-    ) -> tuple[Verdict | None, Judgement]:
-        return self.combine(context, ask_each(runtime, context, run_id, self.asks(context, run_id)))
 
     def run_summary(self, verdicts: Sequence[Verdict], unjudged: int) -> dict[str, Any] | None:
         """The mean of each dimension over the results it scored (`scored`); None: none."""

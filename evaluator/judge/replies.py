@@ -21,6 +21,7 @@ from evaluator._problems import validation_problems
 __all__ = [
     "AgentReply",
     "CorrectnessReply",
+    "JudgeReply",
     "OptionalRating",
     "QualityReply",
     "Rating",
@@ -38,11 +39,13 @@ _DECODER = json.JSONDecoder()
 _THINKING = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
-class _Reply(BaseModel):
+class JudgeReply(BaseModel):
+    """What every judge reply model is: strict (no key it does not declare), immutable."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class QualityReply(_Reply):
+class QualityReply(JudgeReply):
     """The quality judge's reply (seed workflow-and-quality-metrics.md): three scores 0-1 and why."""
 
     answer_quality: float = Field(ge=0.0, le=1.0, strict=True)
@@ -51,28 +54,28 @@ class QualityReply(_Reply):
     reasoning: str
 
 
-class CorrectnessReply(_Reply):
+class CorrectnessReply(JudgeReply):
     """The correctness judge's reply (seed crag-llm-judge-evaluator.md)."""
 
     verdict: Literal["CORRECT", "WRONG"]
     reason: str
 
 
-class Rating(_Reply):
+class Rating(JudgeReply):
     """One dimension of the per-agent judge's reply: a score 0-1 and why."""
 
     score: float = Field(ge=0.0, le=1.0, strict=True)
     reason: str
 
 
-class OptionalRating(_Reply):
+class OptionalRating(JudgeReply):
     """A dimension that may not apply to the agent: its score is null then, with the reason."""
 
     score: float | None = Field(ge=0.0, le=1.0, strict=True)
     reason: str
 
 
-class AgentReply(_Reply):
+class AgentReply(JudgeReply):
     """The per-agent judge's reply (seed multi-agent-evaluation-plan.md): one agent's reasoning (null:
     it shows none), handoff (null: it did not delegate), response_quality, and coordination (null: it
     was alone), each 0-1 with a reason."""
@@ -83,7 +86,7 @@ class AgentReply(_Reply):
     coordination: OptionalRating
 
 
-Reply = TypeVar("Reply", bound=_Reply)
+Reply = TypeVar("Reply", bound=JudgeReply)
 
 
 def json_objects(text: str) -> list[Any]:

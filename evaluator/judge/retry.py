@@ -9,14 +9,15 @@ the shared `RateGate`, which every call passes before it is sent.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from evaluator.errors import JudgeUnavailableError, ResponseFormatRejectedError
 
@@ -47,13 +48,19 @@ class RateGate:
     def wait(self) -> float:
         """Wait until calls may go out; the seconds waited."""
         waited = 0.0
-        while True:
-            with self._lock:
-                delay = self._not_before - self._clock()
-            if delay <= 0:
-                return waited
+        while (delay := self._delay()) > 0:
             self._sleep(delay)
             waited += delay
+        return waited
+
+    async def await_open(self, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        """`wait`, on the running event loop."""
+        while (delay := self._delay()) > 0:
+            await sleep(delay)
+
+    def _delay(self) -> float:
+        with self._lock:
+            return self._not_before - self._clock()
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -71,6 +78,7 @@ class RetryPolicy:
     base_delay: float = 0.5  # the first backoff, doubled per try
     max_delay: float = 60.0  # no wait is longer, whatever Retry-After says
     sleep: Callable[[float], None] = time.sleep
+    asleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # `acall`'s
 
     def call(self, request: Callable[[], T]) -> T:
         """`request()` through the gate, retried per the policy; the last error when every try failed."""
@@ -87,6 +95,23 @@ class RetryPolicy:
             reraise=True,
         )
         result: T = retrying(attempt)
+        return result
+
+    async def acall(self, request: Callable[[], Awaitable[T]]) -> T:
+        """`call`, on the running event loop: the same gate, bound and waits."""
+
+        async def attempt() -> T:
+            await self.gate.await_open(self.asleep)
+            return await request()
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=retry_if_exception(_retryable),
+            sleep=self.asleep,
+            reraise=True,
+        )
+        result: T = await retrying(attempt)
         return result
 
     def _wait(self, state: RetryCallState) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from collections.abc import Sequence
 from typing import Any
 
 from evaluator.errors import LangfuseUnavailableError
@@ -17,20 +18,29 @@ class LangfuseTraces:
     def __init__(self, api: LangfuseApi) -> None:
         self._api = api
 
-    def observation_pages(self, trace_id: str) -> list[dict[str, Any]]:
-        """Every page of `GET /api/public/v2/observations?traceId=...` (cursor pagination), as JSON."""
+    def observation_pages(
+        self, trace_id: str, *, expand_metadata: Sequence[str] = ()
+    ) -> list[dict[str, Any]]:
+        """Every page of `GET /api/public/v2/observations?traceId=...` (cursor pagination), as JSON;
+        the metadata keys of `expand_metadata` whole (Langfuse cuts longer values at 200 characters)."""
+        return self._pages(
+            "reading observations",
+            trace_id=trace_id,
+            fields=OBSERVATION_FIELDS,
+            expand_metadata=",".join(expand_metadata) or None,
+        )
+
+    def session_pages(self, session_id: str) -> list[dict[str, Any]]:
+        """Every page of `GET /api/public/v2/observations?sessionId=...&fields=core,basic`: the
+        session's observations, enough to tell its traces apart (`traceId`, `startTime`)."""
+        return self._pages(f"listing session {session_id}", session_id=session_id, fields="core,basic")
+
+    def _pages(self, what: str, **query: Any) -> list[dict[str, Any]]:
         api = self._api
         pages: list[dict[str, Any]] = []
         cursor: str | None = None
         while True:
-            page = api.call(
-                "reading observations",
-                api.client.api.observations.get_many,
-                trace_id=trace_id,
-                fields=OBSERVATION_FIELDS,
-                limit=1000,
-                cursor=cursor,
-            )
+            page = api.call(what, api.client.api.observations.get_many, limit=1000, cursor=cursor, **query)
             pages.append(json.loads(page.json()))
             cursor = page.meta.cursor if page.meta else None
             if not cursor or not page.data:

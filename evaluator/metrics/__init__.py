@@ -10,6 +10,7 @@ from evaluator.metrics.answer import (
     final_answer,
 )
 from evaluator.metrics.base import (
+    Breakdown,
     DataType,
     Figure,
     Gate,
@@ -36,6 +37,7 @@ from evaluator.metrics.workflow import KindVerdict, WorkflowValidator, WorkflowV
 __all__ = [
     "AnswerCheck",
     "AnswerContainsMetric",
+    "Breakdown",
     "DataType",
     "Figure",
     "Gate",

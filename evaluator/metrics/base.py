@@ -22,6 +22,7 @@ from evaluator.scenarios import Scenario
 from evaluator.trace import DetailSource, Trace
 
 __all__ = [
+    "Breakdown",
     "DataType",
     "Direction",
     "Figure",
@@ -59,6 +60,7 @@ class ScoreDefinition:
     data_type: DataType
     description: str
     categories: tuple[str, ...] = ()
+    level: Level | None = None  # where its scores go, when not its metric's level (a roll-up's session)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,6 +101,12 @@ class Gate:
     floor_setting: str | None = None
 
 
+def _observed(row: Mapping[str, Any]) -> bool:
+    """Whether a score read back from Langfuse is an observation's."""
+    subject = row.get("subject")
+    return isinstance(subject, Mapping) and subject.get("kind") == "observation"
+
+
 def _none(_: Mapping[str, Any]) -> float | None:
     return None
 
@@ -122,6 +130,25 @@ class Figure:
     chart: str | None = None
     delta: bool = False
     change: bool = True
+
+
+def _no_groups(_: Mapping[str, Any]) -> Mapping[str, float]:
+    return {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Breakdown:
+    """A figure per group whose groups come from the results, not from the configuration (each agent
+    that ran, say): `groups` gives a result's value per group (a group the result does not have, or
+    did not measure, is left out). `compare` pairs each group's values over the scenarios both runs
+    have and gates each group like a figure: `gate.label` is prefixed with the group, the threshold
+    comes from `[compare.thresholds]` by `<name>.<group>`, else by `name`, else the gate's own."""
+
+    name: str
+    groups: Callable[[Mapping[str, Any]], Mapping[str, float]] = _no_groups
+    group_kind: str = "group"  # what a group is, for people ("agent")
+    rate: bool = False
+    gate: Gate
 
 
 def number(value: Any) -> float | None:
@@ -197,9 +224,11 @@ class Verdict(Protocol):
 
 class Metric(Protocol):
     """One metric. Inline trace metrics implement `evaluate`, inline session metrics `evaluate_session`
-    (pure and fast, never touching Langfuse; None when the scenario does not ask for it); judge-stage
-    metrics are run by the judge runtime (judge/). The rest says how the metric shows everywhere else;
-    `MetricBase` gives the defaults."""
+    (pure and fast, never touching Langfuse; None when the scenario does not ask for it); an inline
+    trace metric may implement `evaluate_session` too, for its roll-up over a dialogue's turns (the
+    dialogue's field and session scores; `MetricSet.roll_up`). Judge-stage metrics are run by the
+    judge runtime (judge/). The rest says how the metric shows everywhere else; `MetricBase` gives the
+    defaults."""
 
     @property
     def key(self) -> str:
@@ -278,6 +307,7 @@ class MetricBase:
     level: Level = "trace"
     definitions: tuple[ScoreDefinition, ...] = ()
     figures: tuple[Figure, ...] = ()
+    breakdowns: tuple[Breakdown, ...] = ()  # optional on any metric: figures per group (`Breakdown`)
     order_sensitive: bool = False
 
     def evaluate(self, context: MetricContext) -> Verdict | None:
@@ -297,6 +327,13 @@ class MetricBase:
         """Default: each of its scores by name, its value as posted."""
         found = {d.name: scores[d.name].get("value") for d in self.definitions if d.name in scores}
         return found or None
+
+    def from_score_rows(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+        """Its field, rebuilt from every score of a scenario in Langfuse, as the v3 API gives them
+        (`name`, `value`, `metadata`, `subject`; observation-level ones included). For metrics with
+        several scores of one name (one per agent, say); optional on any metric (the rebuild falls
+        back to `from_scores`). Default: `from_scores`, one score of each name of the trace or session."""
+        return self.from_scores({str(row.get("name")): row for row in rows if not _observed(row)})
 
     def run_summary(self, verdicts: Sequence[Verdict], unjudged: int) -> dict[str, Any] | None:
         return None

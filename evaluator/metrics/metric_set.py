@@ -20,6 +20,7 @@ from typing import Any
 
 from evaluator.errors import ConfigError
 from evaluator.metrics.base import (
+    Breakdown,
     DataType,
     Figure,
     Gate,
@@ -76,6 +77,7 @@ class MetricSet:
         "_judges",
         "_metrics",
         "_sessions",
+        "breakdowns",
         "definitions",
         "figure_names",
         "figures",
@@ -95,7 +97,9 @@ class MetricSet:
         self.definitions: tuple[ScoreDefinition, ...] = tuple(d for m in self._metrics for d in m.definitions)
         _unique("score name", [d.name for d in self.definitions])
         self.score_types: Mapping[str, DataType] = {d.name: d.data_type for d in self.definitions}
-        self.score_levels: Mapping[str, str] = {d.name: m.level for m in self._metrics for d in m.definitions}
+        self.score_levels: Mapping[str, str] = {
+            d.name: getattr(d, "level", None) or m.level for m in self._metrics for d in m.definitions
+        }
         self.figures: tuple[Figure, ...] = (
             PASS_RATE,
             *(f for m in self._metrics for f in m.figures),
@@ -104,7 +108,15 @@ class MetricSet:
         )
         self.figure_names: tuple[str, ...] = tuple(f.name for f in self.figures)
         _unique("figure name", list(self.figure_names))
-        self.rates = frozenset(f.name for f in self.figures if f.rate)
+        # figures per group (each agent...): optional on a metric, so a metric of the project's own
+        # that does not subclass MetricBase need not have them
+        self.breakdowns: tuple[Breakdown, ...] = tuple(
+            b for m in self._metrics for b in getattr(m, "breakdowns", ())
+        )
+        _unique("breakdown name", [b.name for b in self.breakdowns])
+        self.rates = frozenset(f.name for f in self.figures if f.rate) | {
+            b.name for b in self.breakdowns if b.rate
+        }
         self.gated: tuple[Figure, ...] = tuple(f for f in self.figures if f.gate is not None)
 
     def __iter__(self) -> Iterator[Metric]:
@@ -156,6 +168,16 @@ class MetricSet:
                     verdicts[metric.key] = found
         return verdicts
 
+    def roll_up(self, context: SessionContext) -> dict[str, Verdict]:
+        """The roll-ups of the trace metrics over a dialogue's turns (`context.traces`: each turn's
+        verdicts), by key: each inline trace metric's `evaluate_session`, where it has one to give."""
+        verdicts: dict[str, Verdict] = {}
+        for metric in self._inline:
+            found = metric.evaluate_session(context)
+            if found is not None:
+                verdicts[metric.key] = found
+        return verdicts
+
     # --- run figures ------------------------------------------------------------------------------------
 
     def scenario_values(self, result: Mapping[str, Any]) -> dict[str, float]:
@@ -168,6 +190,12 @@ class MetricSet:
             if value is not None:
                 values[figure.name] = value
         return values
+
+    def group_values(self, result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+        """Per breakdown (by name), this result object's value per group (none for an evaluator error)."""
+        if result.get("evaluator_error"):
+            return {}
+        return {b.name: dict(b.groups(result)) for b in self.breakdowns}
 
     def summarize(self, results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         """Counts, then every figure's mean (None when no result has it) and how many results it rests

@@ -105,7 +105,7 @@ def _split_header(text: str, source: str) -> tuple[_Header, str]:
             fix="end the YAML header with a '---' line",
         ) from None
     try:
-        raw = yaml.safe_load("".join(lines[1:end])) or {}
+        raw = _safe_load("".join(lines[1:end])) or {}
         header = _Header.model_validate(raw)
     except yaml.YAMLError as exc:
         raise PromptError.one(
@@ -123,9 +123,18 @@ def _split_header(text: str, source: str) -> tuple[_Header, str]:
     return header, "".join(lines[end + 1 :])
 
 
+# libyaml's safe loader when PyYAML has it (about ten times faster: a run reads every prompt file at
+# its start), else the pure-Python one; both load plain data only.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _safe_load(text: str) -> object:
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+
+
 def _parse_messages(body: str, source: str) -> tuple[ChatMessage, ...]:
     try:
-        raw = yaml.safe_load(body)
+        raw = _safe_load(body)
         if not isinstance(raw, list) or not raw:
             raise ValueError("the body is not a list of messages")
         return tuple(ChatMessage.model_validate(item) for item in raw)

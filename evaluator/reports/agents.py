@@ -109,8 +109,9 @@ def agent_issues(runs: Sequence[RunRecord], link: TraceLink | None = None) -> li
     found = []
     for run in runs:
         for result in run.results:
-            trace_id = str(result.get("trace_id") or "")
             for agent, issue in _issues_of(result):
+                # a dialogue's issue names its turn's trace; a single trace's is the result's
+                trace_id = str(issue.get("trace_id") or result.get("trace_id") or "")
                 observation = issue.get("observation_id")
                 url = link(trace_id, observation if isinstance(observation, str) else None) if link else None
                 found.append(

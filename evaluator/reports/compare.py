@@ -6,6 +6,11 @@ on both sides; scenarios only one run has are listed apart. The verdict follows 
 threshold in the bad direction is a regression. Each gated figure also gets the paired test of
 reports/noise.py; `significant_only` makes only regressions beyond the noise count. A verdict resting on
 fewer than `min_scenarios` paired scenarios is flagged as too small to mean much.
+
+A metric's breakdowns (figures per group whose groups come from the results: each agent's
+`tool_use_score`, say) are gated the same way, group by group, on the scenarios both runs have where
+both measured it (`group_checks`); a group only one run has over those scenarios (an agent added or
+removed) is listed, never gated as a drop.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evaluator.config import CompareConfig
-from evaluator.metrics import Figure, Gate, MetricSet, Unit
+from evaluator.metrics import Breakdown, Figure, Gate, MetricSet, Unit
 from evaluator.reports.noise import METHOD, sign_flip_p
 from evaluator.reports.runs import RunRecord
 from evaluator.results import agent_prompts, default_metrics
@@ -58,6 +63,58 @@ def checks(config: CompareConfig, metrics: MetricSet | None = None) -> list[Chec
     """The regression checks: one per gated figure of `metrics`, in the figures' order."""
     gated = (metrics or default_metrics()).gated
     return [_gate(figure, figure.gate, config) for figure in gated if figure.gate is not None]
+
+
+def _group_check(breakdown: Breakdown, group: str, config: CompareConfig) -> Check:
+    """A group's check: its threshold from `[compare.thresholds]` by `<breakdown>.<group>`, else by the
+    breakdown's name, else the breakdown's gate's."""
+    gate = breakdown.gate
+    threshold = config.thresholds.get(f"{breakdown.name}.{group}", config.thresholds.get(breakdown.name))
+    return Check(
+        figure=breakdown.name,
+        label=f"{group}: {gate.label}",
+        direction=gate.direction,
+        unit=gate.unit,
+        threshold=gate.threshold if threshold is None else threshold,
+        floor=_setting(config, gate.floor_setting),
+    )
+
+
+def _groups(
+    base: Mapping[str, Mapping[str, Any]],
+    cand: Mapping[str, Mapping[str, Any]],
+    shared: Sequence[str],
+    metrics: MetricSet,
+    config: CompareConfig,
+    *,
+    strict: bool,
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, list[str]]]]:
+    """Each breakdown's groups gated (those with paired values; in breakdown, then group order), and
+    by group kind the groups only one run has over the shared scenarios (not gated)."""
+    pairs: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    seen: dict[str, tuple[set[str], set[str]]] = {}
+    for scenario_id in shared:
+        b, c = metrics.group_values(base[scenario_id]), metrics.group_values(cand[scenario_id])
+        for breakdown in metrics.breakdowns:
+            before, after = b.get(breakdown.name, {}), c.get(breakdown.name, {})
+            in_base, in_cand = seen.setdefault(breakdown.group_kind, (set(), set()))
+            in_base.update(before)
+            in_cand.update(after)
+            for group in before.keys() & after.keys():
+                pairs.setdefault((breakdown.name, group), []).append((before[group], after[group]))
+    rows = []
+    for breakdown in metrics.breakdowns:
+        for group in sorted(g for name, g in pairs if name == breakdown.name):
+            row = _check(
+                _group_check(breakdown, group, config), pairs[(breakdown.name, group)], config, strict
+            )
+            rows.append({**row, "group": group, "group_kind": breakdown.group_kind})
+    apart = {
+        kind: {"only_in_baseline": sorted(b - c), "only_in_candidate": sorted(c - b)}
+        for kind, (b, c) in seen.items()
+        if b != c
+    }
+    return rows, apart
 
 
 def _by_scenario(run: RunRecord) -> dict[str, Mapping[str, Any]]:
@@ -229,7 +286,8 @@ def compare_runs(
     gated = [
         _check(check, pairs[check.figure], config, significant_only) for check in checks(config, metrics)
     ]
-    regressions = [row["label"] for row in gated if row["regression"]]
+    group_checks, apart = _groups(base, cand, shared, metrics, config, strict=significant_only)
+    regressions = [row["label"] for row in (*gated, *group_checks) if row["regression"]]
     figures = [
         {
             "figure": name,
@@ -251,6 +309,8 @@ def compare_runs(
         "noise_test": f"{METHOD}; beyond the noise when p < {config.alpha:g}",
         "significant_only": significant_only,
         "checks": gated,
+        "group_checks": group_checks,
+        "groups_apart": apart,
         "figures": figures,
         "scenarios": _scenario_rows(base, cand, shared, metrics),
         "regressions": regressions,

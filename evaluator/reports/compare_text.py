@@ -92,11 +92,30 @@ def _caveats(doc: Mapping[str, Any]) -> list[str]:
     ):
         if doc[key]:
             notes.append(f"Not compared ({label}): {', '.join(doc[key])}.")
+    notes += _groups_apart(doc)
     for change in doc["prompt_changes"]:
         notes.append(
             f"Prompt {change['name']}: v{_versions(change['baseline'])} -> v{_versions(change['candidate'])}."
         )
     return notes
+
+
+def _groups_apart(doc: Mapping[str, Any]) -> list[str]:
+    """Groups (agents) only one run has: listed, never gated as a drop."""
+    notes = []
+    for kind, apart in (doc.get("groups_apart") or {}).items():
+        for key, label in (
+            ("only_in_baseline", "only in the baseline"),
+            ("only_in_candidate", "only in the candidate"),
+        ):
+            if apart[key]:
+                notes.append(f"{kind.capitalize()}s {label} (listed, not gated): {', '.join(apart[key])}.")
+    return notes
+
+
+def _all_checks(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The gated figures, then each group's (each agent's figures, labelled `<agent>: <figure>`)."""
+    return [*doc["checks"], *(doc.get("group_checks") or [])]
 
 
 def _versions(versions: list[int]) -> str:
@@ -126,7 +145,7 @@ def compare_markdown(doc: Mapping[str, Any], metrics: MetricSet | None = None) -
         "| figure | baseline | candidate | change | threshold | scenarios | p | verdict |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for c in doc["checks"]:
+    for c in _all_checks(doc):
         lines.append(
             f"| {c['label']} | {figure_value(c['figure'], c['baseline'], metrics)} "
             f"| {figure_value(c['figure'], c['candidate'], metrics)} | {signed_change(c)} | {_limit(c)} "
@@ -154,7 +173,7 @@ def print_compare(console: Console, doc: Mapping[str, Any], metrics: MetricSet |
     table = Table(title="Gated figures")
     for column in ("figure", "baseline", "candidate", "change", "threshold", "scenarios", "p", "verdict"):
         table.add_column(column, justify="left" if column in ("figure", "verdict", "p") else "right")
-    for c in doc["checks"]:
+    for c in _all_checks(doc):
         table.add_row(
             c["label"], figure_value(c["figure"], c["baseline"], metrics),
             figure_value(c["figure"], c["candidate"], metrics),

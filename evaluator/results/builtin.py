@@ -29,7 +29,7 @@ from evaluator.metrics import (
     WorkflowValidator,
 )
 from evaluator.metrics import dialogue as dialogue_metrics
-from evaluator.trace import load_tool_schemas
+from evaluator.results.tool_schema_files import ToolSchemaFile
 
 __all__ = ["builtin_metrics", "configured_metric", "default_metrics", "with_dialogues", "with_dialogues_for"]
 
@@ -83,12 +83,13 @@ def _agent_judge(targets: Mapping[str, TargetAgents], judge: JudgeConfig) -> lis
 
 
 def _target_agents(config: Config) -> dict[str, TargetAgents]:
-    """Each target's per-agent declarations: its `agent_tools`, and its `tool_schemas` file read
-    (relative to the configuration; InputError names the file and the fix)."""
+    """Each target's per-agent declarations: its `agent_tools`, and its `tool_schemas` file, read when
+    a check first needs it (results/tool_schema_files.py: InputError names evaluator.toml, the field
+    and the fix)."""
     return {
         name: TargetAgents(
             agent_tools=target.agent_tools,
-            schemas=load_tool_schemas(config.path(target.tool_schemas)) if target.tool_schemas else {},
+            schemas=ToolSchemaFile(config, name, target.tool_schemas) if target.tool_schemas else {},
         )
         for name, target in config.settings.targets.items()
         if target.agent_tools or target.tool_schemas

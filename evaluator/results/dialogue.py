@@ -77,6 +77,7 @@ class TurnOutcome:
             "metrics": self.figures.metrics() if self.figures is not None else dict.fromkeys(dm.TURN_KEYS),
             "details": self.figures.details() if self.figures is not None else {},
             **{key: single.get(key) for key in _SINGLE_TURN_FIELDS},
+            **({"per_agent": single["per_agent"]} if single.get("per_agent") is not None else {}),
             "error": single.get("error"),
         }
 

@@ -5,7 +5,8 @@ A score id is a UUID5 of (run id, trace id, name), and its timestamp is the resu
 posting the same score again updates it in Langfuse instead of adding a second one. A session metric's
 scores are session scores (`session_id`: the scenario's run, `<run id>:<scenario id>`), their id a UUID5
 of (run id, session id, name); they keep the trace id of the result, so they wait for its spans as the
-trace's own scores do.
+trace's own scores do. A session score about one agent (metadata `agent`: a dialogue's per-agent
+roll-up) has an id of its own per agent.
 """
 
 from __future__ import annotations
@@ -118,6 +119,8 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
         if value.observation_id is not None:  # one per observation: its id is the observation's
             subject = f"{result.trace_id}/{value.observation_id}"
             own = {**own, OBSERVATION_KEY: value.observation_id}
+        elif in_session and isinstance(agent := own.get("agent"), str):  # one per agent of the session
+            subject = f"{session}/agent/{agent}"
         scores.append(
             Score(
                 id=ids[subject].of(value.name) if subject in ids else score_id(run_id, subject, value.name),

@@ -4,6 +4,8 @@ the selection of scenarios and the configuration as the run takes it (`select_sc
 (`experiment`)."""
 
 from evaluator.config import LLMEndpoint
+from evaluator.run.crag_turns import CragRecord, TurnDecision, TurnScores, load_turn_data, score_turn_data
+from evaluator.run.dialogue import DialogueSettings
 from evaluator.run.experiment import (
     ExperimentPlan,
     ExperimentReport,
@@ -14,7 +16,8 @@ from evaluator.run.experiment import (
 )
 from evaluator.run.judging import HOW_TO_ENABLE, NOT_FINISHED, JudgePlan, check_judge_prompts, judge_result
 from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, ScenarioTracer, new_run_id
-from evaluator.run.selection import catalogs, rules_for, select_scenarios
+from evaluator.run.recorded import RecordedTurn, check_turn_count, recorded_dialogue, recorded_judge_status
+from evaluator.run.selection import catalogs, dialogue_settings, rules_for, select_scenarios
 from evaluator.run.service import run_suite
 from evaluator.run.suite import Notice, SuiteOptions, SuiteRun
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest, load_target
@@ -24,6 +27,8 @@ __all__ = [
     "HOW_TO_ENABLE",
     "JUDGE_NOT_AVAILABLE",
     "NOT_FINISHED",
+    "CragRecord",
+    "DialogueSettings",
     "ExperimentPlan",
     "ExperimentReport",
     "JudgePlan",
@@ -32,6 +37,7 @@ __all__ = [
     "Pipeline",
     "PromptResolver",
     "PushReport",
+    "RecordedTurn",
     "Reply",
     "RunOptions",
     "ScenarioTracer",
@@ -39,17 +45,25 @@ __all__ = [
     "SuiteRun",
     "Target",
     "TargetRequest",
+    "TurnDecision",
+    "TurnScores",
     "VerifyReport",
     "catalogs",
     "check_judge_prompts",
+    "check_turn_count",
+    "dialogue_settings",
     "judge_result",
     "load_target",
+    "load_turn_data",
     "new_run_id",
     "plan_experiment",
     "push_suite",
+    "recorded_dialogue",
+    "recorded_judge_status",
     "report_experiment",
     "rules_for",
     "run_suite",
+    "score_turn_data",
     "select_scenarios",
     "verify_run",
 ]

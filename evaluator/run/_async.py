@@ -1,5 +1,6 @@
-"""One long-lived event loop for async targets, in its own daemon thread, so a timeout really cancels
-the target's task (instead of abandoning a whole `asyncio.run` in a thread of its own)."""
+"""One long-lived event loop for a run, in its own daemon thread: async targets' tasks (so a timeout
+really cancels the target's task, instead of abandoning a whole `asyncio.run` in a thread of its own)
+and the judge stage's tasks."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class EventLoopThread:
     def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
         self._targets: set[asyncio.Task[object]] = set()  # the targets' own tasks not ended yet (loop thread)
+        self._spawned: dict[str, set[asyncio.Task[None]]] = {}  # the run's own tasks (`spawn`), by group
         self._thread = threading.Thread(target=self._run, daemon=True, name="evaluator-async")
         self._thread.start()
 
@@ -38,6 +40,42 @@ class EventLoopThread:
 
         self._loop.call_soon_threadsafe(start)
         return call
+
+    def spawn(self, coroutine: Coroutine[Any, Any, None], group: str) -> None:
+        """Start `coroutine` as a task of the run's own (from any thread), in `group` (see
+        `cancel_spawned`); it reports its own outcome. Tasks still running at `close` are cancelled."""
+
+        def start() -> None:
+            task = self._loop.create_task(coroutine)
+            tasks = self._spawned.setdefault(group, set())
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+        self._loop.call_soon_threadsafe(start)
+
+    def cancel_spawned(self, group: str) -> None:
+        """Cancel the tasks of `group` that have not ended (from any thread)."""
+
+        def cancel() -> None:
+            for task in list(self._spawned.get(group, ())):
+                task.cancel()
+
+        self._loop.call_soon_threadsafe(cancel)
+
+    def adopt(self, task: asyncio.Task[object]) -> None:
+        """Count a target's task started on the loop (in the loop's thread) as `submit`'s are: `close`
+        waits for it to end."""
+        self._targets.add(task)
+        task.add_done_callback(self._targets.discard)
+
+    def run(self, coroutine: Coroutine[Any, Any, object], timeout: float) -> None:
+        """Run `coroutine` on the loop and wait for it, at most `timeout` seconds (from another thread).
+        Its failure is raised here; past the timeout it is cancelled."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        try:
+            future.result(timeout)
+        except TimeoutError:
+            future.cancel()
 
     def close(self, timeout: float = 1.0) -> None:
         """Stop the loop once the targets' tasks have ended, waiting up to `timeout` seconds for that.

@@ -22,7 +22,7 @@ from functools import partial
 from typing import Any, Literal
 
 from evaluator._time import utc_now
-from evaluator.metrics import MetricSet, session_id
+from evaluator.metrics import MetricSet, SessionContext, Verdict, session_id
 from evaluator.metrics import dialogue as dm
 from evaluator.results import (
     DialogueOutcome,
@@ -42,6 +42,8 @@ __all__ = [
     "TURN_NOT_JUDGED",
     "DialogueSettings",
     "TurnCall",
+    "TurnRan",
+    "dialogue_finished",
     "read_state",
     "run_dialogue",
     "turn_scenario",
@@ -186,7 +188,7 @@ def _text(value: Any) -> str:
 
 
 @dataclass(kw_only=True)
-class _Ran:
+class TurnRan:
     """A turn that came back: its recorded form, its trace and what it reported."""
 
     done: Finished
@@ -216,7 +218,7 @@ class _Dialogue:
         self._metrics = metrics
         self._settings = settings
         self._lock = threading.Lock()
-        self.ran: dict[int, _Ran] = {}
+        self.ran: dict[int, TurnRan] = {}
         self.ended = False
 
     def deliver(
@@ -230,7 +232,7 @@ class _Dialogue:
         with self._lock:
             if self.ended:
                 return
-            self.ran[index] = _Ran(done=done, trace=trace, state=state)
+            self.ran[index] = TurnRan(done=done, trace=trace, state=state)
         if done.result.status == "error":
             self.finish()
 
@@ -252,7 +254,9 @@ def _policy(scenario: Scenario, settings: DialogueSettings) -> dict[str, tuple[s
     return dm.normalise_policy(scenario.policy if scenario.policy is not None else settings.policy)
 
 
-def _turns_scored(scenario: Scenario, ran: Mapping[int, _Ran]) -> tuple[list[int], list[dm.Turn], list[str]]:
+def _turns_scored(
+    scenario: Scenario, ran: Mapping[int, TurnRan]
+) -> tuple[list[int], list[dm.Turn], list[str]]:
     """The turns that ran to the end (indexes), as the dialogue metrics take them, and warnings."""
     indexes, turns, warnings = [], [], []
     for index, turn in enumerate(scenario.turns or ()):
@@ -276,7 +280,7 @@ def _turns_scored(scenario: Scenario, ran: Mapping[int, _Ran]) -> tuple[list[int
 
 def dialogue_finished(
     item: LoadedScenario,
-    ran: Mapping[int, _Ran],
+    ran: Mapping[int, TurnRan],
     session: str,
     settings: DialogueSettings,
     metrics: MetricSet,
@@ -310,15 +314,15 @@ def dialogue_finished(
     prompts: dict[str, PromptUse] = {}
     for r in results:
         prompts.update(r.prompts)
+    verdicts = _rolled_up(scenario, ran, metrics)
+    if figures is not None:
+        passed_all = _passed_all(status)
+        verdicts["dialogue"] = dm.DialogueVerdict(figures=figures, unreported=never, passed_all=passed_all)
     result = ScenarioResult(
         scenario_id=scenario.id,
         trace_id=results[0].trace_id if results else "",
         status=status,
-        verdicts={}
-        if figures is None
-        else {
-            "dialogue": dm.DialogueVerdict(figures=figures, unreported=never, passed_all=_passed_all(status))
-        },
+        verdicts=verdicts,
         judge_status=results[0].judge_status
         if results
         else JudgeStatus(status="skipped", reason="no turn ran"),
@@ -335,6 +339,18 @@ def dialogue_finished(
     return _with_spans(result, [got.done for got in ran.values()])
 
 
+def _rolled_up(scenario: Scenario, ran: Mapping[int, TurnRan], metrics: MetricSet) -> dict[str, Verdict]:
+    """The trace metrics' roll-ups over the turns that came back, in turn order (the per-agent
+    analysis per session: DESIGN.md, Per-agent analysis); a turn that errored has no verdicts."""
+    turns = []
+    for index in range(len(scenario.turns or ())):
+        got = ran.get(index)
+        if got is None:
+            break
+        turns.append(got.done.result.verdicts)
+    return metrics.roll_up(SessionContext(scenario=scenario, traces=tuple(turns))) if turns else {}
+
+
 def _passed_all(status: str) -> bool | None:
     """Whether the dialogue passed, for its `dialogue_pass` score; None for an error (no verdict)."""
     return None if status == "error" else status == "passed"
@@ -342,7 +358,7 @@ def _passed_all(status: str) -> bool | None:
 
 def _outcomes(
     scenario: Scenario,
-    ran: Mapping[int, _Ran],
+    ran: Mapping[int, TurnRan],
     indexes: Sequence[int],
     figures: Sequence[Any],
     turns: Sequence[dm.Turn],

@@ -20,6 +20,7 @@ from evaluator.judge import (
     NOTHING_TO_JUDGE,
     JudgeMetric,
     JudgeModel,
+    JudgeOutcome,
     Judges,
     JudgeSettings,
     JudgeTracer,
@@ -40,6 +41,7 @@ __all__ = [
     "HOW_TO_ENABLE",
     "NOT_FINISHED",
     "JudgePlan",
+    "ajudged_result",
     "check_judge_prompts",
     "judge_prompt_names",
     "judge_result",
@@ -242,25 +244,45 @@ def judged_result(
     try:
         outcome = judges.judge(scenario, result.output, trace, run_id=run_id)
     except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
-        _log.error(
-            "evaluator error in the judges of scenario %s (a bug in the evaluator; the workflow "
-            "verdicts stand, the judges are unscored)",
-            result.scenario_id,
-            exc_info=exc,
-        )
-        failure = EvaluatorFailure.of(exc)
-        reason = f"evaluator error in the judges: {failure.type}: {failure.message}"
-        return replace(
-            result,
-            judge_status=JudgeStatus(status="unscored", reason=reason),
-            judge_detail={"evaluator_error": failure.to_json()},
-        )
+        return _judges_failed(result, exc)
+    return _with_outcome(result, outcome)
+
+
+async def ajudged_result(
+    judges: Judges, scenario: Scenario, result: ScenarioResult, trace: Trace, *, run_id: str
+) -> ScenarioResult:
+    """`judged_result`, on the running event loop (`Judges.ajudge`)."""
+    try:
+        outcome = await judges.ajudge(scenario, result.output, trace, run_id=run_id)
+    except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
+        return _judges_failed(result, exc)
+    return _with_outcome(result, outcome)
+
+
+def _with_outcome(result: ScenarioResult, outcome: JudgeOutcome) -> ScenarioResult:
+    """The result with the judges' verdicts, and the per-agent judge's values in its `per_agent`."""
     return replace(
         result,
-        verdicts=with_agent_judgement(result.verdicts, outcome.judged),  # per_agent gets the judge's values
+        verdicts=with_agent_judgement(result.verdicts, outcome.judged),
         judged=outcome.judged,
         judge_detail=outcome.detail,
         judge_status=outcome.status,
+    )
+
+
+def _judges_failed(result: ScenarioResult, exc: Exception) -> ScenarioResult:
+    _log.error(
+        "evaluator error in the judges of scenario %s (a bug in the evaluator; the workflow "
+        "verdicts stand, the judges are unscored)",
+        result.scenario_id,
+        exc_info=exc,
+    )
+    failure = EvaluatorFailure.of(exc)
+    reason = f"evaluator error in the judges: {failure.type}: {failure.message}"
+    return replace(
+        result,
+        judge_status=JudgeStatus(status="unscored", reason=reason),
+        judge_detail={"evaluator_error": failure.to_json()},
     )
 
 

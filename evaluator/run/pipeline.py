@@ -10,10 +10,12 @@ time through each stage, many scenarios at once.
 - **Trace and metrics**: right after a target returns, its worker takes the captured spans, builds the
   trace and runs the metrics (pure and fast: handing them to a thread of their own cost more than the
   work, since under load every wake-up of a thread waits its turn for the interpreter lock).
-- **Judges** (when configured, for scenarios with answer criteria or a ground truth): `judge_concurrency`
-  threads of their own, apart from the targets' slots, each judging one result at a time (I/O bound:
-  model calls through one shared client). A judge never fails a result: what it cannot score it says
-  in `judge_status`. After Ctrl-C, results not judged yet are recorded unjudged.
+- **Judges** (when configured, for scenarios with answer criteria or a ground truth): tasks on the run's
+  event loop, at most `judge_concurrency` at once, apart from the targets' slots (I/O bound: model calls
+  through one shared client). A model that can be awaited is asked on the loop itself (no thread per
+  judgement); any other in a pool of `judge_concurrency` threads. A judge never fails a result: what it
+  cannot score it says in `judge_status`. After Ctrl-C, results not judged yet are recorded unjudged at
+  once, and the judgements under way are cancelled.
 - **Record**: one thread commits finished results with their scores and (connected) captured spans to
   the store, many per transaction (what arrived within a short window), and only then reports each as
   finished (`on_result`); delivery reads them from the store while the run goes on (storage.LiveDelivery).
@@ -24,6 +26,7 @@ in that scenario's result, scored against nobody; the other scenarios go on.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import inspect
 import logging
@@ -32,6 +35,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -60,8 +64,8 @@ from evaluator.results import (
 from evaluator.run._async import EventLoopThread
 from evaluator.run._gc import collector_tuned_for_run
 from evaluator.run._watchdog import Watchdog
-from evaluator.run.dialogue import DialogueSettings, TurnCall, run_dialogue
-from evaluator.run.judging import judged_result
+from evaluator.run.dialogue import STATE_KEYS, DialogueSettings, TurnCall, run_dialogue
+from evaluator.run.judging import ajudged_result, judged_result
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Finished
@@ -85,6 +89,8 @@ _RECORD_BATCH = 256  # results committed per transaction, at most
 _RECORD_WINDOW = 0.2  # seconds a transaction waits for more results when it has less than a batch
 _POLL_SECONDS = 0.2  # how often the waiting thread looks up (keeps Ctrl-C responsive)
 _DRAIN_SECONDS = 5.0  # after Ctrl-C, how long finished work may take to reach the store
+_CLOSE_SECONDS = 1.0  # for the judge model's client to close at the end of the run
+_JUDGES, _TARGETS = "judges", "targets"  # the run's task groups on its event loop
 
 
 def new_run_id() -> str:
@@ -95,6 +101,7 @@ class RootSpan(Protocol):
     """The evaluator's root observation of one scenario run (tracing.ScenarioSpan)."""
 
     def set_output(self, output: object) -> None: ...
+    def set_metadata(self, metadata: Mapping[str, object]) -> None: ...
     def set_error(self, message: str) -> None: ...
     def end(self) -> bool: ...
 
@@ -298,7 +305,6 @@ class _Run:
         self._todo: queue.SimpleQueue[LoadedScenario] = queue.SimpleQueue()
         for item in scenarios:
             self._todo.put(item)
-        self._to_judge: queue.SimpleQueue[_ToJudge | None] = queue.SimpleQueue()
         self._to_record: queue.SimpleQueue[Finished | None] = queue.SimpleQueue()
         self._finished: dict[str, ScenarioResult] = {}  # stored results, by scenario id
         self._finished_lock = threading.Lock()
@@ -309,29 +315,45 @@ class _Run:
         self._stopping = threading.Event()
         self._interrupted = threading.Event()  # Ctrl-C: what is not judged yet is recorded unjudged
         self._lock = threading.Lock()
-        self._judging: dict[str, _ToJudge] = {}  # what each judge holds, by scenario id
-        self._settled: set[str] = set()  # held by a judge at Ctrl-C, and recorded unjudged then
+        self._judging: dict[str, _ToJudge] = {}  # what the judge stage holds, by scenario id
         self._hung = 0  # workers whose target timed out and has not returned yet
         self.started = 0  # scenarios whose target was called
         self._failure: BaseException | None = None  # the store could not record: the run cannot go on
         self._watchdog = Watchdog()
         self._loop: EventLoopThread | None = None
+        self._slot_count = min(options.concurrency, len(scenarios))  # target calls at once, at most
+        # Every scenario single-turn with an async target: the attempts are tasks on the run's loop
+        # (no worker thread, no hop between threads per target call); else `concurrency` workers.
+        self._on_loop = bool(scenarios) and all(
+            item.scenario.turns is None and _awaitable(pipeline._targets.get(item.scenario.target))
+            for item in scenarios
+        )
+        self._attempts: set[asyncio.Task[None]] = set()  # the loop's attempts not ended yet
         self._workers = [
             threading.Thread(target=self._work, daemon=True, name=f"evaluator-target-{index}")
-            for index in range(min(options.concurrency, len(scenarios)))
+            for index in range(0 if self._on_loop else self._slot_count)
         ]
         self._recorder = threading.Thread(target=self._record_stage, daemon=True, name="evaluator-record")
-        judges = pipeline._judges
-        self._judge_workers = [
-            threading.Thread(
-                target=self._judge_stage, args=(judges,), daemon=True, name=f"evaluator-judge-{i}"
+        judges = pipeline._judges if scenarios else None
+        self._judges = judges
+        self._judge_slots = asyncio.Semaphore(max(1, min(options.judge_concurrency, len(scenarios))))
+        self._judges_pending = 0  # results handed to the judge stage and not through it yet
+        self._judges_idle = threading.Event()
+        self._judges_idle.set()
+        self._judge_pool: ThreadPoolExecutor | None = None  # for a model that cannot be awaited
+        if judges is not None or self._on_loop:
+            self._loop = EventLoopThread()
+        if judges is not None and not judges.awaitable:
+            self._judge_pool = ThreadPoolExecutor(
+                max_workers=max(1, min(options.judge_concurrency, len(scenarios))),
+                thread_name_prefix="evaluator-judge",
             )
-            for i in range(min(options.judge_concurrency, len(scenarios)) if judges is not None else 0)
-        ]
 
     def __enter__(self) -> _Run:
-        for thread in (self._recorder, *self._judge_workers, *self._workers):
+        for thread in (self._recorder, *self._workers):
             thread.start()
+        if self._on_loop and self._loop is not None:
+            self._loop.spawn(self._dispatch(), _TARGETS)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -343,15 +365,20 @@ class _Run:
         def joined(thread: threading.Thread) -> None:
             thread.join(max(0.0, ends - time.monotonic()) if self._interrupted.is_set() else None)
 
-        for _ in self._judge_workers:
-            self._to_judge.put(None)
-        for worker in self._judge_workers:  # the record stage ends after the last judged result
-            joined(worker)
+        # the record stage ends after the last judged result
+        self._judges_idle.wait(max(0.0, ends - time.monotonic()) if self._interrupted.is_set() else None)
         self._to_record.put(None)
         joined(self._recorder)
         self._watchdog.close()
         if self._loop is not None:
+            if self._judges is not None:
+                try:
+                    self._loop.run(self._judges.aclose(), timeout=_CLOSE_SECONDS)
+                except Exception as exc:  # noqa: BLE001 - the results are stored; only a client is left open
+                    _log.warning("could not close the judge model's client: %s", exc)
             self._loop.close()
+        if self._judge_pool is not None:
+            self._judge_pool.shutdown(wait=False, cancel_futures=True)
 
     # --- waiting for the run ---------------------------------------------------------------------
 
@@ -389,7 +416,7 @@ class _Run:
     def _all_hung_since(self, since: float | None) -> float | None:
         """When every target slot became held by a hung target with scenarios still waiting."""
         with self._lock:
-            blocked = self._hung >= len(self._workers) and not self._todo.empty()
+            blocked = self._hung >= self._slot_count and not self._todo.empty()
         if not blocked:
             return None
         return since if since is not None else time.monotonic()
@@ -404,7 +431,7 @@ class _Run:
                 break
             waiting += 1
         return (
-            f"{waiting} scenarios were not started: all {len(self._workers)} target slots are held by "
+            f"{waiting} scenarios were not started: all {self._slot_count} target slots are held by "
             f"targets that timed out and have not returned for {self._grace:g} s more (fix the hanging "
             "target, or raise --timeout)"
         )
@@ -418,17 +445,9 @@ class _Run:
         with self._lock:
             self._interrupted.set()
             held = list(self._judging.values())
-            self._settled.update(self._judging)
-            self._judging.clear()
-            while True:
-                try:
-                    item = self._to_judge.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:  # the stage is closing: leave its end mark
-                    self._to_judge.put(None)
-                    break
-                held.append(item)
+            self._judging.clear()  # a judgement that ends now finds its result settled: see _judge
+        if self._loop is not None and held:
+            self._loop.cancel_spawned(_JUDGES)
         for item in held:
             self._to_record.put(_unjudged(item.done))
 
@@ -446,15 +465,54 @@ class _Run:
                 self._dialogue(item)
                 continue
             try:
-                attempt = _Attempt(
-                    item=item,
-                    trace_id=self._p._tracer.trace_id_for(self._options.run_id, item.scenario.id),
-                    resolver=PromptResolver(self._p._prompts, self._options.prompt_pins),
-                )
+                attempt = self._new_attempt(item)
             except Exception as exc:  # noqa: BLE001 - the evaluator failed before calling the target
                 self._unattempted(item, exc)
                 continue
             self._attempt(attempt)
+
+    def _new_attempt(self, item: LoadedScenario, turn: TurnCall | None = None) -> _Attempt:
+        return _Attempt(
+            item=item,
+            trace_id=self._p._tracer.trace_id_for(self._options.run_id, item.scenario.id),
+            resolver=PromptResolver(self._p._prompts, self._options.prompt_pins),
+            turn=turn,
+        )
+
+    async def _dispatch(self) -> None:
+        """The attempts of a run on the loop: each scenario's a task of its own, at most `_slot_count`
+        at once; a target that timed out holds its slot until its task has really ended."""
+        slots = asyncio.Semaphore(self._slot_count)
+        while not self._stopping.is_set():
+            await slots.acquire()
+            try:
+                item = self._todo.get_nowait()
+            except queue.Empty:
+                return
+            with self._lock:
+                self.started += 1
+            task = asyncio.get_running_loop().create_task(self._attempt_on_loop(item, slots))
+            self._attempts.add(task)
+            task.add_done_callback(self._attempts.discard)
+
+    async def _attempt_on_loop(self, item: LoadedScenario, slots: asyncio.Semaphore) -> None:
+        """`_attempt`, as a task on the loop; never raises."""
+        try:
+            try:
+                attempt = self._new_attempt(item)
+            except Exception as exc:  # noqa: BLE001 - the evaluator failed before calling the target
+                self._unattempted(item, exc)
+                return
+            try:
+                target, request = self._target_request(attempt)
+                with self._scenario_run(attempt) as root:
+                    attempt.root = root
+                    output, error = await self._acall(target, request, attempt)
+                self._target_returned(attempt, root, output, error)
+            except Exception as exc:  # noqa: BLE001 - the evaluator failed around this target call
+                self._attempt_failed(attempt, exc)
+        finally:
+            slots.release()
 
     def _dialogue(self, item: LoadedScenario) -> None:
         """Run a dialogue's turns in this worker, one single-turn attempt each (run.dialogue); its
@@ -462,13 +520,7 @@ class _Run:
         run_id = self._options.run_id
 
         def attempt_turn(turn_item: LoadedScenario, call: TurnCall) -> None:
-            attempt = _Attempt(
-                item=turn_item,
-                trace_id=self._p._tracer.trace_id_for(run_id, turn_item.scenario.id),
-                resolver=PromptResolver(self._p._prompts, self._options.prompt_pins),
-                turn=call,
-            )
-            self._attempt(attempt)
+            self._attempt(self._new_attempt(turn_item, call))
 
         try:
             run_dialogue(
@@ -480,7 +532,7 @@ class _Run:
                 judge_status=self._options.judge_status,
                 metrics=self._p._metrics,
                 settings=self._p._dialogue_settings.get(item.scenario.target),
-                judged=bool(self._judge_workers),
+                judged=self._judges is not None,
             )
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
             self._fail(exc)
@@ -506,10 +558,14 @@ class _Run:
         try:
             self._call_target(attempt)
         except Exception as exc:  # noqa: BLE001 - the evaluator failed around this target call
-            if attempt.report():
-                if attempt.root is not None:
-                    _close_root(attempt.root, output=None, error=None)
-                self._report(attempt, partial(self._evaluator_error, attempt, exc))
+            self._attempt_failed(attempt, exc)
+
+    def _attempt_failed(self, attempt: _Attempt, exc: Exception) -> None:
+        """The evaluator failed around a target call: an evaluator error, unless already reported."""
+        if attempt.report():
+            if attempt.root is not None:
+                _close_root(attempt.root, output=None, error=None)
+            self._report(attempt, partial(self._evaluator_error, attempt, exc))
 
     def _report(
         self, attempt: _Attempt, result: Callable[[], ScenarioResult], latency_ms: float | None = None
@@ -536,6 +592,13 @@ class _Run:
                 self._failure = exc
 
     def _call_target(self, attempt: _Attempt) -> None:
+        target, request = self._target_request(attempt)
+        with self._scenario_run(attempt) as root:
+            attempt.root = root
+            output, error = self._call(target, request, attempt)
+        self._target_returned(attempt, root, output, error)
+
+    def _target_request(self, attempt: _Attempt) -> tuple[Target, TargetRequest]:
         scenario = attempt.item.scenario
         tracer = self._p._tracer
         turn = attempt.turn
@@ -552,8 +615,28 @@ class _Run:
             turn=0 if turn is None else turn.index,
             session_id=self._options.run_id if turn is None else turn.session_id,
         )
-        target = self._p._targets[scenario.target]
-        with tracer.scenario_run(
+        return self._p._targets[scenario.target], request
+
+    def _trace_reply_state(self, attempt: _Attempt, root: RootSpan) -> None:
+        """A dialogue turn's state given with `evaluator.Reply`, on its root span's metadata under the
+        target's state key names too, so the trace alone holds it (a recorded conversation is read
+        from its traces: `validate --session-id`)."""
+        if attempt.turn is None or not attempt.reply_state:
+            return
+        settings = self._p._dialogue_settings.get(attempt.item.scenario.target)
+        names = settings.state_keys if settings is not None else {}
+        state = attempt.reply_state.items()
+        metadata = {names.get(key, key): value for key, value in state if key in STATE_KEYS}
+        if not metadata:
+            return
+        try:
+            root.set_metadata(metadata)
+        except Exception as exc:  # noqa: BLE001 - the turn's result stands without it
+            _log.warning("could not record the reported state on the root span: %s", exc)
+
+    def _scenario_run(self, attempt: _Attempt) -> AbstractContextManager[RootSpan]:
+        scenario, turn = attempt.item.scenario, attempt.turn
+        return self._p._tracer.scenario_run(
             trace_id=attempt.trace_id,
             scenario_id=scenario.id,
             run_id=self._options.run_id,
@@ -561,14 +644,15 @@ class _Run:
             input=scenario.input,
             experiment=self._options.experiment_links.get(scenario.id),
             session_id=None if turn is None else turn.session_id,
-        ) as root:
-            attempt.root = root
-            output, error = self._call(target, request, attempt)
+        )
+
+    def _target_returned(self, attempt: _Attempt, root: RootSpan, output: Any, error: str | None) -> None:
         if isinstance(output, Reply):
             attempt.reply_state = output.state
             output = output.output
         if attempt.report():  # it returned in time: the watchdog will not touch the attempt's span
             attempt.root = None  # the span is ended here, and held no longer than it has to be
+            self._trace_reply_state(attempt, root)
             _close_root(root, output=output, error=error)
             latency = attempt.latency_ms()
             if error is None:
@@ -609,6 +693,38 @@ class _Run:
             raise TargetTimeoutError
         return call.outcome.result(timeout=0)
 
+    async def _acall(
+        self, target: Target, request: TargetRequest, attempt: _Attempt
+    ) -> tuple[Any, str | None]:
+        """`_call` on the loop: the target's task runs beside this one; at the timeout the scenario
+        is reported timed out at once and the task cancelled, and this returns (freeing the slot) only
+        once the task has really ended."""
+        try:
+            value = target(request)
+            if inspect.isawaitable(value):
+                call = asyncio.get_running_loop().create_task(
+                    _awaited(value), context=contextvars.copy_context()
+                )
+                if self._loop is not None:
+                    self._loop.adopt(call)
+                left = self._options.timeout_seconds - (time.perf_counter() - attempt.started)
+                done, _ = await asyncio.wait({call}, timeout=max(0.0, left))
+                if not done:
+                    self._time_out(attempt)
+                    call.cancel()
+                    await asyncio.wait({call})
+                    return None, self._timeout_message
+                if call.cancelled():
+                    return None, "CancelledError: the target's task was cancelled"
+                value = call.result()
+        except Exception as exc:  # noqa: BLE001 - any failure of the system under test
+            return None, f"{type(exc).__name__}: {exc}"
+        finally:
+            if not attempt.returned():  # it had timed out: its slot is free again only now
+                with self._lock:
+                    self._hung -= 1
+        return value, None
+
     @property
     def _timeout_message(self) -> str:
         return f"timed out after {self._options.timeout_seconds:g} s"
@@ -637,10 +753,10 @@ class _Run:
             if attempt.turn is not None:  # a dialogue's turn: the dialogue takes it
                 attempt.turn.deliver(done, trace, attempt.reply_state)
                 return
-            if self._judge_workers and trace is not None and done.result.status != "error":
+            if self._judges is not None and trace is not None and done.result.status != "error":
                 with self._lock:  # with Ctrl-C's settling, so nothing reaches the judges after it
                     if not self._interrupted.is_set():
-                        self._to_judge.put(_ToJudge(done=done, scenario=attempt.item, trace=trace))
+                        self._to_judges(_ToJudge(done=done, scenario=attempt.item, trace=trace))
                         return
                 done = _unjudged(done)
             self._to_record.put(done)
@@ -695,27 +811,50 @@ class _Run:
 
     # --- stage 3: judges ---------------------------------------------------------------------------
 
-    def _judge_stage(self, judges: Judges) -> None:
+    def _to_judges(self, item: _ToJudge) -> None:
+        """Hand a result to the judge stage (under `_lock`, before any Ctrl-C): it is the stage's
+        until judged, or until Ctrl-C settles it unjudged."""
+        if self._loop is None:  # a run with judges has its loop from the start
+            raise RuntimeError("the judge stage has no event loop")
+        self._judging[item.done.result.scenario_id] = item
+        self._judges_pending += 1
+        self._judges_idle.clear()
+        self._loop.spawn(self._judge(item), _JUDGES)
+
+    async def _judge(self, item: _ToJudge) -> None:
+        """One result through the judges (when it gets a slot), then to the record stage, unless
+        Ctrl-C settled it meanwhile (recorded unjudged then, and this task cancelled)."""
+        scenario_id = item.done.result.scenario_id
         try:
-            while (item := self._to_judge.get()) is not None:
-                scenario_id = item.done.result.scenario_id
+            async with self._judge_slots:
                 with self._lock:
-                    self._judging[scenario_id] = item
-                judged = self._judged(judges, item)
+                    held = scenario_id in self._judging
+                judged = await self._judged(item) if held else None
                 with self._lock:
-                    settled = scenario_id in self._settled  # recorded unjudged at Ctrl-C already
-                    self._judging.pop(scenario_id, None)
-                if not settled:
+                    held = self._judging.pop(scenario_id, None) is not None
+                if held and judged is not None:
                     self._to_record.put(item.done._replace(result=judged))
+        except asyncio.CancelledError:
+            raise
         except BaseException as exc:  # noqa: BLE001 - the item it held is lost: the run cannot end well
             self._fail(exc)
+        finally:
+            with self._lock:
+                self._judges_pending -= 1
+                if self._judges_pending == 0:
+                    self._judges_idle.set()
 
-    def _judged(self, judges: Judges, item: _ToJudge) -> ScenarioResult:
+    async def _judged(self, item: _ToJudge) -> ScenarioResult:
         """The result with the judges' verdicts; never raises (a judge that fails is *unscored*)."""
+        judges = self._judges
         result = item.done.result
-        if self._interrupted.is_set():
+        if judges is None or self._interrupted.is_set():
             return _unjudged(item.done).result
-        return judged_result(judges, item.scenario.scenario, result, item.trace, run_id=self._options.run_id)
+        scenario, run_id = item.scenario.scenario, self._options.run_id
+        if self._judge_pool is None:
+            return await ajudged_result(judges, scenario, result, item.trace, run_id=run_id)
+        ask = partial(judged_result, judges, scenario, result, item.trace, run_id=run_id)
+        return await asyncio.get_running_loop().run_in_executor(self._judge_pool, ask)
 
     # --- stage 4: record ---------------------------------------------------------------------------
 
@@ -837,3 +976,10 @@ def _close_root(root: RootSpan, *, output: object, error: str | None) -> None:
 
 async def _awaited(value: Any) -> object:
     return await value
+
+
+def _awaitable(target: Target | None) -> bool:
+    """Whether calling `target` gives an awaitable for certain (an `async def` function or method)."""
+    return target is not None and (
+        inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(type(target).__call__)
+    )

@@ -30,7 +30,14 @@ from evaluator.errors import ConfigError
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.metrics import MetricSet
 from evaluator.prompts import PromptLibrary
-from evaluator.results import RUN_KEYWORDS, ScenarioResult, builtin_metrics, run_to_json, with_dialogues
+from evaluator.results import (
+    RUN_KEYWORDS,
+    ScenarioResult,
+    builtin_metrics,
+    check_tool_schemas,
+    run_to_json,
+    with_dialogues,
+)
 from evaluator.run._session import Session, check_langfuse
 from evaluator.run._signals import StopSignals
 from evaluator.run.judging import JudgePlan
@@ -86,7 +93,7 @@ def run_suite(
         target=options.target,
         given_targets=set(targets or {}),
     )
-    _check_output(options.output)
+    _check_output(options.output, cfg, {s.scenario.target for s in selected})
     store, metrics = Store(cfg.store_path), _run_metrics(metrics or builtin_metrics(cfg), selected)
     connection = LangfuseConnection.from_env()
     tracing = connection.tracing if connection is not None else Tracing.embedded()
@@ -205,9 +212,11 @@ def _check_arguments(targets: Mapping[str, Target] | None, run_name: str | None)
         )
 
 
-def _check_output(output: Path | None) -> None:
+def _check_output(output: Path | None, config: Config, targets: set[str]) -> None:
     """Refuse an --output that cannot be written before running, not after; without writing anything
-    (a run that stops on bad input leaves no file or folder behind)."""
+    (a run that stops on bad input leaves no file or folder behind). The same for a broken
+    `tool_schemas` file of a target the run uses (bad input, before anything runs)."""
+    check_tool_schemas(config, targets)
     if output is None:
         return
     if output.is_dir():

@@ -19,6 +19,13 @@ from evaluator.trace.model import (
     normalize_name,
 )
 from evaluator.trace.readback import ReadBack, TraceReader, read_trace
+from evaluator.trace.session_readback import (
+    SessionListing,
+    SessionReader,
+    SessionTrace,
+    list_session,
+    read_session,
+)
 from evaluator.trace.sources import (
     OBSERVATION_FIELDS,
     detail_from_file,
@@ -52,6 +59,9 @@ __all__ = [
     "Handoff",
     "Observation",
     "ReadBack",
+    "SessionListing",
+    "SessionReader",
+    "SessionTrace",
     "SpanCollector",
     "ToolCall",
     "ToolDefinition",
@@ -66,10 +76,12 @@ __all__ = [
     "detail_from_langfuse_trace",
     "detail_from_observations",
     "detail_from_spans",
+    "list_session",
     "load_tool_schemas",
     "load_trace_file",
     "normalize_name",
     "parse_definition",
+    "read_session",
     "read_trace",
     "recorded_definitions",
     "tool_schemas_from_document",

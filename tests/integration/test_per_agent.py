@@ -188,3 +188,46 @@ def test_report_by_agent_per_prompt_version_with_links(
     assert "Each agent, per prompt version" in page and f'href="{issue["url"]}"' in page.replace("&amp;", "&")
     code, text = cli("report", "--by", "agent")
     assert code == 0 and "Agents with agents/research@v1" in text and "Tool issues" in text
+
+
+def test_compare_gates_each_agent_and_langfuse_gives_the_same(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    """v2 then v1 of the research prompt on the same two scenarios: the research agent's tool use goes
+    from 1.0 and 1.0 to 0.5 (research-pdf-only: its web_search is unauthorized there) and 1.0, a mean of
+    1.0 -> 0.75, -25 points: beyond the 5-point gate, so compare fails naming the agent; the
+    orchestrator makes no tool call, so it has no tool-use figure to gate. Rebuilt from the scores in
+    Langfuse, the report per agent and the gate come out the same."""
+    _run(cli, "--prompt", "agents/research=2", "--run-name", "v2")
+    _run(cli, "--prompt", "agents/research=1", "--run-name", "v1")
+    code, text = cli("compare", "v2", "v1", "--json")
+    assert code == 1, text
+    local = json.loads(text)
+    [research] = local["group_checks"]
+    assert (research["group"], research["label"], research["n"]) == ("research", "research: tool use", 2)
+    assert (research["baseline"], research["candidate"], research["change"]) == (1.0, 0.75, -25.0)
+    assert research["regression"] and "research: tool use" in local["regressions"]
+    code, text = cli("compare", "v2", "v1")
+    assert code == 1 and "research: tool use" in text
+
+    # from Langfuse: runs are named by their id there
+    ids = [json.loads(Path("out.json").read_text())["run"]["id"]]
+    code, text = cli("compare", "previous", "latest", "--json", "--source", "langfuse")
+    assert code == 1, text
+    remote = json.loads(text)
+    assert remote["candidate"]["id"] == ids[0]
+    assert remote["group_checks"] == local["group_checks"]
+    code, text = cli("report", "--by", "agent", "--json")
+    assert code == 0, text
+    rows = json.loads(text)
+    code, text = cli("report", "--by", "agent", "--json", "--source", "langfuse")
+    assert code == 0, text
+    rebuilt = json.loads(text)
+    with_calls = [row for row in rows["rows"] if row["tool_calls"]]
+    assert rebuilt["rows"] == with_calls  # the orchestrator made no tool call: no score carries it
+    assert {row["agent"] for row in rows["rows"]} - {row["agent"] for row in with_calls} == {"orchestrator"}
+    assert _runless(rebuilt["issues"]) == _runless(rows["issues"])  # (a run's label is its name locally)
+
+
+def _runless(issues: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in issue.items() if k != "run"} for issue in issues]

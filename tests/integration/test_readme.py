@@ -34,6 +34,11 @@ MAKE_DEMO_DIALOGUES = ["run", "scenarios/concierge", "--output", ".evaluator/dem
 SKIPPED = {  # the first line of a block not run -> why
     "export OPENAI_API_KEY=": "LLM judges: needs a judge endpoint (OpenAI, Ollama, vLLM...) and its key",
     "export LANGFUSE_PUBLIC_KEY=": "Using with Langfuse: needs a Langfuse project and its keys",
+    ".venv/bin/evaluator validate --scenario scenarios/concierge/concierge-hotel-book-missing-nights.yaml "
+    "--session-id": (
+        "Recorded conversations: reads a session from Langfuse (tests/integration/test_recorded.py "
+        "validates sessions against the stand-in)"
+    ),
     "evaluator datasets push": (
         "Runs as Langfuse experiments: needs a Langfuse project (tests/integration/"
         "test_langfuse_datasets.py runs these commands against the stand-in)"

@@ -11,6 +11,7 @@ are two agents, so both have a coordination view, and the run's is their mean.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -194,7 +195,7 @@ def test_the_requests_are_built_without_the_runtime_and_combined_in_order() -> N
     builder, _ = _builder()
     context = _context(builder.build())
     metric = AgentJudge({"demo"})
-    asks = metric.asks(context, "r")
+    asks = metric.asks(context)
     assert [a.judge for a in asks] == ["agent_judge:orchestrator", "agent_judge:research"]
     assert {a.prompt.name for a in asks} == {"evaluation/agent"} and {a.reply_type for a in asks} == {
         AgentReply
@@ -334,3 +335,16 @@ def test_a_handoff_tool_passes_its_arguments_as_the_context() -> None:
     assert _block(_user(fake, 0), "steps") == "(no tool call)"  # a hand-off is not a tool call
     agents = outcome.judged["agent_judge"].to_json()["agents"]
     assert (agents["triage"]["handoff"], agents["refund agent"]["handoff"]) == (0.6, None)
+
+
+def test_on_the_event_loop_it_asks_the_same_and_combines_the_same() -> None:
+    """`Judges.ajudge` asks a planned judge's requests itself: the same two calls, the same verdict."""
+    builder, _ = _builder()
+    trace = builder.build()
+    fake = FakeJudgeModel([ORCHESTRATOR_REPLY, RESEARCH_REPLY])
+    outcome = asyncio.run(_judges(fake).ajudge(scenario(input=QUESTION), "DIN-SQL", trace, run_id="r"))
+    sync_fake = FakeJudgeModel([ORCHESTRATOR_REPLY, RESEARCH_REPLY])
+    sync = _judges(sync_fake).judge(scenario(input=QUESTION), "DIN-SQL", trace, run_id="r")
+    assert [c.messages for c in fake.calls] == [c.messages for c in sync_fake.calls]
+    assert outcome.judged["agent_judge"].to_json() == sync.judged["agent_judge"].to_json()
+    assert outcome.judgements["agent_judge"].calls == 2

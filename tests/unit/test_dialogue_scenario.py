@@ -183,7 +183,7 @@ def test_targets_declare_policy_state_keys_and_entities(tmp_path: Path) -> None:
     assert "state_keys" in str(info.value) and "names no slot" in str(info.value)
 
 
-def test_validate_says_a_dialogue_is_not_a_single_trace(
+def test_validate_needs_a_trace_per_turn_of_a_dialogue(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import sys
@@ -198,8 +198,9 @@ def test_validate_says_a_dialogue_is_not_a_single_trace(
     with pytest.raises(SystemExit) as info:
         main()
     assert info.value.code == 2
-    text = capsys.readouterr().err
-    assert "is a dialogue" in text and "Fix:" in text
+    text = " ".join(capsys.readouterr().err.split())
+    assert "--trace was given 1 time: 1 trace for the 2 user turns of dialogue hotel-book-missing" in text
+    assert "Fix: give --trace once per user turn of the dialogue, in the order of its turns." in text
 
 
 def test_a_targets_entity_catalog_is_read_from_its_json_file(tmp_path: Path) -> None:

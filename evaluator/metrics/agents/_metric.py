@@ -16,12 +16,16 @@ coordination, intent drift, the overall score) are not built yet: null (recommen
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evaluator.metrics.agents._analysis import AgentAnalysis, analyze_agents, effective_agent_tools
+from evaluator.metrics.agents._figures import AgentFigures
+from evaluator.metrics.agents._gates import AGENT_BREAKDOWNS, TRACE_FIGURES
 from evaluator.metrics.agents._issues import ISSUE_KINDS, ToolIssue
+from evaluator.metrics.agents._rebuild import per_agent_from_scores
+from evaluator.metrics.agents._session import SESSION_DEFINITIONS, SessionAgentsVerdict, roll_up
 from evaluator.metrics.base import (
     Figure,
     Gate,
@@ -29,6 +33,7 @@ from evaluator.metrics.base import (
     MetricContext,
     ScoreDefinition,
     ScoreValue,
+    SessionContext,
     number_at,
 )
 from evaluator.trace import DEFINING_TYPES, ToolDefinition, TraceDetail, recorded_definitions
@@ -56,6 +61,7 @@ class PerAgentVerdict:
     were not checked)."""
 
     analysis: AgentAnalysis
+    trace_id: str = ""  # the trace analysed (a dialogue's roll-up links each turn's issues to it)
     # The per-agent judge's values by agent (`reasoning`, `handoff`, `response_quality`), and its
     # view of the coordination (the mean of its agents'): put in after the judge stage (`with_judged`).
     judged: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
@@ -91,6 +97,7 @@ class PerAgentVerdict:
         }
         return {
             "agents": agents,
+            "tool_calls": len(self.analysis.calls),
             "tool_use_score": self.tool_use,
             "issues": len(self.analysis.issues),
             "unattributed_issues": [issue.to_json() for issue in self.unattributed],
@@ -111,7 +118,7 @@ class PerAgentVerdict:
                 value=figures.tool_use_score,
                 comment=f"{name}: {figures.tool_calls - _faulty(figures.issues)} of {figures.tool_calls} "
                 "tool calls without an issue",
-                metadata={"agent": name},
+                metadata={"agent": name, **_figures(figures)},
                 observation_id=figures.observation_ids[0],
             )
             for name, figures in self.analysis.per_agent.items()
@@ -121,6 +128,16 @@ class PerAgentVerdict:
 
     def problems(self) -> list[str]:
         return [f"{issue.agent or 'no agent'}: {issue.message}" for issue in self.analysis.issues]
+
+
+def _figures(figures: AgentFigures) -> dict[str, Any]:
+    """What an agent's score carries besides its value, for its entry rebuilt from Langfuse."""
+    return {
+        "tool_calls": figures.tool_calls,
+        "latency_ms": figures.latency_ms,
+        "tokens": figures.tokens,
+        "cost": figures.cost,
+    }
 
 
 def _faulty(issues: tuple[ToolIssue, ...]) -> int:
@@ -138,7 +155,12 @@ def _issue_scores(issues: tuple[ToolIssue, ...]) -> list[ScoreValue]:
             name="tool_issue",
             value=found[0].kind,
             comment="; ".join(issue.message for issue in found),
-            metadata={"agent": found[0].agent, "tool": found[0].tool, "kinds": [i.kind for i in found]},
+            metadata={
+                "agent": found[0].agent,
+                "tool": found[0].tool,
+                "kinds": [i.kind for i in found],
+                "issues": [i.to_json() for i in found],
+            },
             observation_id=observation_id,
         )
         for observation_id, found in by_call.items()
@@ -163,6 +185,7 @@ class PerAgentMetric(MetricBase):
             "was expected",
             categories=ISSUE_KINDS,
         ),
+        *SESSION_DEFINITIONS,  # a dialogue's roll-up (`evaluate_session`)
     )
     # No column in the history tables (they stay narrow): `report --by agent` shows them per agent.
     figures = (
@@ -173,7 +196,9 @@ class PerAgentMetric(MetricBase):
             gate=Gate(label="agents' tool use", threshold=5.0),
         ),
         Figure(name="agent_tool_issues", value=number_at("per_agent", "issues")),
+        *TRACE_FIGURES,  # the trace's coordination, intent drift and overall scores, gated when measured
     )
+    breakdowns = AGENT_BREAKDOWNS  # each agent's own figures, gated by compare
 
     def __init__(self, targets: Mapping[str, TargetAgents] | None = None) -> None:
         self._targets = dict(targets or {})
@@ -200,7 +225,7 @@ class PerAgentMetric(MetricBase):
             declared_schemas=declared.schemas,
             usage=detail.usage,
         )
-        return PerAgentVerdict(analysis=analysis)
+        return PerAgentVerdict(analysis=analysis, trace_id=context.trace.id)
 
     def stored_view(self, field: Mapping[str, Any]) -> object:
         """Without the agents' latencies (Langfuse stores times to the millisecond) and the per-agent
@@ -214,8 +239,23 @@ class PerAgentMetric(MetricBase):
         }
         return {**field, "agents": timeless}
 
+    def evaluate_session(self, context: SessionContext) -> SessionAgentsVerdict | None:
+        """A dialogue's roll-up over its turns' analyses (metrics/agents/_session.py); None when no
+        turn was analysed."""
+        turns = [
+            (index, verdict.trace_id, verdict.to_json())
+            for index, verdicts in enumerate(context.traces)
+            if isinstance(verdict := verdicts.get(self.key), PerAgentVerdict)
+        ]
+        field = roll_up(turns)
+        return SessionAgentsVerdict(field=field) if field is not None else None
+
     def from_scores(self, scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
-        return None  # observation-level scores are not read back into a result (yet)
+        return per_agent_from_scores(list(scores.values()))
+
+    def from_score_rows(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+        """Every agent's entry, from its observation-level scores (metrics/agents/_rebuild.py)."""
+        return per_agent_from_scores(rows)
 
 
 _NOTHING = TargetAgents()

@@ -21,7 +21,7 @@ class ToolSchemas:
         sources: Mapping[str | None, Iterable[Observation]],
         declared: Mapping[str, ToolDefinition] | None = None,
     ) -> None:
-        self._declared = dict(declared or {})
+        self._declared = declared or {}  # not copied: a file's are read only when a call needs one
         self._found: dict[str | None, dict[str, ToolDefinition]] = {agent: {} for agent in sources}
         self._unread: dict[str | None, Iterator[Observation]] = {a: iter(o) for a, o in sources.items()}
         self._anywhere: dict[str, ToolDefinition] = {}

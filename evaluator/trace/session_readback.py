@@ -1,0 +1,189 @@
+"""Reading a recorded conversation back from Langfuse (`validate --session-id`): the session's traces,
+one per turn, in time order, each read whole as `read_trace` reads one trace.
+
+First the session is listed: `GET /api/public/v2/observations?sessionId=...&fields=core,basic` (every
+cursor page, rows de-duplicated by id), grouped by trace. It is polled with backoff until the listing
+has *settled* (the same traces with the same observation counts on polls spanning `settle_seconds`),
+within the read deadline; a 429 waits as long as its Retry-After asks (Cloud read quotas are small),
+and one that asks past the deadline ends the wait. Traces are ordered by their earliest observation's
+start time (then by id). Then each trace is read with `read_trace`, its listed count as the count to
+expect, so a trace whose observations are all readable settles on its first read (one request per
+trace), within the same deadline per trace as `validate --trace-id`; the metadata keys a turn reports
+its state under are asked for whole (Langfuse cuts longer values at 200 characters).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from evaluator._time import Deadline
+from evaluator.errors import LangfuseAuthError, LangfuseUnavailableError, TraceError
+from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
+from evaluator.trace.readback import ReadBack, read_trace
+
+__all__ = [
+    "SessionListing",
+    "SessionReader",
+    "SessionTrace",
+    "list_session",
+    "read_session",
+    "session_traces",
+]
+
+_MAX_PAUSE_SECONDS = 5.0
+
+
+class SessionReader(Protocol):
+    def session_pages(self, session_id: str) -> list[dict[str, Any]]: ...
+    def observation_pages(
+        self, trace_id: str, *, expand_metadata: Sequence[str] = ()
+    ) -> list[dict[str, Any]]: ...
+    def trace_body(self, trace_id: str) -> Mapping[str, Any] | None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionTrace:
+    """One trace of a session as the listing shows it: its id, when its first observation started
+    (epoch seconds; None when no row says) and how many observations carry the session."""
+
+    trace_id: str
+    started: float | None
+    observations: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionListing:
+    traces: tuple[SessionTrace, ...]  # in time order
+    settled: bool  # False: the deadline came first; later turns may be missing
+
+
+def _started(value: object) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def session_traces(pages: Sequence[Mapping[str, Any]]) -> tuple[SessionTrace, ...]:
+    """The traces of listed observation pages, in time order (a trace without a start time last)."""
+    rows: dict[str, tuple[str, float | None]] = {}  # observation id -> (trace id, start)
+    for page in pages:
+        for row in page.get("data") or ():
+            if isinstance(row, Mapping) and row.get("traceId") and row.get("id"):
+                rows[str(row["id"])] = (str(row["traceId"]), _started(row.get("startTime")))
+    counts: dict[str, int] = {}
+    starts: dict[str, float] = {}
+    for trace_id, started in rows.values():
+        counts[trace_id] = counts.get(trace_id, 0) + 1
+        if started is not None:
+            starts[trace_id] = min(started, starts.get(trace_id, started))
+    traces = [SessionTrace(trace_id=t, started=starts.get(t), observations=n) for t, n in counts.items()]
+    return tuple(
+        sorted(
+            traces,
+            key=lambda t: (t.started is None, t.started or 0.0, t.trace_id),
+        )
+    )
+
+
+def list_session(
+    reader: SessionReader,
+    session_id: str,
+    *,
+    deadline_seconds: float = 60.0,
+    settle_seconds: float = 3.0,
+    poll_seconds: float = 0.5,
+    sleep: Callable[[float], None] = time.sleep,
+) -> SessionListing:
+    """The session's traces once the listing has settled; TraceError when none became readable in
+    time (or Langfuse kept refusing, rate-limited, past the deadline)."""
+    deadline = Deadline(deadline_seconds)
+    pause = poll_seconds
+    seen: tuple[SessionTrace, ...] = ()
+    since = time.monotonic()
+    while True:
+        try:
+            listed = session_traces(reader.session_pages(session_id))
+        except LangfuseAuthError:
+            raise
+        except LangfuseUnavailableError as exc:
+            wait = max(pause, exc.retry_after or 0.0)
+            if wait >= deadline.remaining():
+                if seen:
+                    return SessionListing(traces=seen, settled=False)
+                limited = exc.status == 429
+                raise TraceError(
+                    f"session {session_id} could not be listed in Langfuse within {deadline_seconds:g} s "
+                    f"({exc}). Fix: "
+                    + (
+                        "Langfuse's read quota is used up: try again later, or raise [langfuse] "
+                        "read_deadline_seconds."
+                        if limited
+                        else "check that Langfuse is up at LANGFUSE_BASE_URL, then try again."
+                    )
+                ) from None
+            sleep(wait)
+            pause = min(pause * 2, _MAX_PAUSE_SECONDS)
+            continue
+        now = time.monotonic()
+        if listed != seen:
+            seen, since = listed, now
+        if seen and now - since >= settle_seconds:
+            return SessionListing(traces=seen, settled=True)
+        if deadline.passed:
+            break
+        sleep(deadline.cap(pause))
+        pause = min(pause * 2, _MAX_PAUSE_SECONDS)
+    if seen:
+        return SessionListing(traces=seen, settled=False)
+    raise TraceError(
+        f"session {session_id} has no traces readable in Langfuse within {deadline_seconds:g} s. Fix: "
+        "check the session id (Langfuse shows it under Sessions; a dialogue run's is "
+        "`<run id>:<scenario id>`) and that the keys belong to its project; ingestion can lag, so a "
+        "session recorded moments ago may need a longer wait ([langfuse] read_deadline_seconds)."
+    )
+
+
+class _Expanded:
+    """A session reader as `read_trace` takes it, asking for the state keys' metadata whole."""
+
+    def __init__(self, reader: SessionReader, keys: Sequence[str]) -> None:
+        self._reader = reader
+        self._keys = tuple(keys)
+
+    def observation_pages(self, trace_id: str) -> list[dict[str, Any]]:
+        return self._reader.observation_pages(trace_id, expand_metadata=self._keys)
+
+    def trace_body(self, trace_id: str) -> Mapping[str, Any] | None:
+        return self._reader.trace_body(trace_id)
+
+
+def read_session(
+    reader: SessionReader,
+    traces: Sequence[SessionTrace],
+    *,
+    deadline_seconds: float = 60.0,
+    rules: TraceRules = DEFAULT_RULES,
+    settle_seconds: float = 3.0,
+    poll_seconds: float = 0.5,
+) -> list[ReadBack]:
+    """Each listed trace read whole, in the listing's order."""
+    expanded = _Expanded(reader, rules.state_keys)
+    return [
+        read_trace(
+            expanded,
+            listed.trace_id,
+            deadline_seconds=deadline_seconds,
+            expected_observations=listed.observations,
+            settle_seconds=settle_seconds,
+            poll_seconds=poll_seconds,
+            rules=rules,
+        )
+        for listed in traces
+    ]

@@ -1,0 +1,167 @@
+"""The judges on an event loop (`Judges.ajudge`, what a run's judge stage uses): the real `AsyncOpenAI`
+client against the judge stand-in on loopback gives the same verdicts, retries, waits and bounds as
+the sync path (tests/integration/test_judge_openai.py), on one loop and without a thread per call."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from evaluator.config import LLMEndpoint
+from evaluator.judge import JudgeOutcome, Judges, JudgeSettings, OpenAIJudgeModel, RateGate, RetryPolicy
+from evaluator.prompts import PromptLibrary
+from tests.builders import TraceBuilder, scenario
+from tests.standin.judge_server import JudgeStandIn
+
+PROMPTS = Path(__file__).resolve().parents[2] / "prompts"
+KEY = "sk-judge-secret-0123456789"
+
+
+@pytest.fixture
+def standin() -> Iterator[JudgeStandIn]:
+    with JudgeStandIn() as server:
+        yield server
+
+
+async def _no_wait(seconds: float) -> None:
+    return None
+
+
+def _judges(standin: JudgeStandIn, *, attempts: int = 4, timeout: float = 10.0, **retry: Any) -> Judges:
+    endpoint = LLMEndpoint(base_url=standin.base_url, model="judge-model", api_key=SecretStr(KEY))
+    retry.setdefault("asleep", _no_wait)
+    return Judges(
+        model=OpenAIJudgeModel(endpoint),
+        prompts=PromptLibrary(PROMPTS),
+        settings=JudgeSettings(model="judge-model", timeout_seconds=timeout),
+        retry=RetryPolicy(max_attempts=attempts, sleep=lambda _: None, **retry),
+    )
+
+
+def _ajudge(judges: Judges, count: int = 1) -> list[JudgeOutcome]:
+    """`count` judgements at once on one loop (in this thread), the model closed on that loop after."""
+    sc = scenario(
+        input="Which approach leads Spider?",
+        expected={"answer": {"criteria": "c", "ground_truth": "DIN-SQL"}},
+    )
+    builder = TraceBuilder()
+    builder.tool("pdf_retrieval", output="DIN-SQL reaches 85.3%")
+    trace = builder.build()
+
+    async def judge_all() -> list[JudgeOutcome]:
+        try:
+            return list(
+                await asyncio.gather(
+                    *(judges.ajudge(sc, "DIN-SQL, at 85.3%", trace, run_id=f"r{i}") for i in range(count))
+                )
+            )
+        finally:
+            await judges.aclose()
+
+    try:
+        return asyncio.run(judge_all())
+    finally:
+        assert isinstance(judges.model, OpenAIJudgeModel)
+        judges.model.close()
+
+
+def test_the_awaited_judges_score_as_the_sync_ones_do_on_one_loop_without_threads(
+    standin: JudgeStandIn,
+) -> None:
+    standin.mode = "invalid_then_valid"  # the repair request goes through the same conversation
+    judges = _judges(standin)
+    assert judges.awaitable
+    threads = threading.active_count()
+    outcomes = _ajudge(judges, count=4)
+    assert threading.active_count() == threads  # no thread was left, and none per call (asserted below)
+    for outcome in outcomes:
+        assert outcome.status.status == "scored"
+        quality = outcome.judged["quality"].to_json()
+        assert (quality["answer_quality"], quality["completeness"]) == (0.9, 0.7)
+        assert outcome.judged["correctness"].to_json()["verdict"] == "correct"
+        assert outcome.judgements["quality"].calls == 2  # the request and its repair
+    assert len(standin.requests) == 16
+
+
+def test_server_errors_are_retried_up_to_the_bound(standin: JudgeStandIn) -> None:
+    standin.fail_next(20, status=500)
+    (outcome,) = _ajudge(_judges(standin, attempts=3))
+    assert [r.status for r in standin.requests] == [500] * 6  # 3 tries for each judge, no more
+    detail = outcome.detail["quality"]
+    assert detail["status"] == "unscored" and detail["failed"] is True
+    assert "after 3 request(s)" in detail["reason"] and "HTTP 500" in detail["reason"]
+    assert KEY not in str(outcome.detail)
+
+
+def test_a_429_is_waited_out_at_the_shared_gate(standin: JudgeStandIn) -> None:
+    slept: list[float] = []
+    now = [0.0]
+
+    async def asleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    standin.rate_limit_next(1, retry_after=7)
+    (outcome,) = _ajudge(_judges(standin, gate=RateGate(clock=lambda: now[0]), asleep=asleep))
+    assert outcome.status.status == "scored"
+    assert [r.status for r in standin.requests][:2] == [429, 200]
+    # the retry's own wait is 0 after a 429; the server's Retry-After is waited at the gate every
+    # judge call passes
+    assert slept == [0.0, 7.0]
+
+
+def test_a_slow_reply_times_out_and_is_retried(standin: JudgeStandIn) -> None:
+    standin.slow_next(1, seconds=2.0)
+    (outcome,) = _ajudge(_judges(standin, timeout=0.3))
+    assert outcome.status.status == "scored"
+    assert outcome.judgements["quality"].calls == 2
+
+
+def test_a_server_without_structured_output_gets_plain_requests(standin: JudgeStandIn) -> None:
+    standin.reject_response_format = True
+    standin.mode = "prose"
+    (outcome,) = _ajudge(_judges(standin))
+    assert outcome.status.status == "scored"
+    assert ["response_format" in body for body in standin.bodies()] == [True, False, False]
+
+
+def test_a_reply_that_trickles_in_is_cut_off_at_the_timeout_for_the_whole_reply(
+    standin: JudgeStandIn,
+) -> None:
+    standin.drip = 0.05  # each byte well within the per-read timeout; the whole reply takes over 10 s
+    started = time.monotonic()
+    (outcome,) = _ajudge(_judges(standin, attempts=1, timeout=1.0))
+    assert time.monotonic() - started < 6  # two judges, 1 s each, with a wide margin
+    assert outcome.status.status == "unscored"
+    assert "did not answer within 1 s" in outcome.detail["quality"]["reason"]
+
+
+def test_a_page_that_is_not_a_chat_completion_is_unscored_with_the_fix(standin: JudgeStandIn) -> None:
+    standin.mode = "html"
+    (outcome,) = _ajudge(_judges(standin, attempts=1))
+    assert outcome.judged == {} and outcome.status.status == "unscored"
+    reason = outcome.detail["quality"]["reason"]
+    assert "not a chat completion" in reason and "EVALUATOR_JUDGE_BASE_URL" in reason, reason
+
+
+def test_a_dead_endpoint_is_given_up_after_three_judgements_in_a_row() -> None:
+    endpoint = LLMEndpoint(base_url="http://127.0.0.1:9/v1", model="judge-model", api_key=SecretStr(KEY))
+    notices: list[str] = []
+    judges = Judges(
+        model=OpenAIJudgeModel(endpoint),
+        prompts=PromptLibrary(PROMPTS),
+        settings=JudgeSettings(model="judge-model", timeout_seconds=1.0),
+        retry=RetryPolicy(max_attempts=1, asleep=_no_wait),
+        on_notice=lambda kind, message: notices.append(message),
+    )
+    outcomes = _ajudge(judges, count=3)
+    reasons = [o.detail["quality"]["reason"] for o in outcomes]
+    assert all("unreachable" in r or "not asked" in r for r in reasons), reasons
+    assert len(notices) == 1 and "failed 3 judgements in a row" in notices[0]
