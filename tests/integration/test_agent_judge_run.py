@@ -110,6 +110,12 @@ def test_each_agent_is_judged_once_and_its_values_reach_per_agent_scores_and_the
     assert rows["orchestrator"]["handoff"] == 0.7
     code, text = cli("report", "--by", "agent")
     assert code == 0 and "reasoning" in text
+    # rebuilt from the scores in Langfuse: the same values per agent
+    code, text = cli("report", "--by", "agent", "--json", "--source", "langfuse")
+    assert code == 0, text
+    remote = {row["agent"]: row for row in json.loads(text)["rows"]}
+    assert (remote["research"]["reasoning"], remote["research"]["response_quality"]) == (0.8, 0.9)
+    assert remote["orchestrator"]["handoff"] == 0.7
 
 
 def test_per_agent_false_turns_the_judge_off(demo_project: Path, judge: JudgeStandIn, cli: Cli) -> None:
