@@ -82,9 +82,11 @@ def runs_from_scores(
     for run_id in {*grouped, *turns}:
         scenarios, dialogues = grouped.get(run_id, {}), turns.get(run_id, {})
         results = tuple(
-            _result(sid, scenarios.get(sid, {}), metrics, rows.get((run_id, sid), ()))
+            _result(sid, scenarios.get(sid, {}), metrics, rows=rows.get((run_id, sid), ()))
             if sid not in dialogues
-            else _dialogue(run_id, sid, scenarios.get(sid, {}), dialogues[sid], metrics)
+            else _dialogue(
+                run_id, sid, scenarios.get(sid, {}), dialogues[sid], metrics, rows=rows.get((run_id, sid), ())
+            )
             for sid in sorted({*scenarios, *dialogues})
         )
         every = [*scenarios.values(), *(t for d in dialogues.values() for t in d.values())]
@@ -140,7 +142,7 @@ def _trace_id(by_name: Mapping[str, Mapping[str, Any]]) -> str:
 def _field(metric: Metric, by_name: ByName, rows: Sequence[Mapping[str, Any]]) -> Any:
     """A metric's field: from every score when it reads them all (`from_score_rows`), else by name."""
     from_rows = getattr(metric, "from_score_rows", None)  # optional: a project's metric may lack it
-    return from_rows(rows) if callable(from_rows) else metric.from_scores(by_name)
+    return from_rows(rows) if callable(from_rows) and rows else metric.from_scores(by_name)
 
 
 def _result(
@@ -178,13 +180,19 @@ def _comment(score: Mapping[str, Any] | None) -> str:
 
 
 def _dialogue(
-    run_id: str, scenario_id: str, by_name: ByName, turns: Mapping[int, ByName], metrics: MetricSet
+    run_id: str,
+    scenario_id: str,
+    by_name: ByName,
+    turns: Mapping[int, ByName],
+    metrics: MetricSet,
+    *,
+    rows: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
     """A dialogue's result object: its session scores as a scenario's (none when no turn ran to its
     end: no figure either), its turns from their scores."""
     rebuilt = [_turn(index, turns[index], metrics) for index in sorted(turns)]
     document = (
-        _result(scenario_id, by_name, metrics)
+        _result(scenario_id, by_name, metrics, rows)
         if by_name
         else {
             "scenario_id": scenario_id,
