@@ -26,7 +26,23 @@ __all__ = [
     "untrusted",
 ]
 
-BLOCK_TAGS = ("input", "criteria", "ground_truth", "sources", "source", "answer")
+BLOCK_TAGS = (
+    "input",
+    "criteria",
+    "ground_truth",
+    "sources",
+    "source",
+    "answer",
+    # the per-agent judge's (judge/agent_view.py)
+    "agent",
+    "team",
+    "received",
+    "steps",
+    "step",
+    "output",
+    "handoffs",
+    "handoff",
+)
 _TAG = re.compile(r"<\s*/?\s*(?:" + "|".join(BLOCK_TAGS) + r")\b[^<>]*>?", re.IGNORECASE)
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.:-]+")
 

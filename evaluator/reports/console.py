@@ -183,10 +183,12 @@ def _print_judge_usage(console: Console, results: Sequence[ScenarioResult]) -> N
         highlight=False,
     )
     reasons = Counter(
-        str(detail["reason"])
+        str(one["reason"])
         for r in results
         for key, detail in r.judge_detail.items()
-        if key != "evaluator_error" and detail.get("status") == "unscored" and detail.get("reason")
+        if key != "evaluator_error"
+        for one in _each_judgement(detail)
+        if one.get("status") == "unscored" and one.get("reason")
     )
     for reason, count in reasons.most_common(_UNSCORED_REASONS_SHOWN):
         console.print(f"  unscored ({count}): {escape(reason)}", highlight=False)
@@ -195,6 +197,12 @@ def _print_judge_usage(console: Console, results: Sequence[ScenarioResult]) -> N
             f"  and {len(reasons) - _UNSCORED_REASONS_SHOWN} more reasons: see `judge` in the results",
             highlight=False,
         )
+
+
+def _each_judgement(detail: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A judgement's own detail, or each of its parts' (the per-agent judge's: one per agent)."""
+    parts = detail.get("parts")
+    return list(parts.values()) if isinstance(parts, Mapping) and parts else [detail]
 
 
 def print_delivery(

@@ -121,7 +121,10 @@ def test_the_metadata_records_the_agent_prompt_versions_served_pinned_or_not() -
         return replace(local, version=7, source="langfuse")  # Langfuse's production label is on v7
 
     served = served_versions(
-        library, fetch, pins={"agents/research": 2}, skip={"evaluation/quality", "evaluation/correctness"}
+        library,
+        fetch,
+        pins={"agents/research": 2},
+        skip={"evaluation/quality", "evaluation/correctness", "evaluation/agent"},
     )
     concierge = [f"agents/concierge-{agent}" for agent in ("action", "memory", "policy", "triage")]
     assert served == {

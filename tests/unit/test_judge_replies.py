@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.judge import CorrectnessReply, QualityReply, read_reply
+from evaluator.judge import AgentReply, CorrectnessReply, QualityReply, read_reply
 from evaluator.judge.replies import repair_request
 from evaluator.prompts import PromptLibrary
 
@@ -98,7 +98,12 @@ def test_repair_request_names_the_problem_and_the_keys() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "model"), [("evaluation/quality", QualityReply), ("evaluation/correctness", CorrectnessReply)]
+    ("name", "model"),
+    [
+        ("evaluation/quality", QualityReply),
+        ("evaluation/correctness", CorrectnessReply),
+        ("evaluation/agent", AgentReply),
+    ],
 )
 def test_each_judge_prompt_asks_for_exactly_its_reply_model(name: str, model: type) -> None:
     prompt = PromptLibrary(PROMPTS).get(name)
