@@ -37,7 +37,7 @@ from evaluator.results import (
     with_dialogues,
 )
 from evaluator.scenarios import DialogueTurn, LoadedScenario, Scenario, TurnExpected
-from evaluator.storage import Finished
+from evaluator.storage import Finished, KeptTrace
 from evaluator.trace import Trace
 
 __all__ = [
@@ -361,7 +361,7 @@ def dialogue_finished(
         metrics=with_dialogues(metrics),
         dialogue=dialogue,
     )
-    return _with_spans(result, [got.done for got in ran.values()])
+    return _with_spans(result, [got.done for got in ran.values()], session)
 
 
 def _rolled_up(scenario: Scenario, ran: Mapping[int, TurnRan], metrics: MetricSet) -> dict[str, Verdict]:
@@ -419,19 +419,21 @@ def _outcomes(
     return outcomes
 
 
-def _with_spans(result: ScenarioResult, turns: Sequence[Finished]) -> Finished:
-    """The dialogue as recorded: its turns' kept spans (JSON lists of span records) as one list."""
-    kept = [done for done in turns if done.spans]
-    if not kept:
-        return Finished(result, ())
-    records = [record for done in kept for record in json.loads(done.spans or b"[]")]
-    return Finished(
-        result,
-        (),
-        json.dumps(records).encode(),
-        sum(done.span_count for done in kept),
-        any(done.late_spans for done in turns),
+def _with_spans(result: ScenarioResult, turns: Sequence[Finished], session: str) -> Finished:
+    """The dialogue as recorded: each turn's kept spans apart, as the trace they are (in Langfuse on its
+    own, the exporter counting its spans), in the dialogue's session."""
+    kept = tuple(
+        KeptTrace(
+            trace_id=done.result.trace_id,
+            spans=done.spans,
+            span_count=done.span_count,
+            late_spans=done.late_spans,
+            session_id=session,
+        )
+        for done in turns
+        if done.spans
     )
+    return Finished(result, (), traces=kept)
 
 
 def run_dialogue(

@@ -10,12 +10,13 @@ from evaluator.storage.delivery import (
     deliver,
     deliver_spans,
 )
-from evaluator.storage.store import DeliveryStatus, Finished, Store, VerdictKey
+from evaluator.storage.store import DeliveryStatus, Finished, KeptTrace, Store, VerdictKey
 
 __all__ = [
     "DeliveryReport",
     "DeliveryStatus",
     "Finished",
+    "KeptTrace",
     "LiveDelivery",
     "MemorySink",
     "ScoreSink",

@@ -69,16 +69,30 @@ class VerdictKey(Protocol):
     def inputs_sha256(self) -> str: ...
 
 
+class KeptTrace(NamedTuple):
+    """The captured spans of one trace of a scenario that has several (a dialogue: one per turn, all in
+    its session), kept as `Finished.spans` keeps a single trace's."""
+
+    trace_id: str
+    spans: bytes
+    span_count: int
+    late_spans: bool
+    session_id: str
+
+
 class Finished(NamedTuple):
     """A finished scenario as it is recorded: the result, its scores and (connected runs) the OTLP
     request body of the spans captured for it. `late_spans`: its capture closed while the target still
-    ran (a timeout), so spans of its trace may end, and be exported, after the ones kept."""
+    ran (a timeout), so spans of its trace may end, and be exported, after the ones kept. A dialogue
+    keeps its turns' traces apart in `traces` (each is in Langfuse on its own: the exporter counts
+    spans per trace), `spans` None."""
 
     result: ScenarioResult
     scores: Sequence[Score]
     spans: bytes | None = None
     span_count: int = 0
     late_spans: bool = False
+    traces: Sequence[KeptTrace] = ()
 
 
 _SCHEMA = """
@@ -104,6 +118,7 @@ CREATE TABLE IF NOT EXISTS traces (  -- every span a connected run captured, dur
     payload BLOB NOT NULL,  -- the OTLP request body of the captured spans, for `sync` to send again
     spans INTEGER NOT NULL, sent_at TEXT,  -- sent_at: `sync` sent the payload and Langfuse took it
     late_spans INTEGER NOT NULL DEFAULT 0,  -- 1: spans may have ended after the capture (a timeout)
+    session_id TEXT,  -- a dialogue turn's trace: the dialogue's session; NULL: a scenario's own trace
     PRIMARY KEY (destination, trace_id)
 );
 CREATE TABLE IF NOT EXISTS span_acks (  -- spans of a trace the SDK's exporter delivered
@@ -124,8 +139,11 @@ CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id)
 # spans as were captured. The exporter counts spans per trace, so that count proves nothing for a
 # trace with late spans (a timed-out target's, ending after its capture closed: they would count in
 # place of kept ones the exporter dropped); such a trace is in Langfuse only once re-sent. A score
-# with no trace row (from before spans were kept) counts as on a trace Langfuse has.
-_UNSENT_QUERY = """SELECT scores.id, scores.trace_id, name, value, data_type, comment, timestamp, metadata,
+# with no trace row (from before spans were kept) counts as on a trace Langfuse has. A session score
+# (a dialogue's) waits, besides, until every trace of its session (its turns') is in Langfuse.
+_IN_LANGFUSE = """(traces.sent_at IS NOT NULL
+    OR (NOT traces.late_spans AND COALESCE(span_acks.spans, 0) >= traces.spans))"""
+_UNSENT_QUERY = f"""SELECT scores.id, scores.trace_id, name, value, data_type, comment, timestamp, metadata,
     scores.session_id
     FROM scores
     LEFT JOIN traces ON traces.destination = scores.destination AND traces.trace_id = scores.trace_id
@@ -133,9 +151,13 @@ _UNSENT_QUERY = """SELECT scores.id, scores.trace_id, name, value, data_type, co
         ON span_acks.destination = scores.destination AND span_acks.trace_id = scores.trace_id
     WHERE scores.destination = ? AND scores.sent_at IS NULL AND rejected IS NULL
     AND (? IS NULL OR scores.run_id = ?)
-    AND (? OR traces.trace_id IS NULL OR traces.sent_at IS NOT NULL
-         OR (NOT traces.late_spans AND COALESCE(span_acks.spans, 0) >= traces.spans))
-    ORDER BY timestamp, scores.id"""
+    AND (? OR ((traces.trace_id IS NULL OR {_IN_LANGFUSE})
+        AND (scores.session_id IS NULL OR NOT EXISTS (
+            SELECT 1 FROM traces LEFT JOIN span_acks
+                ON span_acks.destination = traces.destination AND span_acks.trace_id = traces.trace_id
+            WHERE traces.destination = scores.destination AND traces.session_id = scores.session_id
+            AND NOT {_IN_LANGFUSE}))))
+    ORDER BY timestamp, scores.id"""  # noqa: S608 - constants only
 _SPAN_STATUS_QUERY = """SELECT COUNT(*), COALESCE(SUM(traces.spans), 0),
     COALESCE(SUM(CASE WHEN sent_at IS NOT NULL THEN traces.spans WHEN late_spans THEN 0
                       ELSE MIN(COALESCE(span_acks.spans, 0), traces.spans) END), 0),
@@ -264,7 +286,7 @@ class Store:
                 _insert(
                     db,
                     "INSERT OR REPLACE INTO traces "
-                    "(destination, trace_id, run_id, scenario_id, payload, spans, late_spans)",
+                    "(destination, trace_id, run_id, scenario_id, payload, spans, late_spans, session_id)",
                     [
                         (
                             destination,
@@ -274,9 +296,24 @@ class Store:
                             f.spans,
                             f.span_count,
                             int(f.late_spans),
+                            None,
                         )
                         for f in finished
                         if f.spans is not None
+                    ]
+                    + [
+                        (
+                            destination,
+                            kept.trace_id,
+                            run_id,
+                            f.result.scenario_id,
+                            kept.spans,
+                            kept.span_count,
+                            int(kept.late_spans),
+                            kept.session_id,
+                        )
+                        for f in finished
+                        for kept in f.traces
                     ],
                 )
             _insert(
@@ -539,7 +576,8 @@ def _open(path: Path | None) -> sqlite3.Connection:
                 db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
             _add_late_spans(db)
-            _add_session_ids(db)
+            _add_column(db, "scores", "session_id TEXT")  # stores made before session scores
+            _add_column(db, "traces", "session_id TEXT")  # before dialogues kept their turns apart
         except sqlite3.OperationalError as exc:
             db.close()
             if "locked" not in str(exc) or time.monotonic() > ends:
@@ -562,11 +600,11 @@ def _add_late_spans(db: sqlite3.Connection) -> None:
                 raise
 
 
-def _add_session_ids(db: sqlite3.Connection) -> None:
-    """A store made before session scores gets their column (NULL: every score so far is a trace's)."""
-    if "session_id" not in {row[1] for row in db.execute("PRAGMA table_info(scores)")}:
+def _add_column(db: sqlite3.Connection, table: str, column: str) -> None:
+    """A store made before `column` gets it (NULL in the rows it has)."""
+    if column.split(maxsplit=1)[0] not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
         try:
-            db.execute("ALTER TABLE scores ADD COLUMN session_id TEXT")
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
         except sqlite3.OperationalError as exc:  # another process added it meanwhile
             if "duplicate column" not in str(exc):
                 raise
