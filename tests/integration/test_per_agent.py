@@ -45,10 +45,26 @@ def test_v1s_web_search_is_the_research_agents_unauthorized_tool(
     assert (entry["tool_calls"], entry["tool_use_score"]) == (2, 0.5)
     assert entry["latency_ms"] is not None and entry["latency_ms"] > 0
     assert (entry["tokens"], entry["cost"]) == (None, None)  # the scripted model reports no usage
-    assert {k: entry[k] for k in ("reasoning", "handoff", "response_quality", "score")} == dict.fromkeys(
-        ("reasoning", "handoff", "response_quality", "score")
+    # the judge's parts are not measured: the agent's score is its tool use alone
+    assert {k: entry[k] for k in ("reasoning", "handoff", "response_quality")} == dict.fromkeys(
+        ("reasoning", "handoff", "response_quality")
     )
-    assert entry["recommendations"] == []
+    assert entry["score"] == 0.5
+    assert entry["recommendations"] == [
+        {
+            "message": "Consider improving tool selection logic for research (tool_use_score 0.50: "
+            "unauthorized_tool)",
+            "observation_ids": [issue["observation_id"]],
+        }
+    ]
+    field = pdf_only["per_agent"]
+    # two agents ran; the research agent's 2 tool calls are the steps, none duplicated: 1.0
+    assert field["coordination_score"] == 1.0 and field["coordination"]["problems"] == []
+    # steps: research (included), pdf_retrieval (included), web_search (excluded): 1 of 3 drifted
+    assert field["intent_drift_score"] == pytest.approx(1 / 3)
+    overall = (0.25 * 0.5 + 0.20 * 1.0 + 0.10 * (2 / 3)) / 0.55  # conversation, reasoning: not measured
+    assert field["overall_score"] == pytest.approx(overall)
+    assert news["per_agent"]["overall_score"] == 1.0 and news["per_agent"]["intent_drift_score"] == 0.0
     assert pdf_only["per_agent"]["agents"]["orchestrator"]["issues"] == []
     assert (
         pdf_only["per_agent"]["unattributed_issues"] == [] and pdf_only["per_agent"]["unchecked_tools"] == []
@@ -56,6 +72,9 @@ def test_v1s_web_search_is_the_research_agents_unauthorized_tool(
     assert news["per_agent"]["agents"]["research"]["issues"] == []  # research keeps web_search here
     figures = document["run"]["metrics"]
     assert (figures["agent_tool_use"], figures["agent_tool_issues"]) == (0.75, 0.5)
+    assert figures["agent_overall"] == pytest.approx((overall + 1.0) / 2, abs=1e-4)
+    assert figures["agent_intent_drift"] == pytest.approx(1 / 6, abs=1e-4)
+    assert figures["agent_coordination"] == 1.0
 
     posted = [s for s in langfuse_standin.scores.values() if s["metadata"]["run_id"] == document["run"]["id"]]
     [tool_issue] = [s for s in posted if s["name"] == "tool_issue"]
@@ -68,6 +87,16 @@ def test_v1s_web_search_is_the_research_agents_unauthorized_tool(
     ]
     assert sorted(s["value"] for s in research_scores) == [0.5, 1.0]
     assert all(s["observationId"] and s["observationId"] != issue["observation_id"] for s in research_scores)
+    [agent_score] = [s for s in posted if s["name"] == "agent_score" and s["traceId"] == pdf_only["trace_id"]]
+    assert (agent_score["value"], agent_score["metadata"]["agent"]) == (0.5, "research")
+    assert agent_score["observationId"] in {s["observationId"] for s in research_scores}  # the agent's
+    on_trace = {
+        s["name"]: s["value"]
+        for s in posted
+        if s["traceId"] == pdf_only["trace_id"] and not s.get("observationId")
+    }
+    assert on_trace["overall_score"] == pytest.approx(overall)
+    assert on_trace["intent_drift_score"] == pytest.approx(1 / 3) and on_trace["coordination_score"] == 1.0
     configs = {c["name"]: c for c in langfuse_standin.score_configs}
     assert [c["label"] for c in configs["tool_issue"]["categories"]] == [
         "unauthorized_tool", "hallucinated_parameter", "missing_parameter", "invalid_value", "tool_error",
@@ -186,5 +215,12 @@ def test_report_by_agent_per_prompt_version_with_links(
     )
     page = Path("report.html").read_text()
     assert "Each agent, per prompt version" in page and f'href="{issue["url"]}"' in page.replace("&amp;", "&")
+    [advice] = document["recommendations"]  # v1's research agent in research-pdf-only, on its web_search
+    assert (advice["scenario_id"], advice["agent"], advice["observation_ids"]) == (
+        "research-pdf-only", "research", [issue["observation_id"]],
+    )  # fmt: skip
+    assert advice["url"] == issue["url"] and advice["message"] in page.replace("&#x27;", "'")
+    assert (v1["score"], v2["score"]) == (0.75, 1.0)  # the means of research's scores: (0.5 + 1) / 2, 1
     code, text = cli("report", "--by", "agent")
     assert code == 0 and "Agents with agents/research@v1" in text and "Tool issues" in text
+    assert "Recommendations" in text

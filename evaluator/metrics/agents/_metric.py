@@ -8,8 +8,12 @@ on its other checks, as with the judges' scores. It applies to a trace only when
 records tool definitions; and only where the trace's observations are at hand (`MetricContext.detail`).
 Nothing is read from the trace otherwise: a run that checks no agent pays nothing.
 
-The judge-based parts (reasoning, handoff, response_quality, an agent's score, recommendations,
-coordination, intent drift, the overall score) are not built yet: null (recommendations: []).
+Coordination (`_coordination`) and intent drift (`_drift`) are drawn from the trace too, and the field
+is rolled up (`_rollup`): each agent's weighted `score` and `recommendations`, `coordination_score`,
+`overall_score`, with the scores `agent_score` (on each agent's observation), `coordination_score`,
+`intent_drift_score` and `overall_score` (on the trace). The judge-based parts (`reasoning`, `handoff`,
+`response_quality`, `coordination.judge`) are the per-agent judge's: null here, not measured, and they
+drop out of the weighted scores until the judge fills them in and rolls the field up again.
 """
 
 from __future__ import annotations
@@ -19,7 +23,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.metrics.agents._analysis import AgentAnalysis, analyze_agents, effective_agent_tools
+from evaluator.metrics.agents._coordination import Coordination, coordinate
+from evaluator.metrics.agents._drift import IntentDrift, intent_drift
 from evaluator.metrics.agents._issues import ISSUE_KINDS, ToolIssue
+from evaluator.metrics.agents._rollup import (
+    RECOMMEND_BELOW,
+    ROLLED_UP_DEFINITIONS,
+    ROLLED_UP_FIGURES,
+    roll_up,
+    rolled_scores,
+)
+from evaluator.metrics.agents._scores import ScoreWeights
 from evaluator.metrics.base import (
     Figure,
     Gate,
@@ -33,8 +47,8 @@ from evaluator.trace import DEFINING_TYPES, ToolDefinition, TraceDetail, recorde
 
 __all__ = ["PerAgentMetric", "PerAgentVerdict", "TargetAgents"]
 
-# The judge-based parts of an agent's entry, not built yet: not measured.
-_NOT_BUILT: dict[str, Any] = {"reasoning": None, "handoff": None, "response_quality": None, "score": None}
+# The judge-based parts of an agent's entry, the per-agent judge's: not measured here.
+_NOT_BUILT: dict[str, Any] = {"reasoning": None, "handoff": None, "response_quality": None}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +67,10 @@ class PerAgentVerdict:
     were not checked)."""
 
     analysis: AgentAnalysis
+    coordination: Coordination | None = None
+    drift: IntentDrift | None = None
+    weights: ScoreWeights = field(default_factory=ScoreWeights)
+    recommend_below: float = RECOMMEND_BELOW
 
     @property
     def passed(self) -> None:
@@ -73,19 +91,20 @@ class PerAgentVerdict:
 
     def to_json(self) -> dict[str, Any]:
         agents = {
-            name: {**figures.to_json(), **_NOT_BUILT, "recommendations": []}
+            name: {**figures.to_json(), **_NOT_BUILT, "observation_ids": list(figures.observation_ids)}
             for name, figures in self.analysis.per_agent.items()
         }
-        return {
+        found = {
             "agents": agents,
             "tool_use_score": self.tool_use,
             "issues": len(self.analysis.issues),
             "unattributed_issues": [issue.to_json() for issue in self.unattributed],
             "unchecked_tools": list(self.analysis.unchecked_tools),
-            "coordination_score": None,
-            "intent_drift_score": None,
-            "overall_score": None,
+            "coordination": self.coordination.to_json() if self.coordination is not None else None,
+            "intent_drift": self.drift.to_json() if self.drift is not None else None,
+            "intent_drift_score": self.drift.score if self.drift is not None else None,
         }
+        return roll_up(found, self.weights, self.recommend_below)
 
     def scores(self) -> list[ScoreValue]:
         found = [
@@ -100,7 +119,7 @@ class PerAgentVerdict:
             for name, figures in self.analysis.per_agent.items()
             if figures.tool_use_score is not None and figures.observation_ids
         ]
-        return found + _issue_scores(self.analysis.issues)
+        return found + _issue_scores(self.analysis.issues) + rolled_scores(self.to_json())
 
     def problems(self) -> list[str]:
         return [f"{issue.agent or 'no agent'}: {issue.message}" for issue in self.analysis.issues]
@@ -146,6 +165,7 @@ class PerAgentMetric(MetricBase):
             "was expected",
             categories=ISSUE_KINDS,
         ),
+        *ROLLED_UP_DEFINITIONS,
     )
     # No column in the history tables (they stay narrow): `report --by agent` shows them per agent.
     figures = (
@@ -156,13 +176,26 @@ class PerAgentMetric(MetricBase):
             gate=Gate(label="agents' tool use", threshold=5.0),
         ),
         Figure(name="agent_tool_issues", value=number_at("per_agent", "issues")),
+        *ROLLED_UP_FIGURES,
     )
 
-    def __init__(self, targets: Mapping[str, TargetAgents] | None = None) -> None:
+    def __init__(
+        self,
+        targets: Mapping[str, TargetAgents] | None = None,
+        *,
+        weights: ScoreWeights | None = None,
+        recommend_below: float = RECOMMEND_BELOW,
+    ) -> None:
         self._targets = dict(targets or {})
+        self._weights = weights or ScoreWeights()
+        self._recommend_below = recommend_below
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, PerAgentMetric) and self._targets == other._targets
+        return (
+            isinstance(other, PerAgentMetric)
+            and self._targets == other._targets
+            and (self._weights, self._recommend_below) == (other._weights, other._recommend_below)
+        )
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -183,7 +216,13 @@ class PerAgentMetric(MetricBase):
             declared_schemas=declared.schemas,
             usage=detail.usage,
         )
-        return PerAgentVerdict(analysis=analysis)
+        return PerAgentVerdict(
+            analysis=analysis,
+            coordination=coordinate(context.trace, detail.observations),
+            drift=intent_drift(context.trace, context.scenario.expected),
+            weights=self._weights,
+            recommend_below=self._recommend_below,
+        )
 
     def stored_view(self, field: Mapping[str, Any]) -> object:
         """Without the agents' latencies: Langfuse stores times to the millisecond."""
