@@ -34,7 +34,11 @@ from tests.builders import TraceBuilder, expected, trace_of
 def test_intent_drift_is_the_share_of_steps_outside_the_scenarios_expectation() -> None:
     # research-pdf-only under research prompt v1: the orchestrator (entry agent, exempt), research
     # (included), pdf_retrieval (included), web_search (excluded) -> 1 drifted of 3 steps
-    trace = trace_of(["orchestrator", "research"], ["pdf_retrieval", "web_search"])
+    builder = TraceBuilder()
+    research = builder.agent("research", parent=builder.agent("orchestrator"))
+    builder.tool("pdf_retrieval", parent=research)
+    builder.tool("web_search", parent=research)
+    trace = builder.build()
     scenario = expected(
         agents={"include": ["research"], "exclude": ["clarification"]},
         tools={"include": ["pdf_retrieval"], "exclude": ["web_search"]},
@@ -124,6 +128,7 @@ def test_roll_up_scores_each_agent_the_trace_and_recommends_with_the_observation
         "observation_ids": ["o7"],
     }
     assert orchestrator["recommendations"] == []
+    assert roll_up(rolled) == rolled  # rolling a rolled field up again changes nothing
     # a threshold of 0.5: 0.5 is not below it
     assert roll_up(_field(), recommend_below=0.5)["agents"]["research"]["recommendations"] == []
 
@@ -166,7 +171,7 @@ TOML = """\
 [targets.research]
 entry = "demo_agents.research:run"
 [targets.research.agent_tools]
-research = ["pdf_retrieval"]
+research = ["pdf_retrieval", "web_search"]
 {extra}
 """
 
