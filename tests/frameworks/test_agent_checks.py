@@ -182,8 +182,9 @@ def test_context_lost_across_a_real_observe_delegation(tracing: Tracing, keep: b
     if keep:
         assert found.problems == () and found.rule_score == 1.0
         return
-    [problem] = found.problems
     generation = next(o for o in observations if o.type == "GENERATION")
+    assert len(found.problems) == 1, (handoff.arguments, generation.input)
+    [problem] = found.problems
     assert (problem.kind, problem.agents) == ("context_lost", ("supervisor", "writer"))
     assert problem.observation_ids == (handoff.id, generation.id)
     assert "Summarise for the user: What is BIRD?" in problem.message and found.rule_score == 0.0

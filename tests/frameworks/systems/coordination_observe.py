@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from langfuse import get_client, observe
 
-langfuse = get_client()
 FIXED_PROMPT = "Write something helpful."
 
 
 def _model_call(prompt: str) -> str:
     messages = [{"role": "system", "content": "You write short notes."}, {"role": "user", "content": prompt}]
-    with langfuse.start_as_current_observation(
+    # the client of the moment, as `@observe` resolves it (a module-level one could be a stale default)
+    with get_client().start_as_current_observation(
         as_type="generation", name="writer-llm", input=messages
     ) as gen:
         reply = f"Note: {prompt}"
