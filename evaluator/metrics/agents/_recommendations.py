@@ -79,16 +79,17 @@ def _coordination_by_agent(
     problem (the judge's view lowered the score): every agent, with its own calls."""
     coordination = field_.get("coordination")
     problems = coordination.get("problems") if isinstance(coordination, Mapping) else None
-    by_agent: dict[str, tuple[list[str], list[str]]] = {}
+    kinds_of: dict[str, dict[str, None]] = {}  # dicts as ordered sets: a trace can have many problems
+    ids_of: dict[str, dict[str, None]] = {}
     for problem in problems if isinstance(problems, list) else ():
         if not isinstance(problem, Mapping):
             continue
         kind = str(problem.get("kind")).replace("_", " ")
+        ids = _ids(problem.get("observation_ids"))
         for agent in problem.get("agents") or ():
-            kinds, ids = by_agent.setdefault(str(agent), ([], []))
-            if kind not in kinds:
-                kinds.append(kind)
-            ids.extend(i for i in _ids(problem.get("observation_ids")) if i not in ids)
+            kinds_of.setdefault(str(agent), {})[kind] = None
+            ids_of.setdefault(str(agent), {}).update(dict.fromkeys(ids))
+    by_agent = {agent: (list(kinds), list(ids_of[agent])) for agent, kinds in kinds_of.items()}
     if by_agent:
         return by_agent
     return {
