@@ -1,7 +1,7 @@
 """The metric shape (`base`: every metric, rule check or judge, declares its key, stage, level, scores and
 figures), the `MetricSet` of a run, and the rule checks: `workflow`, `trajectory`, `answer`."""
 
-from evaluator.metrics.agents import PerAgentMetric, TargetAgents
+from evaluator.metrics.agents import AgentWeights, OverallWeights, PerAgentMetric, ScoreWeights, TargetAgents
 from evaluator.metrics.answer import (
     AnswerCheck,
     AnswerContainsMetric,
@@ -35,6 +35,7 @@ from evaluator.metrics.trajectory import TrajectoryMetric, TrajectoryScore, scor
 from evaluator.metrics.workflow import KindVerdict, WorkflowValidator, WorkflowVerdict, validate_kind
 
 __all__ = [
+    "AgentWeights",
     "AnswerCheck",
     "AnswerContainsMetric",
     "Breakdown",
@@ -48,9 +49,11 @@ __all__ = [
     "MetricBase",
     "MetricContext",
     "MetricSet",
+    "OverallWeights",
     "PerAgentMetric",
     "ScoreDefinition",
     "ScoreValue",
+    "ScoreWeights",
     "SessionContext",
     "Stage",
     "TargetAgents",

@@ -19,10 +19,13 @@ from evaluator.config import Config, JudgeConfig
 from evaluator.errors import ConfigError
 from evaluator.judge import CorrectnessJudge, QualityJudge
 from evaluator.metrics import (
+    AgentWeights,
     AnswerContainsMetric,
     Metric,
     MetricSet,
+    OverallWeights,
     PerAgentMetric,
+    ScoreWeights,
     TargetAgents,
     TrajectoryMetric,
     WorkflowValidator,
@@ -74,7 +77,14 @@ def _per_agent(config: Config | None) -> list[Metric]:
     """The per-agent metric, when a target declares `agent_tools` or `tool_schemas` (otherwise the
     result has no `per_agent` field at all, as before the analysis existed)."""
     targets = _target_agents(config) if config is not None else {}
-    return [PerAgentMetric(targets)] if targets else []
+    if config is None or not targets:
+        return []
+    settings = config.settings.per_agent
+    weights = ScoreWeights(
+        agent=AgentWeights(**settings.agent_weights.model_dump()),
+        overall=OverallWeights(**settings.weights.model_dump()),
+    )
+    return [PerAgentMetric(targets, weights=weights, recommend_below=settings.recommend_below)]
 
 
 def _target_agents(config: Config) -> dict[str, TargetAgents]:

@@ -197,7 +197,15 @@ def _tools_and_handoffs(
         target = next((t for t in found if t is not None), None)
         if target is not None:
             handoffs.append(
-                Handoff(via=name, source=source, target=target, start_time=first.start_time, order=position)
+                Handoff(
+                    via=name,
+                    source=source,
+                    target=target,
+                    start_time=first.start_time,
+                    order=position,
+                    id=first.id,
+                    arguments=parse_arguments(first),
+                )
             )
             continue
         order.append(position)

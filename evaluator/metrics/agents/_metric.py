@@ -8,8 +8,17 @@ on its other checks, as with the judges' scores. It applies to a trace only when
 records tool definitions; and only where the trace's observations are at hand (`MetricContext.detail`).
 Nothing is read from the trace otherwise: a run that checks no agent pays nothing.
 
-The judge-based parts (reasoning, handoff, response_quality, an agent's score, recommendations,
-coordination, intent drift, the overall score) are not built yet: null (recommendations: []).
+Coordination (`_coordination`) and intent drift (`_drift`) are drawn from the trace too, and the field
+is rolled up (`_rollup.roll_up_scores`): each agent's weighted `score` and `recommendations`,
+`coordination_score`, `overall_score`, with the scores `agent_score` (on each agent's observation),
+`coordination_score`, `intent_drift_score` and `overall_score` (on the trace), and the run figures of
+the last three, gated by `compare` (`_gates`: `TRACE_FIGURES`; each agent's own figures, `score`
+included, as `AGENT_BREAKDOWNS`). The judge-based parts (`reasoning`, `handoff`, `response_quality`,
+`coordination.judge`) are the per-agent judge's: null here, not measured, and they drop out of the
+weighted scores until the judge fills them in and rolls the field up again.
+
+A dialogue's turns are analysed one by one, and its own field rolls them up per session
+(`_session.roll_up_session`); `from_score_rows` rebuilds the field from Langfuse (`_rebuild`).
 """
 
 from __future__ import annotations
@@ -19,11 +28,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.metrics.agents._analysis import AgentAnalysis, analyze_agents, effective_agent_tools
+from evaluator.metrics.agents._coordination import Coordination, coordinate
+from evaluator.metrics.agents._drift import IntentDrift, intent_drift
 from evaluator.metrics.agents._figures import AgentFigures
 from evaluator.metrics.agents._gates import AGENT_BREAKDOWNS, TRACE_FIGURES
 from evaluator.metrics.agents._issues import ISSUE_KINDS, ToolIssue
 from evaluator.metrics.agents._rebuild import per_agent_from_scores
-from evaluator.metrics.agents._session import SESSION_DEFINITIONS, SessionAgentsVerdict, roll_up
+from evaluator.metrics.agents._rollup import (
+    RECOMMEND_BELOW,
+    ROLLED_UP_DEFINITIONS,
+    roll_up_scores,
+    rolled_scores,
+)
+from evaluator.metrics.agents._scores import ScoreWeights
+from evaluator.metrics.agents._session import SESSION_DEFINITIONS, SessionAgentsVerdict, roll_up_session
 from evaluator.metrics.base import (
     Figure,
     Gate,
@@ -38,8 +56,8 @@ from evaluator.trace import DEFINING_TYPES, ToolDefinition, TraceDetail, recorde
 
 __all__ = ["PerAgentMetric", "PerAgentVerdict", "TargetAgents"]
 
-# The judge-based parts of an agent's entry, not built yet: not measured.
-_NOT_BUILT: dict[str, Any] = {"reasoning": None, "handoff": None, "response_quality": None, "score": None}
+# The judge-based parts of an agent's entry, the per-agent judge's: not measured here.
+_NOT_BUILT: dict[str, Any] = {"reasoning": None, "handoff": None, "response_quality": None}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +77,10 @@ class PerAgentVerdict:
 
     analysis: AgentAnalysis
     trace_id: str = ""  # the trace analysed (a dialogue's roll-up links each turn's issues to it)
+    coordination: Coordination | None = None
+    drift: IntentDrift | None = None
+    weights: ScoreWeights = field(default_factory=ScoreWeights)
+    recommend_below: float = RECOMMEND_BELOW
 
     @property
     def passed(self) -> None:
@@ -79,20 +101,21 @@ class PerAgentVerdict:
 
     def to_json(self) -> dict[str, Any]:
         agents = {
-            name: {**figures.to_json(), **_NOT_BUILT, "recommendations": []}
+            name: {**figures.to_json(), **_NOT_BUILT, "observation_ids": list(figures.observation_ids)}
             for name, figures in self.analysis.per_agent.items()
         }
-        return {
+        found = {
             "agents": agents,
             "tool_calls": len(self.analysis.calls),
             "tool_use_score": self.tool_use,
             "issues": len(self.analysis.issues),
             "unattributed_issues": [issue.to_json() for issue in self.unattributed],
             "unchecked_tools": list(self.analysis.unchecked_tools),
-            "coordination_score": None,
-            "intent_drift_score": None,
-            "overall_score": None,
+            "coordination": self.coordination.to_json() if self.coordination is not None else None,
+            "intent_drift": self.drift.to_json() if self.drift is not None else None,
+            "intent_drift_score": self.drift.score if self.drift is not None else None,
         }
+        return roll_up_scores(found, self.weights, self.recommend_below)
 
     def scores(self) -> list[ScoreValue]:
         found = [
@@ -107,7 +130,7 @@ class PerAgentVerdict:
             for name, figures in self.analysis.per_agent.items()
             if figures.tool_use_score is not None and figures.observation_ids
         ]
-        return found + _issue_scores(self.analysis.issues)
+        return found + _issue_scores(self.analysis.issues) + rolled_scores(self.to_json())
 
     def problems(self) -> list[str]:
         return [f"{issue.agent or 'no agent'}: {issue.message}" for issue in self.analysis.issues]
@@ -168,6 +191,7 @@ class PerAgentMetric(MetricBase):
             "was expected",
             categories=ISSUE_KINDS,
         ),
+        *ROLLED_UP_DEFINITIONS,  # a trace's roll-up: agent_score, coordination, intent drift, overall
         *SESSION_DEFINITIONS,  # a dialogue's roll-up (`evaluate_session`)
     )
     # No column in the history tables (they stay narrow): `report --by agent` shows them per agent.
@@ -183,11 +207,23 @@ class PerAgentMetric(MetricBase):
     )
     breakdowns = AGENT_BREAKDOWNS  # each agent's own figures, gated by compare
 
-    def __init__(self, targets: Mapping[str, TargetAgents] | None = None) -> None:
+    def __init__(
+        self,
+        targets: Mapping[str, TargetAgents] | None = None,
+        *,
+        weights: ScoreWeights | None = None,
+        recommend_below: float = RECOMMEND_BELOW,
+    ) -> None:
         self._targets = dict(targets or {})
+        self._weights = weights or ScoreWeights()
+        self._recommend_below = recommend_below
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, PerAgentMetric) and self._targets == other._targets
+        return (
+            isinstance(other, PerAgentMetric)
+            and self._targets == other._targets
+            and (self._weights, self._recommend_below) == (other._weights, other._recommend_below)
+        )
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -208,7 +244,14 @@ class PerAgentMetric(MetricBase):
             declared_schemas=declared.schemas,
             usage=detail.usage,
         )
-        return PerAgentVerdict(analysis=analysis, trace_id=context.trace.id)
+        return PerAgentVerdict(
+            analysis=analysis,
+            trace_id=context.trace.id,
+            coordination=coordinate(context.trace, detail.observations),
+            drift=intent_drift(context.trace, context.scenario.expected),
+            weights=self._weights,
+            recommend_below=self._recommend_below,
+        )
 
     def stored_view(self, field: Mapping[str, Any]) -> object:
         """Without the agents' latencies: Langfuse stores times to the millisecond."""
@@ -228,7 +271,7 @@ class PerAgentMetric(MetricBase):
             for index, verdicts in enumerate(context.traces)
             if isinstance(verdict := verdicts.get(self.key), PerAgentVerdict)
         ]
-        field = roll_up(turns)
+        field = roll_up_session(turns)
         return SessionAgentsVerdict(field=field) if field is not None else None
 
     def from_scores(self, scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
