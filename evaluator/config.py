@@ -27,6 +27,11 @@
                  accuracy_drop = 2, latency_increase_percent = 20, latency_floor_ms = 50,
                  min_scenarios = 10, alpha = 0.05, thresholds = {figure = points or units}
     [metrics]    extra = ["module:metric"]   # metrics of your own, after the built-in ones
+    [per_agent]  recommend_below = 0.7       # per-agent analysis: a score below it recommends
+    [per_agent.weights]        conversation = 0.30, tool_use = 0.25, coordination = 0.20,
+                               reasoning = 0.15, intent_drift = 0.10     # overall_score (the seed's)
+    [per_agent.agent_weights]  tool_use = 0.35, reasoning = 0.25, handoff = 0.20,
+                               response_quality = 0.20                   # each agent's score
     [datasets]   name = "scenarios", link_runs = true   # runs as Langfuse experiments
 
 Secrets never live here: the OpenAI-compatible endpoint comes from OPENAI_API_KEY / OPENAI_BASE_URL, the
@@ -67,6 +72,7 @@ __all__ = [
     "LLMConfig",
     "LLMEndpoint",
     "LangfuseConfig",
+    "PerAgentConfig",
     "PromptsConfig",
     "RunConfig",
     "Settings",
@@ -264,6 +270,43 @@ class MetricsConfig(_Section):
     extra: list[str] = Field(default_factory=list)
 
 
+class _Weights(_Section):
+    @model_validator(mode="after")
+    def _some_weight(self) -> _Weights:
+        if not any(value > 0 for value in self.model_dump().values()):
+            raise ValueError("every weight is 0; give at least one part a weight above 0")
+        return self
+
+
+class OverallWeightsConfig(_Weights):
+    """The weights of a trace's `overall_score` (the seed's Overall Score Formula); `intent_drift`
+    weighs 1 - intent_drift_score."""
+
+    conversation: float = Field(default=0.30, ge=0)
+    tool_use: float = Field(default=0.25, ge=0)
+    coordination: float = Field(default=0.20, ge=0)
+    reasoning: float = Field(default=0.15, ge=0)
+    intent_drift: float = Field(default=0.10, ge=0)
+
+
+class AgentWeightsConfig(_Weights):
+    """The weights of an agent's `score` (the seed's Per-Agent Score Formula)."""
+
+    tool_use: float = Field(default=0.35, ge=0)
+    reasoning: float = Field(default=0.25, ge=0)
+    handoff: float = Field(default=0.20, ge=0)
+    response_quality: float = Field(default=0.20, ge=0)
+
+
+class PerAgentConfig(_Section):
+    """How the per-agent analysis rolls up (README, Per-agent analysis): the weights (re-normalised over
+    the parts that were measured) and the score below which a recommendation is made."""
+
+    weights: OverallWeightsConfig = OverallWeightsConfig()
+    agent_weights: AgentWeightsConfig = AgentWeightsConfig()
+    recommend_below: float = Field(default=0.7, ge=0, le=1)
+
+
 class DatasetsConfig(_Section):
     """The Langfuse dataset a suite is pushed to, and whether connected runs are experiments on it."""
 
@@ -282,6 +325,7 @@ class Settings(_Section):
     compare: CompareConfig = CompareConfig()
     metrics: MetricsConfig = MetricsConfig()
     datasets: DatasetsConfig = DatasetsConfig()
+    per_agent: PerAgentConfig = PerAgentConfig()
 
     @field_validator("targets", mode="before")
     @classmethod

@@ -1,7 +1,14 @@
 """The metric shape (`base`: every metric, rule check or judge, declares its key, stage, level, scores and
 figures), the `MetricSet` of a run, and the rule checks: `workflow`, `trajectory`, `answer`."""
 
-from evaluator.metrics.agents import PerAgentMetric, PerAgentVerdict, TargetAgents
+from evaluator.metrics.agents import (
+    AgentWeights,
+    OverallWeights,
+    PerAgentMetric,
+    PerAgentVerdict,
+    ScoreWeights,
+    TargetAgents,
+)
 from evaluator.metrics.answer import (
     AnswerCheck,
     AnswerContainsMetric,
@@ -35,6 +42,7 @@ from evaluator.metrics.trajectory import TrajectoryMetric, TrajectoryScore, scor
 from evaluator.metrics.workflow import KindVerdict, WorkflowValidator, WorkflowVerdict, validate_kind
 
 __all__ = [
+    "AgentWeights",
     "AnswerCheck",
     "AnswerContainsMetric",
     "Breakdown",
@@ -48,10 +56,12 @@ __all__ = [
     "MetricBase",
     "MetricContext",
     "MetricSet",
+    "OverallWeights",
     "PerAgentMetric",
     "PerAgentVerdict",
     "ScoreDefinition",
     "ScoreValue",
+    "ScoreWeights",
     "SessionContext",
     "Stage",
     "TargetAgents",

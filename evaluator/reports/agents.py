@@ -4,9 +4,10 @@ fields (DESIGN.md, Per-agent analysis), and every tool issue, linked to its trac
 A result counts toward every agent prompt version its run used (as `--by prompt` counts it), and toward
 "(no prompt)" when it used none; within each, one row per agent that ran: the results it ran in, its tool
 calls and issues (sums), `tool_use_score` (its calls without an issue / its calls, over all its results:
-None without calls), and the means of its latency, tokens and cost over the results that reported them
-and of the per-agent judge's reasoning, handoff and response quality over the results judged (not
-reported or not judged: None, never 0). Results with no `per_agent` field (the analysis did not apply)
+None without calls), and the means of its `score` (the weighted agent score), latency, tokens and cost
+over the results that have them, and of the per-agent judge's reasoning, handoff and response quality
+over the results judged (not measured or not judged: None, never 0). Then every tool issue and every
+recommendation, each linked to its trace. Results with no `per_agent` field (the analysis did not apply)
 are left out.
 """
 
@@ -28,6 +29,7 @@ __all__ = [
     "NO_PROMPT",
     "TraceLink",
     "agent_issues",
+    "agent_recommendations",
     "agent_rows",
     "agent_tables",
     "agents_document",
@@ -72,7 +74,7 @@ class _Agent:
 
 
 _JUDGED = ("reasoning", "handoff", "response_quality")  # the per-agent judge's (0-1)
-_MEANS = ("latency_ms", "tokens", "cost", *_JUDGED)
+_MEANS = ("score", "latency_ms", "tokens", "cost", *_JUDGED)
 
 
 def _agents_of(result: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -121,6 +123,33 @@ def agent_issues(runs: Sequence[RunRecord], link: TraceLink | None = None) -> li
     return found
 
 
+def agent_recommendations(runs: Sequence[RunRecord], link: TraceLink | None = None) -> list[dict[str, Any]]:
+    """Every recommendation of the runs, oldest run first, with its run, scenario, agent, message, the
+    observations that caused it and its trace (a dialogue's: its turn's, and its `turn`), and `url`
+    (its trace's page, on the first of them) when `link` knows it."""
+    found = []
+    for run in runs:
+        for result in run.results:
+            if result.get("evaluator_error"):
+                continue
+            for name, entry in _agents_of(result).items():
+                listed = entry.get("recommendations") if isinstance(entry, Mapping) else None
+                for advice in listed if isinstance(listed, list) else ():
+                    if not isinstance(advice, Mapping):
+                        continue
+                    # a dialogue's recommendation names its turn's trace; a single trace's is the result's
+                    trace_id = str(advice.get("trace_id") or result.get("trace_id") or "")
+                    ids = [i for i in advice.get("observation_ids") or () if isinstance(i, str)]
+                    url = link(trace_id, ids[0] if ids else None) if link else None
+                    found.append(
+                        {"run": run.label, "scenario_id": result.get("scenario_id"), "agent": str(name)}
+                        | {"message": advice.get("message"), "observation_ids": ids}
+                        | ({"turn": advice["turn"]} if "turn" in advice else {})
+                        | {"trace_id": trace_id, "url": url}
+                    )
+    return found
+
+
 def _issues_of(result: Mapping[str, Any]) -> Iterable[tuple[str | None, Mapping[str, Any]]]:
     for name, entry in _agents_of(result).items():
         issues = entry.get("issues") if isinstance(entry, Mapping) else None
@@ -142,11 +171,23 @@ def agents_document(runs: Sequence[RunRecord], source: str, link: TraceLink | No
         "runs": [run.ref() for run in runs],
         "rows": agent_rows(runs),
         "issues": agent_issues(runs, link),
+        "recommendations": agent_recommendations(runs, link),
     }
 
 
-_COLUMNS = ("results", "tool_calls", "issues", "tool_use_score", "latency_ms", "tokens", "cost", *_JUDGED)
+_COLUMNS = (
+    "results",
+    "tool_calls",
+    "issues",
+    "tool_use_score",
+    "score",
+    "latency_ms",
+    "tokens",
+    "cost",
+    *_JUDGED,
+)
 _HEADINGS = {"latency_ms": "latency"}  # shown in seconds
+_SCORES = ("score", *_JUDGED)  # 0-1, shown with two decimals
 
 
 def _heading(name: str) -> str:
@@ -162,7 +203,7 @@ def _shown(name: str, value: Any) -> str:
         return f"{value / 1000:.2f} s"
     if name == "cost":
         return f"${value:.4f}"
-    if name in _JUDGED:
+    if name in _SCORES:
         return f"{value:.2f}"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
@@ -197,6 +238,16 @@ def agent_tables(document: Mapping[str, Any]) -> list[Table]:
             table.add_row(
                 Text(str(issue["run"])), Text(str(issue["scenario_id"])), Text(str(issue["agent"] or "-")),
                 Text(_issue_text(issue)), Text(issue["url"] or issue["trace_id"]),
+            )  # fmt: skip
+        tables.append(table)
+    if document.get("recommendations"):
+        table = Table(title="Recommendations")
+        for name in ("run", "scenario", "agent", "recommendation", "trace"):
+            table.add_column(name, overflow="fold")
+        for advice in document["recommendations"]:
+            table.add_row(
+                Text(str(advice["run"])), Text(str(advice["scenario_id"])), Text(str(advice["agent"])),
+                Text(str(advice["message"])), Text(advice["url"] or advice["trace_id"]),
             )  # fmt: skip
         tables.append(table)
     return tables
@@ -234,6 +285,13 @@ def agents_html(runs: Sequence[RunRecord], link: TraceLink | None = None) -> str
             for i in document["issues"]
         )
         parts.append(f'<h3>Tool issues</h3><ul class="issues">{items}</ul>')
+    if document["recommendations"]:
+        items = "".join(
+            f"<li>{escape(str(a['run']))}, {escape(str(a['scenario_id']))}, "
+            f"<strong>{escape(str(a['agent']))}</strong>: {escape(str(a['message']))} {_trace_html(a)}</li>"
+            for a in document["recommendations"]
+        )
+        parts.append(f'<h3>Recommendations</h3><ul class="issues">{items}</ul>')
     return "".join(parts)
 
 

@@ -20,10 +20,13 @@ from evaluator.config import Config, JudgeConfig
 from evaluator.errors import ConfigError
 from evaluator.judge import AgentJudge, CorrectnessJudge, QualityJudge
 from evaluator.metrics import (
+    AgentWeights,
     AnswerContainsMetric,
     Metric,
     MetricSet,
+    OverallWeights,
     PerAgentMetric,
+    ScoreWeights,
     TargetAgents,
     TrajectoryMetric,
     WorkflowValidator,
@@ -47,7 +50,7 @@ def builtin_metrics(config: Config | None = None, *, extra: Sequence[Metric] = (
             WorkflowValidator(),
             TrajectoryMetric(),
             AnswerContainsMetric(),
-            *([PerAgentMetric(agents)] if agents else []),
+            *_per_agent(config, agents),
             *_agent_judge(agents, judge),  # its field next to per_agent's
             QualityJudge(prompt=judge.quality_prompt, source_budget_chars=judge.source_budget_chars),
             CorrectnessJudge(prompt=judge.correctness_prompt, miss_phrases=judge.miss_phrases),
@@ -80,6 +83,20 @@ def _agent_judge(targets: Mapping[str, TargetAgents], judge: JudgeConfig) -> lis
     if not targets or not judge.per_agent:
         return []
     return [AgentJudge(targets, prompt=judge.agent_prompt, budget_chars=judge.source_budget_chars)]
+
+
+def _per_agent(config: Config | None, targets: Mapping[str, TargetAgents]) -> list[Metric]:
+    """The per-agent metric, when a target declares `agent_tools` or `tool_schemas` (otherwise the
+    result has no `per_agent` field at all, as before the analysis existed), with the configured
+    weights and recommendation threshold."""
+    if config is None or not targets:
+        return []
+    settings = config.settings.per_agent
+    weights = ScoreWeights(
+        agent=AgentWeights(**settings.agent_weights.model_dump()),
+        overall=OverallWeights(**settings.weights.model_dump()),
+    )
+    return [PerAgentMetric(targets, weights=weights, recommend_below=settings.recommend_below)]
 
 
 def _target_agents(config: Config) -> dict[str, TargetAgents]:

@@ -206,6 +206,8 @@ def _tools_and_handoffs(
                     start_time=first.start_time,
                     order=position,
                     input=first.input,
+                    id=first.id,
+                    arguments=parse_arguments(first),
                 )
             )
             continue

@@ -98,6 +98,8 @@ class Handoff:
     start_time: float | None
     order: int = 0  # position among the trace's tool-like calls, to merge it back into the tool path
     input: Any = field(default=None, compare=False)  # what the hand-off tool was called with
+    id: str = ""  # the hand-off tool's observation id
+    arguments: Mapping[str, Any] | None = None  # the hand-off call's arguments, when they are an object
 
     def to_json(self) -> dict[str, Any]:
         return {"from": self.source, "to": self.target, "via": self.via}

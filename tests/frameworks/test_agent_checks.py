@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import pytest
 
 from evaluator.langfuse import Tracing
-from evaluator.metrics.agents import AgentAnalysis, analyze_agents
+from evaluator.metrics.agents import AgentAnalysis, analyze_agents, coordinate, intent_drift
+from evaluator.scenarios import Expectation, Expected
 from evaluator.trace.tool_definitions import load_tool_schemas
 from tests.frameworks.agent_capture import capture, load_system
 from tests.frameworks.systems.misuse import MODES
@@ -130,3 +131,60 @@ def test_the_clean_run_has_no_issue_and_each_agents_figures(tracing: Tracing, na
         assert figures.latency_ms is not None and figures.latency_ms > 0
         assert (figures.tokens is not None) == system.reports_tokens  # not reported: None, never 0
         assert figures.cost is None  # scripted models are not priced
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_no_false_coordination_problem_on_the_clean_runs(tracing: Tracing, name: str) -> None:
+    """Two agents each call their own tool once, handing over as the framework does: no duplicated work,
+    no ping-pong, and where the hand-off passes text (pydantic-ai's delegating tool) it reaches the
+    receiving agent's first model call. No scenario expectation: intent drift is not measured."""
+    system = load_system(tracing, f"tests.frameworks.systems.{SYSTEMS[name].module}")
+    run = system.run
+    if SYSTEMS[name].takes_callbacks:
+        run = functools.partial(system.run, callbacks=tracing.callbacks())
+    trace, observations = capture(tracing, f"{name}-coordination", run, "Please add 2 and 3 (clean).")
+    found = coordinate(trace, observations)
+    assert found is not None and found.problems == ()
+    # steps: the two agents' tool calls and the hand-offs; none faulty
+    assert found.steps == 2 + len(trace.handoffs) and found.rule_score == 1.0
+    if name == "pydantic_ai_delegation":  # its hand-off passes the question: the check ran, and held
+        [handoff] = trace.handoffs
+        assert handoff.arguments == {"question": "Please add 2 and 3 (clean)."}
+    assert intent_drift(trace, Expected(agents=Expectation(strict=False))) is None
+
+
+def test_duplicated_work_in_a_real_pydantic_ai_delegation(tracing: Tracing) -> None:
+    """The coordinator and the researcher both look the same topic up, and the delegating tool drops
+    the question. pydantic-ai's spans here keep no generation input: context lost is not checked (no
+    problem, not a guess). Steps: 2 tool calls + 1 hand-off; faulty: the researcher's lookup."""
+    system = load_system(tracing, "tests.frameworks.systems.coordination_pydantic")
+    trace, observations = capture(
+        tracing, "pydantic-coordination", system.run, "Find text-to-SQL benchmarks."
+    )
+    found = coordinate(trace, observations)
+    assert found is not None
+    [problem] = found.problems
+    assert (problem.kind, problem.agents) == ("duplicated_work", ("coordinator", "researcher"))
+    assert problem.observation_ids == tuple(t.id for t in trace.tools if t.name == "lookup")
+    assert (found.steps, found.rule_score) == (3, pytest.approx(2 / 3))
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_context_lost_across_a_real_observe_delegation(tracing: Tracing, keep: bool) -> None:
+    """The supervisor's `delegate(task)` runs the writer; its model call gets the task, or not."""
+    system = load_system(tracing, "tests.frameworks.systems.coordination_observe")
+    run = system.run_passing if keep else system.run_dropping
+    trace, observations = capture(tracing, f"observe-context-{keep}", run, "What is BIRD?")
+    found = coordinate(trace, observations)
+    [handoff] = trace.handoffs
+    assert (handoff.source, handoff.target, handoff.via) == ("supervisor", "writer", "delegate")
+    assert found is not None and found.steps == 1  # the hand-off; no tool call
+    if keep:
+        assert found.problems == () and found.rule_score == 1.0
+        return
+    generation = next(o for o in observations if o.type == "GENERATION")
+    assert len(found.problems) == 1, (handoff.arguments, generation.input)
+    [problem] = found.problems
+    assert (problem.kind, problem.agents) == ("context_lost", ("supervisor", "writer"))
+    assert problem.observation_ids == (handoff.id, generation.id)
+    assert "Summarise for the user: What is BIRD?" in problem.message and found.rule_score == 0.0

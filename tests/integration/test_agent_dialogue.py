@@ -6,7 +6,15 @@ The travel desk (tests/integration/agent_dialogue_targets.py), worked out by han
 then book(hotel, nights): book is not the planner's (unauthorized) and `nights` is not in book's schema
 (hallucinated): 2 calls, 1 faulty, 2 issues. Turn 2: its `expected.agent_tools` widens the planner to
 search and book: search, book(hotel): 2 clean calls. Over the session: 5 calls, 1 faulty: 0.8; tokens
-3 + 2 per turn: 15, cost 3 x $0.25. The writer uses no tool."""
+3 + 2 per turn: 15, cost 3 x $0.25. The writer uses no tool.
+
+The roll-up, per turn: the planner's score is its tool use alone (the judge's parts are not measured):
+1.0, 0.5, 1.0, and 0.5 < 0.7 recommends on turn 1; coordination: two agents, no hand-off, no tool call
+repeated by another agent: 1.0 each turn; intent drift: no turn's `expected` names agents or tools, so
+null; overall = (0.25 tool use + 0.20 coordination) / 0.45: 1.0, (0.125 + 0.2) / 0.45 = 0.722222, 1.0.
+Per session, the means over the turns that measured them: the planner's score (1 + 0.5 + 1) / 3 =
+0.833333 (the mean of its turns' scores, not a score of the session's 0.8 tool use), coordination 1.0,
+overall (1 + 0.722222 + 1) / 3 = 0.907407, intent drift null."""
 
 from __future__ import annotations
 
@@ -70,6 +78,18 @@ def test_a_dialogue_is_analysed_per_turn_and_per_session(
     assert session["agents"]["writer"]["tool_calls"] == 0
     assert document["run"]["metrics"]["agent_tool_use"] == 0.8
 
+    # the scores' roll-up, per turn and per session (worked out in the module docstring)
+    assert [t["score"] for t in turns] == [1.0, 0.5, 1.0]
+    fields = [turn["per_agent"] for turn in result["turns"]]
+    assert [(f["coordination_score"], f["intent_drift_score"]) for f in fields] == [(1.0, None)] * 3
+    assert [round(f["overall_score"], 6) for f in fields] == [1.0, 0.722222, 1.0]
+    [advice] = turns[1]["recommendations"]
+    assert [t["recommendations"] for t in (turns[0], turns[2])] == [[], []]
+    assert (planner["score"], session["agents"]["writer"]["score"]) == (0.833333, None)
+    assert planner["recommendations"] == [{**advice, "turn": 1, "trace_id": result["turns"][1]["trace_id"]}]
+    assert (session["coordination_score"], session["intent_drift_score"]) == (1.0, None)
+    assert session["overall_score"] == 0.907407
+
     # JUnit names the turn and the agent at fault
     failure = ElementTree.parse("junit.xml").find(".//testcase[@name='trip']/failure")  # noqa: S314
     assert failure is not None
@@ -90,6 +110,20 @@ def test_a_dialogue_is_analysed_per_turn_and_per_session(
     )
     assert not rolled.get("traceId")
     assert sorted(s["value"] for s in posted if s["name"] == "agent_tool_use") == [0.5, 1.0, 1.0]
+    on_turns = [s for s in posted if s["name"] in ("agent_score", "overall_score")]
+    assert {s["traceId"] for s in on_turns} == {turn["trace_id"] for turn in result["turns"]}
+    per_agent = ("dialogue_agent_", "dialogue_coordination", "dialogue_intent", "dialogue_overall")
+    session_scores = {
+        (s["name"], s["metadata"].get("agent")): s["value"]
+        for s in posted
+        if s["name"].startswith(per_agent) and s["sessionId"] == f"{run_id}:trip" and not s.get("traceId")
+    }
+    assert session_scores == {
+        ("dialogue_agent_tool_use", "planner"): 0.8,
+        ("dialogue_agent_score", "planner"): 0.833333,
+        ("dialogue_coordination_score", None): 1.0,
+        ("dialogue_overall_score", None): 0.907407,
+    }  # no dialogue_intent_drift_score: no turn measured it
 
     # rebuilt from Langfuse: the same per-agent figures and issues as the local report
     code, text = cli("report", "--by", "agent", "--json")
@@ -101,6 +135,10 @@ def test_a_dialogue_is_analysed_per_turn_and_per_session(
     [local_planner] = [row for row in local["rows"] if row["agent"] == "planner"]
     assert [row for row in remote["rows"] if row["agent"] == "planner"] == [local_planner]
     assert local_planner["tool_use_score"] == 0.8 and local_planner["issues"] == 2
+    assert local_planner["score"] == 0.833333  # rebuilt from dialogue_agent_score alike
+    [recommended] = local["recommendations"]  # on turn 1's trace; no score carries it to Langfuse
+    assert (recommended["turn"], recommended["trace_id"]) == (1, result["turns"][1]["trace_id"])
+    assert remote["recommendations"] == []
     assert [row["agent"] for row in remote["rows"]] == ["planner"]  # the writer left no score
     strip = [{k: v for k, v in i.items() if k != "run"} for i in local["issues"]]  # labels differ
     assert [{k: v for k, v in i.items() if k != "run"} for i in remote["issues"]] == strip

@@ -16,6 +16,7 @@ import pytest
 from tests.integration.conftest import ROOT, Cli
 from tests.standin.langfuse_server import LangfuseStandIn
 
+TRACE_FIGURES = ("overall_score", "coordination_score", "intent_drift_score")
 SCENARIOS = [str(ROOT / f"scenarios/research/research-{name}.yaml") for name in ("pdf-only", "web-news")]
 
 
@@ -45,10 +46,26 @@ def test_v1s_web_search_is_the_research_agents_unauthorized_tool(
     assert (entry["tool_calls"], entry["tool_use_score"]) == (2, 0.5)
     assert entry["latency_ms"] is not None and entry["latency_ms"] > 0
     assert (entry["tokens"], entry["cost"]) == (None, None)  # the scripted model reports no usage
-    assert {k: entry[k] for k in ("reasoning", "handoff", "response_quality", "score")} == dict.fromkeys(
-        ("reasoning", "handoff", "response_quality", "score")
+    # the judge's parts are not measured: the agent's score is its tool use alone
+    assert {k: entry[k] for k in ("reasoning", "handoff", "response_quality")} == dict.fromkeys(
+        ("reasoning", "handoff", "response_quality")
     )
-    assert entry["recommendations"] == []
+    assert entry["score"] == 0.5
+    assert entry["recommendations"] == [
+        {
+            "message": "Consider improving tool selection logic for research (tool_use_score 0.50: "
+            "unauthorized_tool)",
+            "observation_ids": [issue["observation_id"]],
+        }
+    ]
+    field = pdf_only["per_agent"]
+    # two agents ran; the research agent's 2 tool calls are the steps, none duplicated: 1.0
+    assert field["coordination_score"] == 1.0 and field["coordination"]["problems"] == []
+    # steps: research (included), pdf_retrieval (included), web_search (excluded): 1 of 3 drifted
+    assert field["intent_drift_score"] == pytest.approx(1 / 3)
+    overall = (0.25 * 0.5 + 0.20 * 1.0 + 0.10 * (2 / 3)) / 0.55  # conversation, reasoning: not measured
+    assert field["overall_score"] == pytest.approx(overall)
+    assert news["per_agent"]["overall_score"] == 1.0 and news["per_agent"]["intent_drift_score"] == 0.0
     assert pdf_only["per_agent"]["agents"]["orchestrator"]["issues"] == []
     assert (
         pdf_only["per_agent"]["unattributed_issues"] == [] and pdf_only["per_agent"]["unchecked_tools"] == []
@@ -56,6 +73,9 @@ def test_v1s_web_search_is_the_research_agents_unauthorized_tool(
     assert news["per_agent"]["agents"]["research"]["issues"] == []  # research keeps web_search here
     figures = document["run"]["metrics"]
     assert (figures["agent_tool_use"], figures["agent_tool_issues"]) == (0.75, 0.5)
+    assert figures["overall_score"] == pytest.approx((overall + 1.0) / 2, abs=1e-4)
+    assert figures["intent_drift_score"] == pytest.approx(1 / 6, abs=1e-4)
+    assert figures["coordination_score"] == 1.0
 
     posted = [s for s in langfuse_standin.scores.values() if s["metadata"]["run_id"] == document["run"]["id"]]
     [tool_issue] = [s for s in posted if s["name"] == "tool_issue"]
@@ -68,6 +88,16 @@ def test_v1s_web_search_is_the_research_agents_unauthorized_tool(
     ]
     assert sorted(s["value"] for s in research_scores) == [0.5, 1.0]
     assert all(s["observationId"] and s["observationId"] != issue["observation_id"] for s in research_scores)
+    [agent_score] = [s for s in posted if s["name"] == "agent_score" and s["traceId"] == pdf_only["trace_id"]]
+    assert (agent_score["value"], agent_score["metadata"]["agent"]) == (0.5, "research")
+    assert agent_score["observationId"] in {s["observationId"] for s in research_scores}  # the agent's
+    on_trace = {
+        s["name"]: s["value"]
+        for s in posted
+        if s["traceId"] == pdf_only["trace_id"] and not s.get("observationId")
+    }
+    assert on_trace["overall_score"] == pytest.approx(overall)
+    assert on_trace["intent_drift_score"] == pytest.approx(1 / 3) and on_trace["coordination_score"] == 1.0
     configs = {c["name"]: c for c in langfuse_standin.score_configs}
     assert [c["label"] for c in configs["tool_issue"]["categories"]] == [
         "unauthorized_tool", "hallucinated_parameter", "missing_parameter", "invalid_value", "tool_error",
@@ -186,8 +216,15 @@ def test_report_by_agent_per_prompt_version_with_links(
     )
     page = Path("report.html").read_text()
     assert "Each agent, per prompt version" in page and f'href="{issue["url"]}"' in page.replace("&amp;", "&")
+    [advice] = document["recommendations"]  # v1's research agent in research-pdf-only, on its web_search
+    assert (advice["scenario_id"], advice["agent"], advice["observation_ids"]) == (
+        "research-pdf-only", "research", [issue["observation_id"]],
+    )  # fmt: skip
+    assert advice["url"] == issue["url"] and advice["message"] in page.replace("&#x27;", "'")
+    assert (v1["score"], v2["score"]) == (0.75, 1.0)  # the means of research's scores: (0.5 + 1) / 2, 1
     code, text = cli("report", "--by", "agent")
     assert code == 0 and "Agents with agents/research@v1" in text and "Tool issues" in text
+    assert "Recommendations" in text
 
 
 def test_compare_gates_each_agent_and_langfuse_gives_the_same(
@@ -196,19 +233,31 @@ def test_compare_gates_each_agent_and_langfuse_gives_the_same(
     """v2 then v1 of the research prompt on the same two scenarios: the research agent's tool use goes
     from 1.0 and 1.0 to 0.5 (research-pdf-only: its web_search is unauthorized there) and 1.0, a mean of
     1.0 -> 0.75, -25 points: beyond the 5-point gate, so compare fails naming the agent; the
-    orchestrator makes no tool call, so it has no tool-use figure to gate. Rebuilt from the scores in
-    Langfuse, the report per agent and the gate come out the same."""
+    orchestrator makes no tool call, so it has no tool-use figure (nor score) to gate. Rebuilt from the
+    scores in Langfuse (`agent_tool_use`, `agent_score`, `tool_issue`, and the trace's
+    `overall_score`, `coordination_score`, `intent_drift_score`), the report per agent and the gate come
+    out the same."""
     _run(cli, "--prompt", "agents/research=2", "--run-name", "v2")
     _run(cli, "--prompt", "agents/research=1", "--run-name", "v1")
     code, text = cli("compare", "v2", "v1", "--json")
     assert code == 1, text
     local = json.loads(text)
-    [research] = local["group_checks"]
-    assert (research["group"], research["label"], research["n"]) == ("research", "research: tool use", 2)
-    assert (research["baseline"], research["candidate"], research["change"]) == (1.0, 0.75, -25.0)
-    assert research["regression"] and "research: tool use" in local["regressions"]
+    # the research agent's score is its tool use alone (the judge's parts are not measured): the same
+    # change, beyond its 10-point gate
+    tool_use, score = local["group_checks"]
+    assert (tool_use["group"], tool_use["label"], tool_use["n"]) == ("research", "research: tool use", 2)
+    assert (tool_use["baseline"], tool_use["candidate"], tool_use["change"]) == (1.0, 0.75, -25.0)
+    assert (score["label"], score["threshold"], score["change"]) == ("research: agent score", 10.0, -25.0)
+    assert {"research: tool use", "research: agent score"} <= set(local["regressions"])
+    # the trace's figures, as agent-scores computes them: overall (v1's research-pdf-only 0.712121, the
+    # rest 1.0) 1.0 -> (0.712121 + 1) / 2, -14.39 points; intent drift 0 -> (1/3 + 0) / 2, +16.67 points
+    # (lower is better); coordination 1.0 in both (no problem found)
+    trace = {c["figure"]: c for c in local["checks"] if c["figure"] in TRACE_FIGURES}
+    assert [(trace[k]["change"], trace[k]["regression"]) for k in TRACE_FIGURES] == [
+        (-14.39, True), (0.0, False), (16.67, True),
+    ]  # fmt: skip
     code, text = cli("compare", "v2", "v1")
-    assert code == 1 and "research: tool use" in text
+    assert code == 1 and "research: tool use" in text and "research: agent score" in text
 
     # from Langfuse: runs are named by their id there
     ids = [json.loads(Path("out.json").read_text())["run"]["id"]]
@@ -217,6 +266,7 @@ def test_compare_gates_each_agent_and_langfuse_gives_the_same(
     remote = json.loads(text)
     assert remote["candidate"]["id"] == ids[0]
     assert remote["group_checks"] == local["group_checks"]
+    assert [c for c in remote["checks"] if c["figure"] in TRACE_FIGURES] == list(trace.values())
     code, text = cli("report", "--by", "agent", "--json")
     assert code == 0, text
     rows = json.loads(text)
@@ -227,6 +277,8 @@ def test_compare_gates_each_agent_and_langfuse_gives_the_same(
     assert rebuilt["rows"] == with_calls  # the orchestrator made no tool call: no score carries it
     assert {row["agent"] for row in rows["rows"]} - {row["agent"] for row in with_calls} == {"orchestrator"}
     assert _runless(rebuilt["issues"]) == _runless(rows["issues"])  # (a run's label is its name locally)
+    # recommendations are no score: only the local report has v1's
+    assert (len(rows["recommendations"]), rebuilt["recommendations"]) == (1, [])
 
 
 def _runless(issues: list[dict[str, Any]]) -> list[dict[str, Any]]:

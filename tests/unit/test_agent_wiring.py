@@ -13,12 +13,15 @@ import pytest
 from evaluator.cli import main
 from evaluator.config import CompareConfig, load_config
 from evaluator.errors import InputError
-from evaluator.metrics import MetricSet, PerAgentMetric
+from evaluator.metrics import MetricContext, MetricSet, PerAgentMetric, TargetAgents
 from evaluator.metrics.agents._rebuild import per_agent_from_scores
-from evaluator.metrics.agents._session import SessionAgentsVerdict, roll_up
+from evaluator.metrics.agents._session import SessionAgentsVerdict, roll_up_session
 from evaluator.reports import compare_runs
 from evaluator.reports.runs import RunRecord
 from evaluator.results import ToolSchemaFile
+from evaluator.scenarios import Scenario
+from evaluator.trace import TraceDetail
+from tests.builders import TraceBuilder, expected
 
 METRICS = MetricSet([PerAgentMetric()])
 
@@ -66,7 +69,7 @@ TURNS = [
 
 
 def test_a_dialogues_roll_up_per_agent_and_per_session() -> None:
-    field = roll_up(TURNS)
+    field = roll_up_session(TURNS)
     assert field is not None
     planner, writer = field["agents"]["planner"], field["agents"]["writer"]
     # 4 calls over the session, 1 of them faulty (two issues, one call): 3/4, not the mean of 1.0 and 0.5
@@ -87,7 +90,7 @@ def test_a_dialogues_roll_up_per_agent_and_per_session() -> None:
 
 
 def test_a_dialogues_session_scores_follow_the_dialogue_naming() -> None:
-    field = roll_up(TURNS)
+    field = roll_up_session(TURNS)
     assert field is not None
     scores = SessionAgentsVerdict(field=field).scores()
     named = [(s.name, s.metadata.get("agent"), s.value) for s in scores]
@@ -103,7 +106,7 @@ def test_a_dialogues_session_scores_follow_the_dialogue_naming() -> None:
 
 
 def test_no_turn_analysed_no_roll_up() -> None:
-    assert roll_up([]) is None
+    assert roll_up_session([]) is None
 
 
 # --- compare gates each agent ------------------------------------------------------------------------------
@@ -208,6 +211,78 @@ def test_per_agent_rebuilt_from_observation_scores() -> None:
     assert (field["tool_calls"], field["tool_use_score"], field["issues"]) == (3, 1 / 3, 2)
     assert (field["overall_score"], field["unchecked_tools"]) == (0.6, None)
     assert per_agent_from_scores([_score("workflow_pass", 1)]) is None  # no per-agent score: no field
+
+
+def test_the_roll_ups_scores_rebuild_the_same_scores() -> None:
+    """The scores a trace's verdict posts (agent-scores' `agent_score` and trace scores, agent-wiring's
+    `agent_tool_use`) carry back what the rebuild reads. The trace: an orchestrator, and a research
+    agent under it calling pdf_retrieval and web_search; the research agent may use pdf_retrieval only,
+    and the scenario includes research and pdf_retrieval and excludes web_search. By hand: research's
+    tool use 1/2 (web_search unauthorized), so its score 0.5 (the judge's parts not measured); the
+    orchestrator made no tool call: no score; coordination: 2 steps, no problem: 1.0; drift (the
+    orchestrator, the entry agent, is exempt): research, pdf_retrieval, web_search (excluded): 1 of 3;
+    overall (0.25 x 0.5 + 0.20 x 1.0 + 0.10 x 2/3) / 0.55."""
+    builder = TraceBuilder()
+    orchestrator = builder.agent("orchestrator")
+    research = builder.agent("research", parent=orchestrator)
+    builder.tool("pdf_retrieval", parent=research, input={"query": "q"})
+    builder.tool("web_search", parent=research, input={"query": "q"})
+    metric = PerAgentMetric({"t": TargetAgents(agent_tools={"research": ("pdf_retrieval",)})})
+    scenario = Scenario(
+        id="s",
+        target="t",
+        input="q",
+        expected=expected(
+            agents={"include": ["research"]}, tools={"include": ["pdf_retrieval"], "exclude": ["web_search"]}
+        ),
+    )
+    verdict = metric.evaluate(
+        MetricContext(
+            scenario=scenario,
+            trace=builder.build(),
+            answer="",
+            detail=lambda: TraceDetail(observations=tuple(builder.observations)),
+        )
+    )
+    assert verdict is not None
+    local = verdict.to_json()
+    overall = (0.25 * 0.5 + 0.20 * 1.0 + 0.10 * 2 / 3) / 0.55
+    assert (local["agents"]["research"]["score"], local["agents"]["orchestrator"]["score"]) == (0.5, None)
+    assert (local["coordination_score"], local["intent_drift_score"]) == (1.0, pytest.approx(1 / 3))
+    assert local["overall_score"] == pytest.approx(overall)
+    rows = [
+        {
+            "name": score.name,
+            "value": score.value,
+            "metadata": dict(score.metadata),
+            "comment": score.comment,
+            "subject": {"kind": "observation", "id": score.observation_id, "traceId": "t1"}
+            if score.observation_id
+            else {"kind": "trace", "id": "t1"},
+        }
+        for score in verdict.scores()
+    ]
+    rebuilt = per_agent_from_scores(rows)
+    assert rebuilt is not None
+    assert list(rebuilt["agents"]) == ["research"]  # the orchestrator left no score
+    research_entry = rebuilt["agents"]["research"]
+    assert (research_entry["score"], research_entry["tool_use_score"]) == (0.5, 0.5)
+    keys = ("coordination_score", "intent_drift_score", "overall_score", "tool_use_score", "issues")
+    assert {k: rebuilt[k] for k in keys} == {k: local[k] for k in keys}
+    assert "recommendations" not in research_entry  # no score carries them
+
+
+def test_one_set_of_trace_figures_gated_and_no_score_declared_twice() -> None:
+    """The trace's overall, coordination and intent drift are run figures once each, gated (drift
+    upward); the MetricSet built above would have raised on a duplicate score or figure name."""
+    gated = {f.name: f.gate for f in METRICS.gated}
+    trace = ("overall_score", "coordination_score", "intent_drift_score")
+    found = {name: (g.direction, g.threshold) for name, g in gated.items() if g is not None and name in trace}
+    assert found == dict(zip(trace, [("down", 10.0), ("down", 10.0), ("up", 10.0)], strict=True))
+    assert not {"agent_overall", "agent_coordination", "agent_intent_drift"} & set(METRICS.figure_names)
+    assert {"agent_score", "overall_score", "dialogue_agent_score", "dialogue_overall_score"} <= set(
+        METRICS.score_types
+    )
 
 
 # --- the tool_schemas file: lint, and read only when a check needs it ---------------------------------------

@@ -8,10 +8,18 @@ on its other checks, as with the judges' scores. It applies to a trace only when
 records tool definitions; and only where the trace's observations are at hand (`MetricContext.detail`).
 Nothing is read from the trace otherwise: a run that checks no agent pays nothing.
 
-An agent's `reasoning`, `handoff` and `response_quality` are the per-agent judge's (judge/agents.py,
-its own result field `agent_judge`): the judge stage puts them in (`with_judged`), null until it does
-and where it does not run. The other judge-based parts (an agent's score, recommendations,
-coordination, intent drift, the overall score) are not built yet: null (recommendations: []).
+Coordination (`_coordination`) and intent drift (`_drift`) are drawn from the trace too, and the field
+is rolled up (`_rollup.roll_up_scores`): each agent's weighted `score` and `recommendations`,
+`coordination_score`, `overall_score`, with the scores `agent_score` (on each agent's observation),
+`coordination_score`, `intent_drift_score` and `overall_score` (on the trace), and the run figures of
+the last three, gated by `compare` (`_gates`: `TRACE_FIGURES`; each agent's own figures, `score`
+included, as `AGENT_BREAKDOWNS`). The judge-based parts (an agent's `reasoning`, `handoff`,
+`response_quality`; `coordination.judge`) are the per-agent judge's (judge/agents.py, its own result
+field `agent_judge`): the judge stage puts them in (`with_judged`), and the field is rolled up with
+them; null until it does and where it does not run, and then they drop out of the weighted scores.
+
+A dialogue's turns are analysed one by one, and its own field rolls them up per session
+(`_session.roll_up_session`); `from_score_rows` rebuilds the field from Langfuse (`_rebuild`).
 """
 
 from __future__ import annotations
@@ -21,11 +29,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evaluator.metrics.agents._analysis import AgentAnalysis, analyze_agents, effective_agent_tools
+from evaluator.metrics.agents._coordination import Coordination, coordinate
+from evaluator.metrics.agents._drift import IntentDrift, intent_drift
 from evaluator.metrics.agents._figures import AgentFigures
 from evaluator.metrics.agents._gates import AGENT_BREAKDOWNS, TRACE_FIGURES
 from evaluator.metrics.agents._issues import ISSUE_KINDS, ToolIssue
 from evaluator.metrics.agents._rebuild import per_agent_from_scores
-from evaluator.metrics.agents._session import SESSION_DEFINITIONS, SessionAgentsVerdict, roll_up
+from evaluator.metrics.agents._rollup import (
+    RECOMMEND_BELOW,
+    ROLLED_UP_DEFINITIONS,
+    roll_up_scores,
+    rolled_scores,
+)
+from evaluator.metrics.agents._scores import ScoreWeights
+from evaluator.metrics.agents._session import SESSION_DEFINITIONS, SessionAgentsVerdict, roll_up_session
 from evaluator.metrics.base import (
     Figure,
     Gate,
@@ -40,9 +57,9 @@ from evaluator.trace import DEFINING_TYPES, ToolDefinition, TraceDetail, recorde
 
 __all__ = ["PerAgentMetric", "PerAgentVerdict", "TargetAgents"]
 
-# The judge-based parts of an agent's entry: not measured until the per-agent judge fills the first three.
+# The judge-based parts of an agent's entry: not measured until the per-agent judge fills them in.
 _JUDGED = ("reasoning", "handoff", "response_quality")
-_NOT_BUILT: dict[str, Any] = {**dict.fromkeys(_JUDGED), "score": None}
+_NOT_BUILT: dict[str, Any] = dict.fromkeys(_JUDGED)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +79,10 @@ class PerAgentVerdict:
 
     analysis: AgentAnalysis
     trace_id: str = ""  # the trace analysed (a dialogue's roll-up links each turn's issues to it)
+    coordination: Coordination | None = None
+    drift: IntentDrift | None = None
+    weights: ScoreWeights = field(default_factory=ScoreWeights)
+    recommend_below: float = RECOMMEND_BELOW
     # The per-agent judge's values by agent (`reasoning`, `handoff`, `response_quality`), and its
     # view of the coordination (the mean of its agents'): put in after the judge stage (`with_judged`).
     judged: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
@@ -70,7 +91,7 @@ class PerAgentVerdict:
     def with_judged(
         self, agents: Mapping[str, Mapping[str, float | None]], coordination: float | None
     ) -> PerAgentVerdict:
-        """This verdict with the per-agent judge's values (see `judged`)."""
+        """This verdict with the per-agent judge's values (see `judged`); its field rolled up with them."""
         return replace(self, judged=agents, judged_coordination=coordination)
 
     @property
@@ -92,20 +113,32 @@ class PerAgentVerdict:
 
     def to_json(self) -> dict[str, Any]:
         agents = {
-            name: {**figures.to_json(), **_NOT_BUILT, **self._judged_of(name), "recommendations": []}
+            name: {
+                **figures.to_json(),
+                **_NOT_BUILT,
+                **self._judged_of(name),
+                "observation_ids": list(figures.observation_ids),
+            }
             for name, figures in self.analysis.per_agent.items()
         }
-        return {
+        found = {
             "agents": agents,
             "tool_calls": len(self.analysis.calls),
             "tool_use_score": self.tool_use,
             "issues": len(self.analysis.issues),
             "unattributed_issues": [issue.to_json() for issue in self.unattributed],
             "unchecked_tools": list(self.analysis.unchecked_tools),
-            "coordination_score": None,
-            "intent_drift_score": None,
-            "overall_score": None,
+            "coordination": self._coordination(),
+            "intent_drift": self.drift.to_json() if self.drift is not None else None,
+            "intent_drift_score": self.drift.score if self.drift is not None else None,
         }
+        return roll_up_scores(found, self.weights, self.recommend_below)
+
+    def _coordination(self) -> dict[str, Any] | None:
+        """The rule's coordination with the judge's view in `judge` (null: not judged)."""
+        if self.coordination is None:
+            return None
+        return {**self.coordination.to_json(), "judge": self.judged_coordination}
 
     def _judged_of(self, agent: str) -> dict[str, float | None]:
         values = self.judged.get(agent, {})
@@ -124,7 +157,7 @@ class PerAgentVerdict:
             for name, figures in self.analysis.per_agent.items()
             if figures.tool_use_score is not None and figures.observation_ids
         ]
-        return found + _issue_scores(self.analysis.issues)
+        return found + _issue_scores(self.analysis.issues) + rolled_scores(self.to_json())
 
     def problems(self) -> list[str]:
         return [f"{issue.agent or 'no agent'}: {issue.message}" for issue in self.analysis.issues]
@@ -185,6 +218,7 @@ class PerAgentMetric(MetricBase):
             "was expected",
             categories=ISSUE_KINDS,
         ),
+        *ROLLED_UP_DEFINITIONS,  # a trace's roll-up: agent_score, coordination, intent drift, overall
         *SESSION_DEFINITIONS,  # a dialogue's roll-up (`evaluate_session`)
     )
     # No column in the history tables (they stay narrow): `report --by agent` shows them per agent.
@@ -200,11 +234,23 @@ class PerAgentMetric(MetricBase):
     )
     breakdowns = AGENT_BREAKDOWNS  # each agent's own figures, gated by compare
 
-    def __init__(self, targets: Mapping[str, TargetAgents] | None = None) -> None:
+    def __init__(
+        self,
+        targets: Mapping[str, TargetAgents] | None = None,
+        *,
+        weights: ScoreWeights | None = None,
+        recommend_below: float = RECOMMEND_BELOW,
+    ) -> None:
         self._targets = dict(targets or {})
+        self._weights = weights or ScoreWeights()
+        self._recommend_below = recommend_below
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, PerAgentMetric) and self._targets == other._targets
+        return (
+            isinstance(other, PerAgentMetric)
+            and self._targets == other._targets
+            and (self._weights, self._recommend_below) == (other._weights, other._recommend_below)
+        )
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -225,19 +271,31 @@ class PerAgentMetric(MetricBase):
             declared_schemas=declared.schemas,
             usage=detail.usage,
         )
-        return PerAgentVerdict(analysis=analysis, trace_id=context.trace.id)
+        return PerAgentVerdict(
+            analysis=analysis,
+            trace_id=context.trace.id,
+            coordination=coordinate(context.trace, detail.observations),
+            drift=intent_drift(context.trace, context.scenario.expected),
+            weights=self._weights,
+            recommend_below=self._recommend_below,
+        )
 
     def stored_view(self, field: Mapping[str, Any]) -> object:
-        """Without the agents' latencies (Langfuse stores times to the millisecond) and the per-agent
-        judge's values (the stored trace is not judged again)."""
+        """As the stored trace gives it: without the agents' latencies (Langfuse stores times to the
+        millisecond), and as if the per-agent judge had not run (the stored trace is not judged again):
+        its values null, the field rolled up without them."""
         agents = field.get("agents")
         if not isinstance(agents, Mapping):
             return field
-        left_out = {"latency_ms", *_JUDGED}
-        timeless = {
-            name: {k: v for k, v in entry.items() if k not in left_out} for name, entry in agents.items()
+        unjudged = {
+            name: {**{k: v for k, v in entry.items() if k != "latency_ms"}, **_NOT_BUILT}
+            for name, entry in agents.items()
         }
-        return {**field, "agents": timeless}
+        coordination = field.get("coordination")
+        if isinstance(coordination, Mapping):
+            coordination = {**coordination, "judge": None}
+        found = {**field, "agents": unjudged, "coordination": coordination}
+        return roll_up_scores(found, self._weights, self._recommend_below)
 
     def evaluate_session(self, context: SessionContext) -> SessionAgentsVerdict | None:
         """A dialogue's roll-up over its turns' analyses (metrics/agents/_session.py); None when no
@@ -247,7 +305,7 @@ class PerAgentMetric(MetricBase):
             for index, verdicts in enumerate(context.traces)
             if isinstance(verdict := verdicts.get(self.key), PerAgentVerdict)
         ]
-        field = roll_up(turns)
+        field = roll_up_session(turns)
         return SessionAgentsVerdict(field=field) if field is not None else None
 
     def from_scores(self, scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:

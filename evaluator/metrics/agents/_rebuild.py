@@ -12,7 +12,10 @@ and the `dialogue_` means of the trace figures.
 
 What no score carries is not measured: an agent that made no tool call and has no `agent_score` is not
 in Langfuse at all; the trace's `tool_use_score` is over the agents' calls and the faulty calls no agent
-made (a clean call outside every agent leaves no score); `unchecked_tools` is null.
+made (a clean call outside every agent leaves no score); `unchecked_tools` is null. Recommendations and
+the trace's `coordination` and `intent_drift` details are no score (`coordination_score` and
+`intent_drift_score` carry only theirs, the details in the comment): not rebuilt, so a rebuilt agent has
+no `recommendations`.
 """
 
 from __future__ import annotations

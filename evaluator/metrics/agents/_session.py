@@ -8,12 +8,15 @@ same runs per turn and per session"): each turn's trace is analysed as a single-
   tool calls), the same rule as a turn's, not a mean of the turns' scores;
 - `latency_ms`, `tokens`, `cost`: the sums over its turns when every one of them measured it, else
   null (a partial sum would pass for the whole);
-- any other numeric field (the judged `reasoning`, `handoff`, `response_quality`, `score`): the mean
-  over the turns that measured it (null when none did); lists (recommendations) are joined.
+- any other numeric field (its weighted `score`, `_rollup`'s; the judged `reasoning`, `handoff`,
+  `response_quality`): the mean over the turns that measured it (null when none did);
+- lists are joined in turn order: `recommendations` (each with its `turn` and `trace_id`, as an issue)
+  and `observation_ids`.
 
 At the session: `turns` analysed, `tool_calls`, `tool_use_score` over every call, `issues`, the
 `unattributed_issues` and `unchecked_tools` of all turns, and the means of the turns'
-`coordination_score`, `intent_drift_score` and `overall_score` over the turns that measured them.
+`coordination_score`, `intent_drift_score` and `overall_score` over the turns that measured them (null
+when none did). The turns' `coordination` and `intent_drift` details stay in the turns' own fields.
 
 Its session scores follow the dialogue's naming (`dialogue_<key>` for a dialogue's figure): per agent,
 `dialogue_agent_tool_use` and `dialogue_agent_score` (metadata `agent`), and
@@ -29,7 +32,7 @@ from typing import Any
 
 from evaluator.metrics.base import ScoreDefinition, ScoreValue, number
 
-__all__ = ["SESSION_DEFINITIONS", "SessionAgentsVerdict", "roll_up"]
+__all__ = ["SESSION_DEFINITIONS", "SessionAgentsVerdict", "roll_up_session"]
 
 _SUMMED = ("latency_ms", "tokens", "cost")
 _OWN = frozenset({"tool_calls", "issues", "tool_use_score", "turns", *_SUMMED})
@@ -123,7 +126,7 @@ class _Agent:
         }
 
 
-def roll_up(turns: Sequence[tuple[int, str, Mapping[str, Any]]]) -> dict[str, Any] | None:
+def roll_up_session(turns: Sequence[tuple[int, str, Mapping[str, Any]]]) -> dict[str, Any] | None:
     """The dialogue's `per_agent` field from its turns' (turn index, trace id, `per_agent` field), in
     turn order; None when no turn was analysed."""
     if not turns:
