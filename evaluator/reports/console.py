@@ -18,7 +18,15 @@ from rich.text import Text
 
 from evaluator.metrics import MetricSet
 from evaluator.reports.compare_text import figure_value
-from evaluator.results import RunInfo, ScenarioResult, default_metrics, judge_usage, run_summaries, totals
+from evaluator.results import (
+    RunInfo,
+    ScenarioResult,
+    default_metrics,
+    judge_usage,
+    run_summaries,
+    totals,
+    with_turns,
+)
 from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
 
 __all__ = [
@@ -163,7 +171,7 @@ _UNSCORED_REASONS_SHOWN = 3
 def print_judges(console: Console, results: Sequence[ScenarioResult]) -> None:
     """What the judges did and cost (when any judge was asked), then each metric's run-level
     dictionary in a line (the judges', the dialogues'), judged or not."""
-    if any(r.judge_detail for r in results):
+    if any(r.judge_detail for r in with_turns(results)):
         _print_judge_usage(console, results)
     metrics = _metrics_of(results)
     summaries = run_summaries(results, metrics)
@@ -183,7 +191,7 @@ def _print_judge_usage(console: Console, results: Sequence[ScenarioResult]) -> N
     )
     reasons = Counter(
         str(detail["reason"])
-        for r in results
+        for r in with_turns(results)
         for key, detail in r.judge_detail.items()
         if key != "evaluator_error" and detail.get("status") == "unscored" and detail.get("reason")
     )

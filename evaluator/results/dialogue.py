@@ -23,7 +23,7 @@ __all__ = ["DECIDING_KEYS", "DialogueOutcome", "TurnOutcome", "TurnStatus", "tur
 TurnStatus = Literal["passed", "failed", "error", "not run"]
 DECIDING_KEYS = ("intent_accuracy", "domain_accuracy", "act_accuracy", "jga", "policy_compliant")
 """The per-turn figures that fail a turn when measured and 0 (the action is checked on its own)."""
-_SINGLE_TURN_FIELDS = ("workflow", "trajectory", "answer", "quality", "correctness")
+_SINGLE_TURN_FIELDS = ("workflow", "trajectory", "answer", "quality", "correctness", "judge_status")
 
 
 def turn_status(
@@ -78,6 +78,7 @@ class TurnOutcome:
             "details": self.figures.details() if self.figures is not None else {},
             **{key: single.get(key) for key in _SINGLE_TURN_FIELDS},
             **({"per_agent": single["per_agent"]} if single.get("per_agent") is not None else {}),
+            **({"judge": single["judge"]} if single.get("judge") else {}),
             "error": single.get("error"),
         }
 

@@ -234,24 +234,36 @@ def judge_result(
 
 
 def judged_result(
-    judges: Judges, scenario: Scenario, result: ScenarioResult, trace: Trace, *, run_id: str
+    judges: Judges,
+    scenario: Scenario,
+    result: ScenarioResult,
+    trace: Trace,
+    *,
+    run_id: str,
+    history: Sequence[Mapping[str, str]] | None = None,
 ) -> ScenarioResult:
-    """The result with the judges' verdicts; never raises: an exception inside the judges is an
-    evaluator error, logged with its traceback and kept in the result, the judges *unscored* and the
-    workflow verdicts standing."""
+    """The result with the judges' verdicts (`history`: the conversation before a dialogue's turn);
+    never raises: an exception inside the judges is an evaluator error, logged with its traceback and
+    kept in the result, the judges *unscored* and the workflow verdicts standing."""
     try:
-        outcome = judges.judge(scenario, result.output, trace, run_id=run_id)
+        outcome = judges.judge(scenario, result.output, trace, run_id=run_id, history=history)
     except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
         return _judges_failed(result, exc)
     return replace(result, judged=outcome.judged, judge_detail=outcome.detail, judge_status=outcome.status)
 
 
 async def ajudged_result(
-    judges: Judges, scenario: Scenario, result: ScenarioResult, trace: Trace, *, run_id: str
+    judges: Judges,
+    scenario: Scenario,
+    result: ScenarioResult,
+    trace: Trace,
+    *,
+    run_id: str,
+    history: Sequence[Mapping[str, str]] | None = None,
 ) -> ScenarioResult:
     """`judged_result`, on the running event loop (`Judges.ajudge`)."""
     try:
-        outcome = await judges.ajudge(scenario, result.output, trace, run_id=run_id)
+        outcome = await judges.ajudge(scenario, result.output, trace, run_id=run_id, history=history)
     except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
         return _judges_failed(result, exc)
     return replace(result, judged=outcome.judged, judge_detail=outcome.detail, judge_status=outcome.status)
