@@ -98,7 +98,12 @@ def test_repair_request_names_the_problem_and_the_keys() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "model"), [("evaluation/quality", QualityReply), ("evaluation/correctness", CorrectnessReply)]
+    ("name", "model"),
+    [
+        ("evaluation/quality", QualityReply),
+        ("evaluation/turn_quality", QualityReply),
+        ("evaluation/correctness", CorrectnessReply),
+    ],
 )
 def test_each_judge_prompt_asks_for_exactly_its_reply_model(name: str, model: type) -> None:
     prompt = PromptLibrary(PROMPTS).get(name)
