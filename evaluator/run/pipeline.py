@@ -846,12 +846,15 @@ class _Run:
                     self._judges_idle.set()
 
     def _judged_to(self, item: _ToJudge, result: ScenarioResult) -> None:
-        """A result through the judge stage (judged, or unjudged at Ctrl-C): to its dialogue, or to
-        the record stage."""
-        if item.verdict is not None:
-            item.verdict(result)
-        else:
+        """A result through the judge stage (judged, or unjudged at Ctrl-C): to its dialogue (which
+        may record itself now), or to the record stage."""
+        if item.verdict is None:
             self._to_record.put(item.done._replace(result=result))
+            return
+        try:
+            item.verdict(result)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
+            self._fail(exc)
 
     async def _judged(self, item: _ToJudge) -> ScenarioResult:
         """The result with the judges' verdicts; never raises (a judge that fails is *unscored*)."""
