@@ -171,10 +171,17 @@ def check_judge_prompts(
                 library.get(ref.name, version=ref.version, label=ref.label)
 
 
+_A_DIALOGUE = Scenario.model_validate({"id": "a-dialogue", "turns": [{"user": "?"}]})
+"""What a judge asks for a dialogue's turns, whether or not the run has dialogues (its prompt is a judge
+prompt all the same, never an agent's)."""
+
+
 def judge_prompt_names(metrics: MetricSet, scenarios: Sequence[LoadedScenario]) -> set[str]:
-    """The prompts the judges may use on these scenarios: the configured ones and the scenarios' own."""
+    """The prompts the judges may use on these scenarios: the configured ones (a dialogue turn's too)
+    and the scenarios' own."""
     judges = judge_metrics(metrics)
-    return {j.prompt_name for j in judges} | {j.prompt(s.scenario).name for j in judges for s in scenarios}
+    probes = [_A_DIALOGUE, *(s.scenario for s in scenarios)]
+    return {j.prompt_name for j in judges} | {j.prompt(s).name for j in judges for s in probes}
 
 
 def judge_result(

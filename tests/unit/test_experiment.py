@@ -119,7 +119,10 @@ def test_the_metadata_records_the_agent_prompt_versions_served_pinned_or_not() -
         return replace(local, version=7, source="langfuse")  # Langfuse's production label is on v7
 
     served = served_versions(
-        library, fetch, pins={"agents/research": 2}, skip={"evaluation/quality", "evaluation/correctness"}
+        library,
+        fetch,
+        pins={"agents/research": 2},
+        skip={"evaluation/quality", "evaluation/correctness", "evaluation/turn_quality"},
     )
     concierge = [f"agents/concierge-{agent}" for agent in ("action", "memory", "policy", "triage")]
     assert served == {
@@ -175,3 +178,14 @@ def test_scores_that_cannot_be_posted_are_reported() -> None:
     report = report_experiment(datasets, made, RUN, [result("s1")], Deadline(5))  # type: ignore[arg-type]
     assert report.error is not None and "HTTP 503" in report.error
     assert report.scores == [] and report.linked == ["s1"] and report.url == made.url
+
+
+def test_the_turn_quality_prompt_is_a_judge_prompt_in_a_run_without_dialogues() -> None:
+    """A single-turn run never asks `evaluation/turn_quality`, but it is a judge's prompt all the same:
+    the experiment's metadata must not list it among the agent prompts."""
+    from evaluator.results import builtin_metrics
+    from evaluator.run.judging import judge_prompt_names
+
+    item = LoadedScenario(scenario=scenario(id="s1", input="q"), path=Path("s1.yaml"))
+    names = judge_prompt_names(builtin_metrics(), [item])
+    assert names == {"evaluation/quality", "evaluation/correctness", "evaluation/turn_quality"}
