@@ -19,6 +19,7 @@
     [llm]        model = "gpt-4o-mini", targets = true   # offer the endpoint to targets
     [judge]      model = "gpt-4o-mini", concurrency = 8, timeout_seconds = 60, max_attempts = 4,
                  source_budget_chars = 12000, miss_phrases = [...], quality_prompt, correctness_prompt,
+                 agent_prompt, per_agent = true   # the per-agent judge (where per-agent analysis is on)
                  input_price_per_million_tokens, output_price_per_million_tokens   # optional
     [langfuse]   flush_timeout_seconds = 30, delivery_deadline_seconds = 60, score_batch_size = 50,
                  read_deadline_seconds = 60, verify_deadline_seconds = 120
@@ -222,6 +223,8 @@ class JudgeConfig(_Section):
     miss_phrases: tuple[str, ...] = DEFAULT_MISS_PHRASES
     quality_prompt: str = "evaluation/quality"
     correctness_prompt: str = "evaluation/correctness"
+    agent_prompt: str = "evaluation/agent"
+    per_agent: bool = True  # the per-agent judge (one call per agent per trace) where the analysis is on
     input_price_per_million_tokens: float | None = Field(default=None, ge=0)  # for cost in Langfuse
     output_price_per_million_tokens: float | None = Field(default=None, ge=0)
 

@@ -1,19 +1,20 @@
 """The LLM judges: the model client protocol with the OpenAI-compatible client and its recording fake,
 what the judges are shown, their reply models with the tolerant reader and one repair, the one retry
 policy and its shared limiter, the verdict cache, `Judges` (the runtime that puts them together), and the
-two built-in judge metrics: `QualityJudge` and `CorrectnessJudge`."""
+built-in judge metrics: `QualityJudge`, `CorrectnessJudge` and the per-agent `AgentJudge`."""
 
+from evaluator.judge.agents import AgentJudge, AgentJudgeVerdict, AgentRating, with_agent_judgement
 from evaluator.judge.cache import CacheKey, MemoryVerdictCache, VerdictCache
 from evaluator.judge.correctness import CorrectnessJudge, crag_metrics
 from evaluator.judge.crag import exact_match, miss_phrase, normalise
 from evaluator.judge.fake import FakeJudgeModel, ModelCall
 from evaluator.judge.judges import NOTHING_TO_JUDGE, JudgeOutcome, Judges, JudgeSettings, overall_status
-from evaluator.judge.metric import JudgeMetric, JudgeRuntime, PromptRef
+from evaluator.judge.metric import JudgeMetric, JudgeRuntime, PromptRef, RuleJudge
 from evaluator.judge.model import JudgeModel, ModelReply, TokenUsage
 from evaluator.judge.openai_client import OpenAIJudgeModel
 from evaluator.judge.quality import TURN_CRITERIA, QualityJudge, quality_means
 from evaluator.judge.render import BLOCK_TAGS, Sources, history_block, sources_block, untrusted
-from evaluator.judge.replies import CorrectnessReply, QualityReply, json_objects, read_reply
+from evaluator.judge.replies import AgentReply, CorrectnessReply, QualityReply, json_objects, read_reply
 from evaluator.judge.retry import RateGate, RetryPolicy
 from evaluator.judge.tracing import (
     NO_TRACING,
@@ -29,6 +30,10 @@ __all__ = [
     "NOTHING_TO_JUDGE",
     "NO_TRACING",
     "TURN_CRITERIA",
+    "AgentJudge",
+    "AgentJudgeVerdict",
+    "AgentRating",
+    "AgentReply",
     "CacheKey",
     "CorrectnessJudge",
     "CorrectnessReply",
@@ -54,6 +59,7 @@ __all__ = [
     "QualityVerdict",
     "RateGate",
     "RetryPolicy",
+    "RuleJudge",
     "Sources",
     "TokenUsage",
     "UnrecordedJudgement",
@@ -69,4 +75,5 @@ __all__ = [
     "read_reply",
     "sources_block",
     "untrusted",
+    "with_agent_judgement",
 ]

@@ -1,7 +1,10 @@
 """The correctness judge (seed crag-llm-judge-evaluator.md), for scenarios with
 `expected.answer.ground_truth`, in the seed's order: a miss ("I don't know" and its variants, or an
 empty answer) is `miss`; an exact match after normalisation is `correct` with no call; otherwise the
-correctness prompt's CORRECT / WRONG is `correct` / `hallucination`.
+correctness prompt's CORRECT / WRONG is `correct` / `hallucination`. The first two steps need no model:
+`decide_by_rule` runs them in the metrics stage, so they decide without a judge (no endpoint,
+`--no-judge`); an answer only the third step can decide then has no verdict (not measured, never a
+`hallucination`), its judgement *skipped* with the reason and how to enable a judge.
 
 Its figures, over the results with a verdict: `correctness_accuracy` (correct), `_hallucination_rate`,
 `_missing_rate`, and `_truthfulness` (+1 correct, 0 miss, -1 hallucination; its mean is
@@ -14,8 +17,8 @@ Its figures, over the results with a verdict: `correctness_accuracy` (correct), 
     hallucination_rate  hallucination / N      (hallucination = N - correct - miss)
     truthfulness_score  (2 x correct + miss) / N - 1
 
-`unjudged` counts the results with a ground truth but no verdict (the judge was skipped or could not
-score), which the rates leave out. With no verdict at all, the dictionary is None.
+`unjudged` counts the results with a ground truth but no verdict (only a judge could decide, and it
+did not run or could not score), which the rates leave out. With no verdict at all, the dictionary is None.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from evaluator.metrics import (
 )
 from evaluator.scenarios import Scenario
 
-__all__ = ["CATEGORIES", "DEFINITION", "CorrectnessJudge", "crag_metrics"]
+__all__ = ["CATEGORIES", "DEFINITION", "NEEDS_A_JUDGE", "CorrectnessJudge", "crag_metrics"]
 
 CATEGORIES = ("correct", "miss", "hallucination")
 DEFINITION = ScoreDefinition(
@@ -49,6 +52,13 @@ DEFINITION = ScoreDefinition(
     data_type="CATEGORICAL",
     description="Against the ground truth: correct (exact or judged), miss (I don't know), hallucination",
     categories=CATEGORIES,
+)
+
+NEEDS_A_JUDGE = (
+    "not measured: the answer is neither a miss nor an exact match of the ground truth, so only the "
+    "semantic step (an LLM judge) can decide it, and no judge ran on this answer (judge_status says "
+    "why). Fix: configure a judge endpoint (EVALUATOR_JUDGE_BASE_URL or OPENAI_API_KEY; README, LLM "
+    "judges) and run without --no-judge"
 )
 
 
@@ -141,9 +151,20 @@ class CorrectnessJudge(MetricBase):
     @staticmethod
     def _judged(context: MetricContext) -> tuple[object, str]:
         """The final answer (as `answer.contains` reads it) and the ground truth."""
-        spec = context.scenario.expected.answer
-        ground_truth = spec.ground_truth if spec is not None and spec.ground_truth else ""
-        return final_answer(context.answer, context.trace.agent_names), ground_truth
+        return final_answer(context.answer, context.trace.agent_names), _ground_truth(context.scenario)
+
+    def decide_by_rule(self, context: MetricContext) -> tuple[Verdict | None, Judgement] | None:
+        """The seed's rule steps on the context's answer, with no model (judge.RuleJudge): run in the
+        metrics stage, so a run without judges (no endpoint, `--no-judge`) still has these verdicts.
+        An answer only the semantic step can decide is not measured: no verdict, and a *skipped*
+        judgement saying so. None when the scenario has no ground truth."""
+        if not self.applies(context.scenario):
+            return None
+        answer, ground_truth = self._judged(context)
+        ruled = self.by_rule(answer_text(answer), ground_truth)
+        if ruled is not None:
+            return ruled, ruled.judgement
+        return None, Judgement(judge=self.key, status="skipped", reason=NEEDS_A_JUDGE, decided_by="none")
 
     def by_rule(self, answer: str, ground_truth: str) -> CorrectnessVerdict | None:
         """The seed's first two steps, with no model call: a miss, then an exact match."""
@@ -184,6 +205,11 @@ class CorrectnessJudge(MetricBase):
         if score is None:
             return None
         return {"verdict": str(score.get("value")).lower(), **judge_of(score)}
+
+
+def _ground_truth(scenario: Scenario) -> str:
+    spec = scenario.expected.answer
+    return spec.ground_truth if spec is not None and spec.ground_truth else ""
 
 
 def crag_metrics(verdicts: Sequence[tuple[str, bool]], *, unjudged: int = 0) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ __all__ = [
     "JudgeRuntime",
     "PlannedJudgeMetric",
     "PromptRef",
+    "RuleJudge",
     "ask_each",
     "judge_of",
 ]
@@ -124,6 +125,18 @@ def ask_each(
         for ask in metric.asks(context)
     ]
     return metric.combine(context, answers)
+
+
+@runtime_checkable
+class RuleJudge(Protocol):
+    """A judge that decides some answers by rule, with no model (the correctness judge's miss and
+    exact-match steps): the metrics stage asks it (results.evaluate), so those verdicts exist whether
+    or not the judges run; a judge that runs later decides again, by the same rules first."""
+
+    def decide_by_rule(self, context: MetricContext) -> tuple[Verdict | None, Judgement] | None:
+        """(verdict, its judgement) when a rule decides; (None, a *skipped* judgement saying why)
+        when only the model could; None when the judge does not apply to the scenario."""
+        ...
 
 
 def judge_of(score: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,26 @@ __all__ = [
     "untrusted",
 ]
 
-BLOCK_TAGS = ("input", "criteria", "ground_truth", "sources", "source", "answer", "history", "message")
+BLOCK_TAGS = (
+    "input",
+    "criteria",
+    "ground_truth",
+    "sources",
+    "source",
+    "answer",
+    # a dialogue turn's history (history_block)
+    "history",
+    "message",
+    # the per-agent judge's (judge/agent_view.py)
+    "agent",
+    "team",
+    "received",
+    "steps",
+    "step",
+    "output",
+    "handoffs",
+    "handoff",
+)
 _TAG = re.compile(r"<\s*/?\s*(?:" + "|".join(BLOCK_TAGS) + r")\b[^<>]*>?", re.IGNORECASE)
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.:-]+")
 

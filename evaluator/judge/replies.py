@@ -19,9 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from evaluator._problems import validation_problems
 
 __all__ = [
+    "AgentReply",
     "CorrectnessReply",
     "JudgeReply",
+    "OptionalRating",
     "QualityReply",
+    "Rating",
     "Reply",
     "json_objects",
     "read_reply",
@@ -56,6 +59,31 @@ class CorrectnessReply(JudgeReply):
 
     verdict: Literal["CORRECT", "WRONG"]
     reason: str
+
+
+class Rating(JudgeReply):
+    """One dimension of the per-agent judge's reply: a score 0-1 and why."""
+
+    score: float = Field(ge=0.0, le=1.0, strict=True)
+    reason: str
+
+
+class OptionalRating(JudgeReply):
+    """A dimension that may not apply to the agent: its score is null then, with the reason."""
+
+    score: float | None = Field(ge=0.0, le=1.0, strict=True)
+    reason: str
+
+
+class AgentReply(JudgeReply):
+    """The per-agent judge's reply (seed multi-agent-evaluation-plan.md): one agent's reasoning (null:
+    it shows none), handoff (null: it did not delegate), response_quality, and coordination (null: it
+    was alone), each 0-1 with a reason."""
+
+    reasoning: OptionalRating
+    handoff: OptionalRating
+    response_quality: Rating
+    coordination: OptionalRating
 
 
 Reply = TypeVar("Reply", bound=JudgeReply)

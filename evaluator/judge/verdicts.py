@@ -44,6 +44,9 @@ class Judgement:
     failed: bool = False  # the endpoint gave no usable answer (after the retries)
     messages: Sequence[ChatMessage] = ()
     raw_reply: str | None = None
+    # A judgement made of several (the per-agent judge's: one per agent): each with its own trace,
+    # and, unscored, its own reason, messages and raw reply. `calls` and `usage` are their sums.
+    parts: Sequence[Judgement] = ()
 
     @property
     def cached(self) -> bool:
@@ -80,9 +83,11 @@ class Judgement:
             "tokens": self.usage.to_json(),
             "failed": self.failed,
         }
-        if self.status == "unscored":
+        if self.status == "unscored" and not self.parts:
             document["messages"] = [m.model_dump() for m in self.messages]
             document["raw_reply"] = self.raw_reply
+        if self.parts:
+            document["parts"] = {part.judge: part.to_json() for part in self.parts}
         return document
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -184,6 +184,9 @@ class ScenarioSpan:
 
     def set_output(self, output: object) -> None:
         self.span.update(output=output)
+
+    def set_metadata(self, metadata: Mapping[str, object]) -> None:
+        self.span.update(metadata=dict(metadata))
 
     def set_error(self, message: str) -> None:
         self.span.update(level="ERROR", status_message=message)

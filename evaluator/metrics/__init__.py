@@ -1,7 +1,7 @@
 """The metric shape (`base`: every metric, rule check or judge, declares its key, stage, level, scores and
 figures), the `MetricSet` of a run, and the rule checks: `workflow`, `trajectory`, `answer`."""
 
-from evaluator.metrics.agents import PerAgentMetric, TargetAgents
+from evaluator.metrics.agents import PerAgentMetric, PerAgentVerdict, TargetAgents
 from evaluator.metrics.answer import (
     AnswerCheck,
     AnswerContainsMetric,
@@ -49,6 +49,7 @@ __all__ = [
     "MetricContext",
     "MetricSet",
     "PerAgentMetric",
+    "PerAgentVerdict",
     "ScoreDefinition",
     "ScoreValue",
     "SessionContext",

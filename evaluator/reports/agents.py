@@ -5,7 +5,9 @@ A result counts toward every agent prompt version its run used (as `--by prompt`
 "(no prompt)" when it used none; within each, one row per agent that ran: the results it ran in, its tool
 calls and issues (sums), `tool_use_score` (its calls without an issue / its calls, over all its results:
 None without calls), and the means of its latency, tokens and cost over the results that reported them
-(not reported: None, never 0). Results with no `per_agent` field (the analysis did not apply) are left out.
+and of the per-agent judge's reasoning, handoff and response quality over the results judged (not
+reported or not judged: None, never 0). Results with no `per_agent` field (the analysis did not apply)
+are left out.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ class _Agent:
         self.tool_calls += calls if isinstance(calls, int) else 0
         self.faulty_calls += len({i.get("observation_id") for i in issues if isinstance(i, Mapping)})
         self.issues += len(issues)
-        for name in ("latency_ms", "tokens", "cost"):
+        for name in _MEANS:
             value = number(entry.get(name))
             if value is not None:
                 self.means.setdefault(name, []).append(value)
@@ -69,7 +71,8 @@ class _Agent:
         }
 
 
-_MEANS = ("latency_ms", "tokens", "cost")
+_JUDGED = ("reasoning", "handoff", "response_quality")  # the per-agent judge's (0-1)
+_MEANS = ("latency_ms", "tokens", "cost", *_JUDGED)
 
 
 def _agents_of(result: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -142,7 +145,7 @@ def agents_document(runs: Sequence[RunRecord], source: str, link: TraceLink | No
     }
 
 
-_COLUMNS = ("results", "tool_calls", "issues", "tool_use_score", "latency_ms", "tokens", "cost")
+_COLUMNS = ("results", "tool_calls", "issues", "tool_use_score", "latency_ms", "tokens", "cost", *_JUDGED)
 _HEADINGS = {"latency_ms": "latency"}  # shown in seconds
 
 
@@ -159,6 +162,8 @@ def _shown(name: str, value: Any) -> str:
         return f"{value / 1000:.2f} s"
     if name == "cost":
         return f"${value:.4f}"
+    if name in _JUDGED:
+        return f"{value:.2f}"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 

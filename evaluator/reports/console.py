@@ -169,9 +169,10 @@ _UNSCORED_REASONS_SHOWN = 3
 
 
 def print_judges(console: Console, results: Sequence[ScenarioResult]) -> None:
-    """What the judges did and cost (when any judge was asked), then each metric's run-level
-    dictionary in a line (the judges', the dialogues'), judged or not."""
-    if any(r.judge_detail for r in with_turns(results)):
+    """What the judges did and cost (when the judges ran: not for verdicts decided by rule alone, with
+    no judge), then each metric's run-level dictionary in a line (the judges', the dialogues'), judged
+    or not."""
+    if any(r.judge_detail and r.judge_status.status != "skipped" for r in with_turns(results)):
         _print_judge_usage(console, results)
     metrics = _metrics_of(results)
     summaries = run_summaries(results, metrics)
@@ -190,10 +191,12 @@ def _print_judge_usage(console: Console, results: Sequence[ScenarioResult]) -> N
         highlight=False,
     )
     reasons = Counter(
-        str(detail["reason"])
+        str(one["reason"])
         for r in with_turns(results)
         for key, detail in r.judge_detail.items()
-        if key != "evaluator_error" and detail.get("status") == "unscored" and detail.get("reason")
+        if key != "evaluator_error"
+        for one in _each_judgement(detail)
+        if one.get("status") == "unscored" and one.get("reason")
     )
     for reason, count in reasons.most_common(_UNSCORED_REASONS_SHOWN):
         console.print(f"  unscored ({count}): {escape(reason)}", highlight=False)
@@ -202,6 +205,12 @@ def _print_judge_usage(console: Console, results: Sequence[ScenarioResult]) -> N
             f"  and {len(reasons) - _UNSCORED_REASONS_SHOWN} more reasons: see `judge` in the results",
             highlight=False,
         )
+
+
+def _each_judgement(detail: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A judgement's own detail, or each of its parts' (the per-agent judge's: one per agent)."""
+    parts = detail.get("parts")
+    return list(parts.values()) if isinstance(parts, Mapping) and parts else [detail]
 
 
 def print_delivery(

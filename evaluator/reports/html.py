@@ -9,7 +9,8 @@ from the network) that someone who never used a terminal can read and pass on:
    change shows as a colour change; each run labelled by its name (or short id) and start time;
 4. the latest run against the one before it (reports/compare.py), flips first, its numbers written as
    the terminal writes them (reports/compare_text.py);
-5. a table per scenario: its status in each run.
+5. a table per scenario: its status in each run;
+6. the dialogues of the latest run with dialogues, turn by turn (reports/dialogues.py).
 
 The page fits a phone: charts scale with the page (an SVG viewBox), and a table wider than the screen
 scrolls sideways in a box of its own, never the page.
@@ -30,6 +31,7 @@ from evaluator.metrics import MetricSet
 from evaluator.reports.agents import TraceLink, agents_html
 from evaluator.reports.compare import compare_runs
 from evaluator.reports.compare_text import figure_value, headline, p_value_text, signed_change
+from evaluator.reports.dialogues import dialogues_html
 from evaluator.reports.history import history
 from evaluator.reports.runs import RunRecord
 from evaluator.results import agent_prompts, default_metrics
@@ -65,6 +67,17 @@ td:first-child,th:first-child{text-align:left}
 .chart svg{display:block;width:100%;height:auto}
 .legend span{display:inline-block;margin-right:14px;font-size:13px}
 .legend i{display:inline-block;width:10px;height:10px;border-radius:5px;margin-right:4px}
+details.dialogue{background:#fff;border:1px solid #e5e7eb;border-radius:6px;margin:12px 0;padding:8px 12px}
+details.dialogue summary{cursor:pointer}
+.badge{display:inline-block;padding:0 6px;border-radius:4px;font-size:13px;font-weight:600;background:#e5e7eb}
+.badge.passed{background:#dcfce7}.badge.failed{background:#fee2e2}.badge.error{background:#fde68a}
+section.turn{border-left:4px solid #e5e7eb;margin:14px 0;padding:2px 0 2px 12px}
+section.turn[data-status=passed]{border-color:#16a34a}section.turn[data-status=failed]{border-color:#dc2626}
+section.turn[data-status=error]{border-color:#d97706}
+section.turn h4{margin:4px 0}p.said{margin:4px 0}
+ul.figures{list-style:none;padding:0;margin:6px 0;display:flex;flex-wrap:wrap;gap:2px 16px;font-size:13px}
+table.state td,table.state th{white-space:normal;text-align:left}
+ul.problems{margin:4px 0;color:#991b1b}
 """
 _JS = """
 document.querySelectorAll('table.sortable th').forEach(function (th, column) {
@@ -112,6 +125,7 @@ def html_report(
         _trends_section(runs, metrics),
         _comparison_section(runs, config, metrics),
         _scenarios_section(runs),
+        dialogues_html(runs, link),
     ]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -12,6 +12,18 @@ has only its metrics' error scores (each with an "error: ..." comment); otherwis
 when no rebuilt field says it failed and one says it passed (the workflow, the full-workflow trajectory
 and the answer check, where present). Not in scores, so absent here: latency, cost, run names (runs
 are named by their id), evaluator errors (never scored) and unscored judge counts.
+
+A dialogue (DESIGN.md, "Dialogues") is rebuilt from its session scores (`dialogue_pass`,
+`dialogue_<key>`: its `dialogue` field, the task completion's comment its reason) and from its turns'
+scores, each turn's trace holding its single-turn scores (scenario id `<scenario id>#<turn>`) and its
+`turn_<key>` scores (the dialogue's scenario id, and the turn in `turn`): per turn, its `trace_id`, its
+`metrics` (a key without a score: not measured), each figure's comment as its `details` reason, its
+single-turn fields, and its status (`error` for a turn with only error scores; `failed` when a check
+or an expected key it measured failed (intent, domain, acts, JGA, policy compliance, or the action, which
+its `turn_system_correct` comment names); else `passed`). A dialogue with an errored turn is `error`.
+Scores carry no messages or states: a rebuilt turn has no `input`, `output`, `state` or `expected`, and
+the turns that never ran have no scores, so they are absent. A turn's per-agent scores (observations)
+are not rebuilt: a turn's `per_agent` is absent.
 """
 
 from __future__ import annotations
@@ -19,15 +31,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evaluator.metrics import Metric, MetricSet
+from evaluator.metrics import Metric, MetricSet, session_id
+from evaluator.metrics import dialogue as dm
 from evaluator.reports.runs import RunRecord
-from evaluator.results import default_metrics
+from evaluator.results import DECIDING_KEYS, default_metrics
 
 __all__ = ["runs_from_scores"]
 
 _TURN = "#"  # in a dialogue turn's scenario id (`<scenario id>#<turn>`): never in a scenario's own
+_TURN_INDEX = "turn"  # in a `turn_<key>` score's metadata: the turn's index
+_TURN_SCORE = "turn_"  # a turn's dialogue figure: `turn_<key>`
 # a scenario's trace, an observation in it (per-agent scores), or its session (session metrics)
 _SUBJECTS = frozenset({"trace", "observation", "session"})
+_WRONG_ACTION = "action "  # `turn_system_correct`'s comment on a wrong action: "action a instead of b"
+
+ByName = Mapping[str, Mapping[str, Any]]  # a scenario's (or a turn's) scores by name
 
 
 def runs_from_scores(
@@ -36,26 +54,43 @@ def runs_from_scores(
     """Runs (oldest first) from v3 score rows, their results rebuilt by the metrics of `metrics` (the
     built-in ones by default); scores that are not scenario scores are ignored."""
     metrics = metrics or default_metrics()
-    grouped: dict[str, dict[str, dict[str, Mapping[str, Any]]]] = {}
+    grouped: dict[str, dict[str, dict[str, Mapping[str, Any]]]] = {}  # run -> scenario -> name -> score
     rows: dict[tuple[str, str], list[Mapping[str, Any]]] = {}  # every score, several of a name too
+    turns: dict[
+        str, dict[str, dict[int, dict[str, Mapping[str, Any]]]]
+    ] = {}  # run -> dialogue -> turn -> ...
     for score in {str(s.get("id")): s for s in scores}.values():
         metadata = score.get("metadata") or {}
         subject = score.get("subject") or {}
         if not isinstance(metadata, Mapping) or subject.get("kind") not in _SUBJECTS:
             continue
         run_id, scenario_id = metadata.get("run_id"), metadata.get("scenario_id")
-        if isinstance(scenario_id, str) and _TURN in scenario_id:
-            continue  # a dialogue turn's own scores: the dialogue is rebuilt from its session's
-        if isinstance(run_id, str) and isinstance(scenario_id, str):
-            rows.setdefault((run_id, scenario_id), []).append(score)
-            if subject.get("kind") != "observation":  # one of a name: per agent, the metric reads rows
-                grouped.setdefault(run_id, {}).setdefault(scenario_id, {})[str(score["name"])] = score
+        if not isinstance(run_id, str) or not isinstance(scenario_id, str):
+            continue
+        name = str(score["name"])
+        one_of_a_name = subject.get("kind") != "observation"  # per agent: several of a name
+        turn = _turn_of(scenario_id, name, metadata)
+        if turn is not None:  # a dialogue turn's score: the dialogue's turn
+            dialogue, index = turn
+            if one_of_a_name:
+                turns.setdefault(run_id, {}).setdefault(dialogue, {}).setdefault(index, {})[name] = score
+            continue
+        rows.setdefault((run_id, scenario_id), []).append(score)
+        if one_of_a_name:
+            grouped.setdefault(run_id, {}).setdefault(scenario_id, {})[name] = score
     runs = []
-    for run_id, scenarios in grouped.items():
+    for run_id in {*grouped, *turns}:
+        scenarios, dialogues = grouped.get(run_id, {}), turns.get(run_id, {})
         results = tuple(
-            _result(sid, by_name, metrics, rows[(run_id, sid)]) for sid, by_name in sorted(scenarios.items())
+            _result(sid, scenarios.get(sid, {}), metrics, rows=rows.get((run_id, sid), ()))
+            if sid not in dialogues
+            else _dialogue(
+                run_id, sid, scenarios.get(sid, {}), dialogues[sid], metrics, rows=rows.get((run_id, sid), ())
+            )
+            for sid in sorted({*scenarios, *dialogues})
         )
-        stamps = sorted(str(s.get("timestamp")) for by_name in scenarios.values() for s in by_name.values())
+        every = [*scenarios.values(), *(t for d in dialogues.values() for t in d.values())]
+        stamps = sorted(str(s.get("timestamp")) for by_name in every for s in by_name.values())
         runs.append(
             RunRecord(
                 id=run_id,
@@ -67,6 +102,17 @@ def runs_from_scores(
             )
         )
     return sorted(runs, key=lambda run: (run.started_at, run.id))
+
+
+def _turn_of(scenario_id: str, name: str, metadata: Mapping[str, Any]) -> tuple[str, int] | None:
+    """(dialogue scenario id, turn) of a dialogue turn's score; None for any other score."""
+    dialogue, mark, index = scenario_id.rpartition(_TURN)
+    if mark and index.isdigit():
+        return dialogue, int(index)
+    turn = metadata.get(_TURN_INDEX)
+    if name.startswith(_TURN_SCORE) and isinstance(turn, int) and not isinstance(turn, bool):
+        return scenario_id, turn
+    return None
 
 
 def _errored(by_name: Mapping[str, Mapping[str, Any]], metrics: MetricSet) -> bool:
@@ -93,22 +139,15 @@ def _trace_id(by_name: Mapping[str, Mapping[str, Any]]) -> str:
     return next((str(s.get("id", "")) for s in subjects if s.get("kind") == "trace"), "")
 
 
-def _field(
-    metric: Metric, by_name: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapping[str, Any]]
-) -> Any:
+def _field(metric: Metric, by_name: ByName, rows: Sequence[Mapping[str, Any]]) -> Any:
     """A metric's field: from every score when it reads them all (`from_score_rows`), else by name."""
     from_rows = getattr(metric, "from_score_rows", None)  # optional: a project's metric may lack it
-    return from_rows(rows) if callable(from_rows) else metric.from_scores(by_name)
+    return from_rows(rows) if callable(from_rows) and rows else metric.from_scores(by_name)
 
 
 def _result(
-    scenario_id: str,
-    by_name: Mapping[str, Mapping[str, Any]],
-    metrics: MetricSet,
-    rows: Sequence[Mapping[str, Any]] = (),
+    scenario_id: str, by_name: ByName, metrics: MetricSet, rows: Sequence[Mapping[str, Any]] = ()
 ) -> dict[str, Any]:
-    any_score = next(iter(by_name.values()))
-    prompts = (any_score.get("metadata") or {}).get("prompts") or {}
     errored = _errored(by_name, metrics)
     fields = {m.key: None if errored else _field(m, by_name, rows) for m in metrics}
     status = "error" if errored else _status(fields, metrics)
@@ -117,10 +156,93 @@ def _result(
         **document,
         **fields,
         "judge_status": None,
-        "prompts": {
-            str(name): {"version": version, "source": "unknown"}
-            for name, version in prompts.items()
-            if isinstance(version, int)
-        },
+        "prompts": _prompts(by_name),
         "latency_ms": None,
+    }
+
+
+def _prompts(by_name: ByName) -> dict[str, Any]:
+    """The prompt versions a scenario's scores name (source unknown)."""
+    prompts = (next(iter(by_name.values())).get("metadata") or {}).get("prompts") or {}
+    return {
+        str(name): {"version": version, "source": "unknown"}
+        for name, version in prompts.items()
+        if isinstance(version, int)
+    }
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _comment(score: Mapping[str, Any] | None) -> str:
+    return str((score or {}).get("comment") or "")
+
+
+def _dialogue(
+    run_id: str,
+    scenario_id: str,
+    by_name: ByName,
+    turns: Mapping[int, ByName],
+    metrics: MetricSet,
+    *,
+    rows: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """A dialogue's result object: its session scores as a scenario's (none when no turn ran to its
+    end: no figure either), its turns from their scores."""
+    rebuilt = [_turn(index, turns[index], metrics) for index in sorted(turns)]
+    document = (
+        _result(scenario_id, by_name, metrics, rows)
+        if by_name
+        else {
+            "scenario_id": scenario_id,
+            "status": "failed",
+            **{m.key: None for m in metrics},
+            "judge_status": None,
+            "prompts": _prompts(next(iter(turns.values()))),
+            "latency_ms": None,
+        }
+    )
+    session = next(
+        (str(s["subject"]["id"]) for s in by_name.values() if s["subject"].get("kind") == "session"),
+        session_id(run_id, scenario_id),
+    )
+    completion = _comment(by_name.get("dialogue_task_completion"))
+    error = next((t for t in rebuilt if t["status"] == "error"), None)
+    return document | {
+        "status": "error" if error is not None else document["status"],
+        "trace_id": rebuilt[0]["trace_id"],  # as a dialogue's result names its first turn's trace
+        "kind": "dialogue",
+        "session_id": session,
+        "dialogue_details": {"task_completion": {"reason": completion}} if completion else {},
+        "turns": rebuilt,
+        "error": None if error is None else f"turn {error['turn']}: {error['error']}",
+    }
+
+
+def _turn(index: int, by_name: ByName, metrics: MetricSet) -> dict[str, Any]:
+    """One turn of a dialogue from its trace's scores (module docstring)."""
+    figures = {key: by_name.get(f"{_TURN_SCORE}{key}") for key in dm.TURN_KEYS}
+    single = {name: score for name, score in by_name.items() if not name.startswith(_TURN_SCORE)}
+    errored = _errored(single, metrics)
+    fields = {m.key: None if errored else m.from_scores(single) for m in metrics if m.level != "session"}
+    values = {key: None if score is None else _number(score.get("value")) for key, score in figures.items()}
+    wrong_action = any(
+        part.startswith(_WRONG_ACTION) for part in _comment(figures["system_correct"]).split("; ")
+    )
+    failed = (
+        wrong_action
+        or any(values[key] == 0.0 for key in DECIDING_KEYS)
+        or any(m.passed_in(f) is False for m in metrics if isinstance(f := fields.get(m.key), Mapping))
+    )
+    trace = next((str((s.get("subject") or {}).get("id", "")) for s in by_name.values()), "")
+    error = next((_comment(s).removeprefix("error:").strip() for s in single.values()), None)
+    return {
+        "turn": index,
+        "trace_id": trace,
+        "status": "error" if errored else "failed" if failed else "passed",
+        "metrics": values,
+        "details": {key: {"reason": _comment(score)} for key, score in figures.items() if _comment(score)},
+        **fields,
+        "error": error if errored else None,
     }

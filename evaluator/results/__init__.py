@@ -1,7 +1,7 @@
 """Result values, the JSON contract, the scores a result yields, and the built-in `MetricSet`."""
 
 from evaluator.results.builtin import builtin_metrics, default_metrics, with_dialogues, with_dialogues_for
-from evaluator.results.dialogue import DialogueOutcome, TurnOutcome, turn_status
+from evaluator.results.dialogue import DECIDING_KEYS, DialogueOutcome, TurnOutcome, turn_status
 from evaluator.results.evaluate import as_evaluator_error, error_result, evaluate, evaluator_error_result
 from evaluator.results.figures import agent_prompts, judge_prompts, scenario_values, summarize
 from evaluator.results.model import (
@@ -23,6 +23,7 @@ from evaluator.results.summary import judge_usage, run_summaries, with_turns
 from evaluator.results.tool_schema_files import ToolSchemaFile, check_tool_schemas, tool_schema_problems
 
 __all__ = [
+    "DECIDING_KEYS",
     "LATEST",
     "PREVIOUS",
     "RUN_KEYWORDS",

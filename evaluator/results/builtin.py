@@ -1,6 +1,7 @@
 """The metrics of a run, as a `MetricSet` built from the configuration: the rule checks (workflow,
 trajectory, answer), the per-agent analysis with each target's declared tools and schemas, the judges
-(quality, correctness) with their configured prompts, source budget and miss phrases, then the
+(quality, correctness, and the per-agent judge where the per-agent analysis is on) with their
+configured prompts, source budget and miss phrases, then the
 project's own (`[metrics] extra`, each `module:attribute`). Commands build it once per run (and
 `report`, `compare` once per command) and pass it on. A run with dialogues (and a report of one) adds
 the dialogue metric (`with_dialogues`).
@@ -17,7 +18,7 @@ from typing import Any, cast
 
 from evaluator.config import Config, JudgeConfig
 from evaluator.errors import ConfigError
-from evaluator.judge import CorrectnessJudge, QualityJudge
+from evaluator.judge import AgentJudge, CorrectnessJudge, QualityJudge
 from evaluator.metrics import (
     AnswerContainsMetric,
     Metric,
@@ -40,12 +41,14 @@ def builtin_metrics(config: Config | None = None, *, extra: Sequence[Metric] = (
     configuration's own metrics, then `extra`."""
     judge = config.settings.judge if config is not None else JudgeConfig()
     own = [configured_metric(spec, config) for spec in config.settings.metrics.extra] if config else []
+    agents = _target_agents(config) if config is not None else {}
     return MetricSet(
         (
             WorkflowValidator(),
             TrajectoryMetric(),
             AnswerContainsMetric(),
-            *_per_agent(config),
+            *([PerAgentMetric(agents)] if agents else []),
+            *_agent_judge(agents, judge),  # its field next to per_agent's
             QualityJudge(prompt=judge.quality_prompt, source_budget_chars=judge.source_budget_chars),
             CorrectnessJudge(prompt=judge.correctness_prompt, miss_phrases=judge.miss_phrases),
             *own,
@@ -70,11 +73,13 @@ def with_dialogues_for(metrics: MetricSet, documents: Iterable[Mapping[str, Any]
     return metrics
 
 
-def _per_agent(config: Config | None) -> list[Metric]:
-    """The per-agent metric, when a target declares `agent_tools` or `tool_schemas` (otherwise the
-    result has no `per_agent` field at all, as before the analysis existed)."""
-    targets = _target_agents(config) if config is not None else {}
-    return [PerAgentMetric(targets)] if targets else []
+def _agent_judge(targets: Mapping[str, TargetAgents], judge: JudgeConfig) -> list[Metric]:
+    """The per-agent judge, beside the per-agent metric (present when a target declares `agent_tools`
+    or `tool_schemas`; otherwise the result has neither field, as before the analysis existed),
+    unless `[judge] per_agent = false`."""
+    if not targets or not judge.per_agent:
+        return []
+    return [AgentJudge(targets, prompt=judge.agent_prompt, budget_chars=judge.source_budget_chars)]
 
 
 def _target_agents(config: Config) -> dict[str, TargetAgents]:

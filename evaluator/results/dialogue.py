@@ -78,7 +78,7 @@ class TurnOutcome:
             "details": self.figures.details() if self.figures is not None else {},
             **{key: single.get(key) for key in _SINGLE_TURN_FIELDS},
             **({"per_agent": single["per_agent"]} if single.get("per_agent") is not None else {}),
-            **({"judge": single["judge"]} if single.get("judge") else {}),
+            "judge": single.get("judge"),  # how each judgement went: why `correctness` is null, say
             "error": single.get("error"),
         }
 

@@ -1,5 +1,6 @@
 """From a scenario and its trace to a result: every inline metric of the run's `MetricSet`, then the pass
-rule.
+rule; then what the judges decide by rule, with no model (`judge.RuleJudge`: CRAG's miss and exact
+match), so those verdicts exist whether or not the judges run (a judge that runs decides again).
 
 A scenario *passes* when no verdict says it failed: the workflow passes, the trajectory (if the
 scenario gives one) scores 1.0 in the seed's default mode, full workflow, and every `contains` string
@@ -12,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evaluator.metrics import MetricContext, MetricSet
+from evaluator.judge import RuleJudge
+from evaluator.metrics import MetricContext, MetricSet, Verdict
 from evaluator.results.builtin import default_metrics
 from evaluator.results.model import EvaluatorFailure, JudgeStatus, PromptUse, ScenarioResult
 from evaluator.scenarios import Scenario
@@ -43,12 +45,15 @@ def evaluate(
     passed = all(verdict.passed is not False for verdict in verdicts.values())
     said = (w for verdict in verdicts.values() for w in getattr(verdict, "warnings", ()))
     warnings = (*trace.warnings, *said)
+    judged, judge_detail = _ruled(metrics, context)
     return ScenarioResult(
         scenario_id=scenario.id,
         trace_id=trace.id,
         status="passed" if passed else "failed",
         verdicts=verdicts,
         judge_status=judge_status,
+        judged=judged,
+        judge_detail=judge_detail,
         output=final,
         latency_ms=latency_ms,
         prompts=dict(prompts or {}),
@@ -58,6 +63,26 @@ def evaluate(
         warnings=tuple(dict.fromkeys(warnings)),
         metrics=metrics,
     )
+
+
+def _ruled(
+    metrics: MetricSet, context: MetricContext
+) -> tuple[dict[str, Verdict], dict[str, dict[str, Any]]]:
+    """The judges' verdicts by rule (by key) and how each judgement went (the result's `judge` field):
+    a judge that applies but whose rules do not decide has a *skipped* judgement and no verdict."""
+    judged: dict[str, Verdict] = {}
+    detail: dict[str, dict[str, Any]] = {}
+    for metric in metrics.judges:
+        if not isinstance(metric, RuleJudge):
+            continue
+        ruled = metric.decide_by_rule(context)
+        if ruled is None:
+            continue
+        verdict, judgement = ruled
+        if verdict is not None:
+            judged[metric.key] = verdict
+        detail[metric.key] = judgement.to_json()
+    return judged, detail
 
 
 def error_result(

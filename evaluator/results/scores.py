@@ -150,11 +150,12 @@ def _turn_scores(result: ScenarioResult, *, run_id: str, metadata: Mapping[str, 
         scores += scores_for(turn.result, run_id=run_id)
         if turn.figures is None:
             continue
+        trace = turn.result.trace_id
+        ids = _ScoreIds(run_id, trace)  # the hash of (run, trace) once per turn, not per score
         for name, value, comment in turn_scores(turn.figures):
-            trace = turn.result.trace_id
             scores.append(
                 Score(
-                    id=score_id(run_id, trace, name),
+                    id=ids.of(name),
                     trace_id=trace,
                     name=name,
                     value=value,

@@ -58,6 +58,11 @@ def judge_usage(results: Sequence[ScenarioResult]) -> dict[str, int]:
 
 
 def _add_usage(usage: dict[str, int], detail: Mapping[str, Any]) -> None:
+    parts = detail.get("parts")
+    if isinstance(parts, Mapping) and parts:  # a judgement made of several: each counts (judge.Judgement)
+        for part in parts.values():
+            _add_usage(usage, part)
+        return
     usage["calls"] += int(detail.get("calls", 0))
     usage["cached"] += bool(detail.get("cached"))
     usage["failed"] += bool(detail.get("failed"))

@@ -5,7 +5,9 @@ dialogue metrics (metrics.dialogue), goes to the record stage as one scenario's.
 
 A turn's state after the turn is read from its trace (`Trace.reported`: the last observation by end
 time whose metadata carries the key, under the target's `state_keys` names) and from an
-`evaluator.Reply`'s `state`, which wins per key. A turn that errors (raised, timed out) ends the
+`evaluator.Reply`'s `state`, which wins per key. Its CRAG verdict is its single-turn `correctness` (a
+miss or an exact match decided by rule, with or without a judge; none when only a judge could decide),
+which CRAG's two-errors rule and conversation score take. A turn that errors (raised, timed out) ends the
 dialogue: the later turns are `not run` and the dialogue is `error`. At a timeout the watchdog's thread
 delivers the failed turn, and the dialogue is recorded at once; the worker leaves it when the hung
 target returns.
@@ -29,7 +31,7 @@ from functools import partial
 from typing import Any, Literal
 
 from evaluator._time import utc_now
-from evaluator.judge import TURN_CRITERIA
+from evaluator.judge import TURN_CRITERIA, CorrectnessJudge
 from evaluator.metrics import MetricSet, SessionContext, Verdict, number, session_id
 from evaluator.metrics import dialogue as dm
 from evaluator.results import (
@@ -357,27 +359,46 @@ def _turns_scored(
         warnings += [f"turn {index}: {warning}" for warning in found]
         tools = got.trace.tools if got.trace is not None else ()
         indexes.append(index)
-        quality, correctness = _judged(got.done.result)
         turns.append(
             dm.Turn(
                 expected=expected_state(turn.expected),
                 predicted=predicted,
                 reply=_text(got.done.result.output) if got.done.result.output is not None else "",
                 tool_outputs=tuple(_said(t.output) for t in tools) if tools else None,
-                correctness=correctness,
-                quality=quality,
+                correctness=_crag_turn(got.done.result),
+                quality=_quality(got.done.result),
             )
         )
     return indexes, turns, warnings
+
+
+def _crag_turn(result: ScenarioResult) -> dm.CragTurn | None:
+    """The turn's CRAG verdict (its `correctness`: decided by rule in the metrics stage, or by a
+    judge), as CRAG's multi-turn rules take it; None when the turn has none (no ground truth, or only
+    a judge could decide and none did)."""
+    verdict = result.judged.get(CorrectnessJudge.key)
+    if verdict is None:
+        return None
+    document = verdict.to_json()
+    label = _CRAG_LABELS.get(document.get("verdict"))
+    return (
+        None if label is None else dm.CragTurn(verdict=label, exact_match=document.get("exact_match") is True)
+    )
+
+
+_CRAG_LABELS: dict[object, dm.CragVerdict] = {
+    "correct": "correct",
+    "miss": "miss",
+    "hallucination": "hallucination",
+}
 
 
 _QUALITY = dict(zip(dm.QUALITY_KEYS, ("answer_quality", "factual_correctness", "completeness"), strict=True))
 """Each dialogue quality key -> the quality judge's dimension it is the mean of."""
 
 
-def _judged(result: ScenarioResult) -> tuple[dict[str, float] | None, dm.CragTurn | None]:
-    """The judges' verdicts on a turn as the dialogue metrics take them: the quality scores by
-    dialogue key, and the CRAG verdict (None: not judged, or unscored)."""
+def _quality(result: ScenarioResult) -> dict[str, float] | None:
+    """The quality judge's scores of a turn by dialogue quality key; None: not judged, or unscored."""
     quality = result.judged.get("quality")
     scores = quality.to_json() if quality is not None else {}
     found = {
@@ -385,15 +406,7 @@ def _judged(result: ScenarioResult) -> tuple[dict[str, float] | None, dm.CragTur
         for key, dimension in _QUALITY.items()
         if (value := number(scores.get(dimension))) is not None
     }
-    correctness = result.judged.get("correctness")
-    crag = correctness.to_json() if correctness is not None else {}
-    verdict = crag.get("verdict")
-    return (
-        found or None,
-        dm.CragTurn(verdict=verdict, exact_match=bool(crag.get("exact_match")))
-        if verdict in ("correct", "miss", "hallucination")
-        else None,
-    )
+    return found or None
 
 
 def dialogue_finished(

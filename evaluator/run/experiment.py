@@ -15,6 +15,16 @@ are posted as scores of the experiment (`run_pass_rate`, `run_workflow_pass_rate
 `run_trajectory_full_workflow`, ...), with every prompt version the results used in their metadata. In
 Langfuse: the dataset's page lists its experiments with these scores; select two and compare them item by
 item.
+
+A dialogue is one dataset item, and its run of that item is its *first turn's* trace: an experiment item
+(a dataset run item) names exactly one trace (`traceId`, and `observationId`: here the turn's root
+span), and one dialogue runs as one trace per turn; linking every turn would make Langfuse count the
+item as run once per turn. So only the first turn (`<scenario id>#0`, the trace the dialogue's result
+names) carries the link; the other turns are in its session (Sessions, `<run id>:<scenario id>`), which
+the linked trace names. The dialogues' dataset-level figures (the run's `run.dialogue`, each by its own
+rule: DESIGN.md, "Dialogues") are posted as the experiment's `run_dialogue_<key>` scores (CRAG's
+dictionary as `run_dialogue_crag_<name>`), in place of the per-dialogue means `report` charts under
+those figure names.
 """
 
 from __future__ import annotations
@@ -35,10 +45,12 @@ from evaluator.langfuse import (
 )
 from evaluator.metrics import MetricSet
 from evaluator.prompts import Prompt, PromptLibrary
-from evaluator.results import RunInfo, ScenarioResult, run_provenance
+from evaluator.results import RunInfo, ScenarioResult, run_provenance, run_summaries
+from evaluator.run.dialogue import turn_scenario
 from evaluator.scenarios import LoadedScenario, Scenario
 
 __all__ = [
+    "RUN_DIALOGUE_PREFIX",
     "ExperimentPlan",
     "ExperimentReport",
     "PushReport",
@@ -46,9 +58,11 @@ __all__ = [
     "plan_experiment",
     "push_suite",
     "report_experiment",
+    "traced_id",
 ]
 
 RUN_SCORE_PREFIX = "run_"
+RUN_DIALOGUE_PREFIX = "run_dialogue_"  # the dialogues' dataset-level figures (run.dialogue)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,8 +80,15 @@ class ExperimentPlan:
 
     dataset: str
     experiment: Experiment
-    links: Mapping[str, ExperimentLink]  # by scenario id; scenarios without an item have none
+    # by the id of the scenario run whose trace carries it (`traced_id`: a dialogue's first turn's);
+    # scenarios without an item have none
+    links: Mapping[str, ExperimentLink]
     url: str | None = None
+    traced: Mapping[str, str] = field(default_factory=dict)  # a dialogue's id -> its `traced_id`
+
+    def linked(self, result: ScenarioResult) -> bool:
+        """Whether a result's trace (a dialogue's: its first turn's) carried the link."""
+        return self.traced.get(result.scenario_id, result.scenario_id) in self.links
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,6 +121,12 @@ def dataset_item(scenario: LoadedScenario, dataset: str) -> DatasetItem:
             "target": s.target,
         },
     )
+
+
+def traced_id(s: Scenario) -> str:
+    """The id of the scenario run whose trace joins the experiment: the scenario's own, or for a
+    dialogue its first turn's (module docstring), as the dialogue runner names it."""
+    return s.id if not s.turns else turn_scenario(s, 0, s.turns[0]).id
 
 
 def _expected_output(s: Scenario) -> Any:
@@ -207,28 +234,44 @@ def plan_experiment(
         description=f"evaluator run {run_id}",
         metadata=dict(metadata),
     )
-    items = (dataset_item(s, dataset) for s in scenarios)
+    items = ((traced_id(s.scenario), dataset_item(s, dataset)) for s in scenarios)
     links = {
-        str(item.metadata["scenario_id"]): ExperimentLink(
+        traced: ExperimentLink(
             experiment=experiment,
             item_id=item.id,
             item_metadata=item.metadata,
             expected_output=item.expected_output,
         )
-        for item in items
+        for traced, item in items
         if item.id in existing
     }
-    return ExperimentPlan(dataset=dataset, experiment=experiment, links=links)
+    traced = {s.scenario.id: traced_id(s.scenario) for s in scenarios if s.scenario.turns}
+    return ExperimentPlan(dataset=dataset, experiment=experiment, links=links, traced=traced)
 
 
-def run_scores(figures: Mapping[str, Any], metrics: MetricSet) -> dict[str, float]:
+def run_scores(
+    figures: Mapping[str, Any], metrics: MetricSet, dialogues: Mapping[str, Any] | None = None
+) -> dict[str, float]:
     """The run-level figures of `metrics` (MetricSet.summarize) that have a value, as experiment score
-    names."""
-    return {
+    names; with `dialogues` (the run's dataset-level dialogue figures, `run.dialogue`), each of its
+    numbers as `run_dialogue_<key>` (in place of the per-dialogue means of the figures so named) and
+    CRAG's dictionary as `run_dialogue_crag_<name>`."""
+    scores = {
         f"{RUN_SCORE_PREFIX}{name}": float(value)
         for name in metrics.figure_names
         if (value := figures.get(name)) is not None
     }
+    if dialogues:  # every `run_dialogue_` score is then a dataset-level figure, none a mean of dialogues
+        scores = {name: value for name, value in scores.items() if not name.startswith(RUN_DIALOGUE_PREFIX)}
+        found = dialogues.get("crag")
+        crag: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        for prefix, values in ((RUN_DIALOGUE_PREFIX, dialogues), (f"{RUN_DIALOGUE_PREFIX}crag_", crag)):
+            scores |= {
+                f"{prefix}{key}": float(value)
+                for key, value in values.items()
+                if isinstance(value, int | float) and not isinstance(value, bool)
+            }
+    return scores
 
 
 def report_experiment(
@@ -240,14 +283,14 @@ def report_experiment(
 ) -> ExperimentReport:
     """After the run: the run-level scores posted to the experiment (when any trace joined it), with
     every prompt version the results used in their metadata; what was linked."""
-    linked = [r.scenario_id for r in results if r.scenario_id in plan.links]
+    linked = [r.scenario_id for r in results if plan.linked(r)]
     report = ExperimentReport(
         dataset=plan.dataset,
         run_name=plan.experiment.name,
         experiment_id=plan.experiment.id,
         url=plan.url,
         linked=linked,
-        not_in_dataset=[r.scenario_id for r in results if r.scenario_id not in plan.links],
+        not_in_dataset=[r.scenario_id for r in results if not plan.linked(r)],
     )
     if not linked:  # no trace joined it: Langfuse has no such experiment to score
         return report
@@ -259,7 +302,8 @@ def report_experiment(
         "agent_prompts": {p["name"]: p["version"] for p in header["agent_prompts"]},
         "judge_prompts": {p["name"]: p["version"] for p in header["judge_prompts"]},
     }
-    scores = run_scores(header["metrics"], metrics)  # the provenance summarised the results already
+    dialogues = run_summaries(results, metrics).get("dialogue")
+    scores = run_scores(header["metrics"], metrics, dialogues)  # the provenance summarised the results
     try:
         datasets.post_run_scores(
             plan.experiment.id, scores, run_id=run.id, metadata=metadata, deadline=deadline

@@ -20,12 +20,14 @@ from evaluator.judge import (
     NOTHING_TO_JUDGE,
     JudgeMetric,
     JudgeModel,
+    JudgeOutcome,
     Judges,
     JudgeSettings,
     JudgeTracer,
     OpenAIJudgeModel,
     RetryPolicy,
     VerdictCache,
+    with_agent_judgement,
 )
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.metrics import MetricSet
@@ -256,7 +258,7 @@ def judged_result(
         outcome = judges.judge(scenario, result.output, trace, run_id=run_id, history=history)
     except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
         return _judges_failed(result, exc)
-    return replace(result, judged=outcome.judged, judge_detail=outcome.detail, judge_status=outcome.status)
+    return _with_outcome(result, outcome)
 
 
 async def ajudged_result(
@@ -273,7 +275,18 @@ async def ajudged_result(
         outcome = await judges.ajudge(scenario, result.output, trace, run_id=run_id, history=history)
     except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
         return _judges_failed(result, exc)
-    return replace(result, judged=outcome.judged, judge_detail=outcome.detail, judge_status=outcome.status)
+    return _with_outcome(result, outcome)
+
+
+def _with_outcome(result: ScenarioResult, outcome: JudgeOutcome) -> ScenarioResult:
+    """The result with the judges' verdicts, and the per-agent judge's values in its `per_agent`."""
+    return replace(
+        result,
+        verdicts=with_agent_judgement(result.verdicts, outcome.judged),
+        judged=outcome.judged,
+        judge_detail=outcome.detail,
+        judge_status=outcome.status,
+    )
 
 
 def _judges_failed(result: ScenarioResult, exc: Exception) -> ScenarioResult:

@@ -66,7 +66,7 @@ from evaluator.results import (
 from evaluator.run._async import EventLoopThread
 from evaluator.run._gc import collector_tuned_for_run
 from evaluator.run._watchdog import Watchdog
-from evaluator.run.dialogue import DialogueSettings, TurnCall, TurnToJudge, run_dialogue
+from evaluator.run.dialogue import STATE_KEYS, DialogueSettings, TurnCall, TurnToJudge, run_dialogue
 from evaluator.run.judging import ajudged_result, judged_result
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
@@ -103,6 +103,7 @@ class RootSpan(Protocol):
     """The evaluator's root observation of one scenario run (tracing.ScenarioSpan)."""
 
     def set_output(self, output: object) -> None: ...
+    def set_metadata(self, metadata: Mapping[str, object]) -> None: ...
     def set_error(self, message: str) -> None: ...
     def end(self) -> bool: ...
 
@@ -636,6 +637,23 @@ class _Run:
         )
         return self._p._targets[scenario.target], request
 
+    def _trace_reply_state(self, attempt: _Attempt, root: RootSpan) -> None:
+        """A dialogue turn's state given with `evaluator.Reply`, on its root span's metadata under the
+        target's state key names too, so the trace alone holds it (a recorded conversation is read
+        from its traces: `validate --session-id`)."""
+        if attempt.turn is None or not attempt.reply_state:
+            return
+        settings = self._p._dialogue_settings.get(attempt.item.scenario.target)
+        names = settings.state_keys if settings is not None else {}
+        state = attempt.reply_state.items()
+        metadata = {names.get(key, key): value for key, value in state if key in STATE_KEYS}
+        if not metadata:
+            return
+        try:
+            root.set_metadata(metadata)
+        except Exception as exc:  # noqa: BLE001 - the turn's result stands without it
+            _log.warning("could not record the reported state on the root span: %s", exc)
+
     def _scenario_run(self, attempt: _Attempt) -> AbstractContextManager[RootSpan]:
         scenario, turn = attempt.item.scenario, attempt.turn
         return self._p._tracer.scenario_run(
@@ -654,6 +672,7 @@ class _Run:
             output = output.output
         if attempt.report():  # it returned in time: the watchdog will not touch the attempt's span
             attempt.root = None  # the span is ended here, and held no longer than it has to be
+            self._trace_reply_state(attempt, root)
             _close_root(root, output=output, error=error)
             latency = attempt.latency_ms()
             if error is None:

@@ -159,6 +159,8 @@ def _agents(tree: Tree, roles: Mapping[str, Role], nearest: Mapping[str, str | N
                 error=_error(obs),
                 id=obs.id,
                 parent=roles[parent_id].name if parent_id is not None else None,
+                input=obs.input,
+                output=obs.output,
             )
         )
     return agents
@@ -197,7 +199,14 @@ def _tools_and_handoffs(
         target = next((t for t in found if t is not None), None)
         if target is not None:
             handoffs.append(
-                Handoff(via=name, source=source, target=target, start_time=first.start_time, order=position)
+                Handoff(
+                    via=name,
+                    source=source,
+                    target=target,
+                    start_time=first.start_time,
+                    order=position,
+                    input=first.input,
+                )
             )
             continue
         order.append(position)

@@ -68,6 +68,9 @@ class AgentCall:
     id: str = ""  # the observation id
     parent: str | None = None  # the name of the nearest enclosing agent
     guardrail: bool = False  # it ran inside a guardrail: it checks the workflow, is not a step of it
+    # What the agent's observation records it was given and gave back (the per-agent judge shows them).
+    input: Any = field(default=None, compare=False)
+    output: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -94,6 +97,7 @@ class Handoff:
     target: str
     start_time: float | None
     order: int = 0  # position among the trace's tool-like calls, to merge it back into the tool path
+    input: Any = field(default=None, compare=False)  # what the hand-off tool was called with
 
     def to_json(self) -> dict[str, Any]:
         return {"from": self.source, "to": self.target, "via": self.via}

@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
+import httpx
 import pytest
 
+from tests.dialogue_page import dialogue_sections
 from tests.integration import dialogue_targets
 from tests.integration.conftest import Cli
 from tests.standin.judge_server import JudgeStandIn
 from tests.standin.langfuse_server import LangfuseStandIn
+from tests.standin.views import is_root
 
 BOOKING = """\
 id: booking
@@ -129,6 +132,109 @@ def test_a_dialogue_in_langfuse_and_in_every_report(
     # one scenario per dialogue (its turns' own scores are not scenarios), passed as it did locally
     assert (by_run[run_id]["scenarios"], by_run[run_id]["passed"]) == (1, 1)
     assert (by_run[cand["run"]["id"]]["scenarios"], by_run[cand["run"]["id"]]["passed"]) == (1, 0)
+
+    # the turns rebuilt from their traces' scores: the HTML view shows the candidate's dialogue turn by
+    # turn as the local report does (statuses, per-turn and dialogue figures, what failed); only the
+    # messages and states, which scores do not carry, are missing
+    assert cli("report", "--source", "langfuse", "--html", "remote.html")[0] == 0
+    [local] = dialogue_sections(Path("report.html").read_text())
+    [remote] = dialogue_sections(Path("remote.html").read_text())
+    assert remote["status"] == local["status"] == "failed"
+    assert remote["figures"] == local["figures"]
+    assert local["summary"] == "failed booking: goal NOT completed: no booking action; 3 of 3 turns ran"
+    assert remote["summary"] == "failed booking: goal NOT completed: no booking action; 3 turns in the scores"
+    assert "goal NOT completed: no booking action" in remote["summary"]
+    assert [t["status"] for t in remote["turns"]] == ["passed", "passed", "failed"]
+    for shown, rebuilt in zip(local["turns"], remote["turns"], strict=True):
+        assert {k: rebuilt[k] for k in ("turn", "status", "figures", "problems")} == {
+            k: shown[k] for k in ("turn", "status", "figures", "problems")
+        }
+    assert remote["turns"][2]["problems"] == ["not system-correct: action request instead of book"]
+    assert remote["turns"][1]["figures"]["jga"] == "1" and remote["turns"][0]["figures"][
+        "domain_accuracy"
+    ] == (
+        "not measured"  # turn 0 did not report its domain
+    )
+    assert remote["turns"][2]["verdicts"]["action"] == "not in the scores"
+    assert remote["turns"][0]["verdicts"]["intent"] == local["turns"][0]["verdicts"]["intent"] == "matched"
+
+
+def _get(standin: LangfuseStandIn, path: str, **params: str) -> list[dict[str, Any]]:
+    """One page of a v4 experiments listing, through the stand-in's HTTP API (contract-checked)."""
+    query = {"fromStartTime": "2020-01-01T00:00:00Z", "limit": "100", **params}
+    with httpx.Client(base_url=standin.base_url, auth=standin.new_keys(), timeout=5) as api:
+        response = api.get(path, params=query)
+    assert response.status_code == 200, response.text
+    rows: list[dict[str, Any]] = response.json()["data"]
+    return rows
+
+
+def test_a_dialogue_is_one_experiment_item_its_first_turns_trace(
+    dialogue_project: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    """A dialogue is one dataset item; its run of the item is its first turn's trace (an experiment
+    item names one trace: linking every turn would count the item as run three times); the dataset-level
+    dialogue figures of `run.dialogue` are the experiment's `run_dialogue_<key>` scores."""
+    config = dialogue_project / "evaluator.toml"
+    config.write_text(config.read_text() + '\n[datasets]\nname = "dialogues"\n')
+    code, out = cli("datasets", "push", "dialogues")
+    assert code == 0 and "1 created" in out, out
+    item = langfuse_standin.dataset_items["dialogues--booking"]
+    assert item["input"] == ["A hotel for 2 people on Saturday", "The Acorn, 3 nights", "Book it"]
+    code, out = cli("run", "dialogues", "--no-judge", "--run-name", "exp", "--output", "exp.json")
+    assert code == 0, out
+    document = json.loads(Path("exp.json").read_text())
+    [result] = document["results"]
+    turn_traces = [turn["trace_id"] for turn in result["turns"]]
+    assert result["trace_id"] == turn_traces[0]
+
+    [experiment] = _get(langfuse_standin, "/api/public/experiments", fields="core,scores")
+    [linked] = _get(langfuse_standin, "/api/public/experiment-items", experimentId=experiment["id"])
+    assert linked["experimentItemId"] == "dialogues--booking" and linked["traceId"] == turn_traces[0]
+    [root] = {s.span_id for s in langfuse_standin.spans_for(turn_traces[0]) if is_root(s)}
+    assert linked["id"] == root  # the item's observation: the first turn's root span
+    for later in turn_traces[1:]:  # the other turns are the item's session, not runs of the item
+        spans = langfuse_standin.spans_for(later)
+        assert spans and not any(k.startswith("langfuse.experiment.") for s in spans for k in s.attributes)
+    assert 'Experiment "exp" on dataset "dialogues": 1 scenario traces linked' in out
+
+    # the dataset-level figures, each by its own rule (worked out by hand from the three turns: every
+    # measured JGA matched (turns 0 and 1: 2 of 2), the goal completed (1 of 1 dialogue), no violation
+    # in 3 turns; 3 turns, 1 dialogue); they are `run.dialogue` of run --output
+    scores = {s["name"]: s["value"] for s in experiment["scores"]}
+    figures = document["run"]["dialogue"]
+    assert (scores["run_dialogue_jga"], figures["jga"]) == (1.0, 1.0)
+    assert (scores["run_dialogue_task_completion"], figures["task_completion"]) == (1.0, 1.0)
+    assert (scores["run_dialogue_policy_violation_rate"], figures["policy_violation_rate"]) == (0.0, 0.0)
+    assert (scores["run_dialogue_turns"], scores["run_dialogue_dialogues"]) == (3.0, 1.0)
+    assert scores["run_pass_rate"] == 1.0
+    assert {
+        name: value
+        for name, value in scores.items()
+        if name.startswith("run_dialogue_") and "crag" not in name
+    } == {
+        f"run_dialogue_{key}": float(value)
+        for key, value in figures.items()
+        if isinstance(value, int | float)
+    }
+
+
+def test_a_state_given_with_reply_is_in_the_turns_trace_so_the_recorded_session_measures_it(
+    dialogue_project: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    """Turn 0 of the plain target reports its state only through `evaluator.Reply`: it is written on
+    the turn's root span, so validating the recorded session measures turn 0's intent as the run did."""
+    ran = _run(cli, "recorded")
+    [result] = ran["results"]
+    assert result["turns"][0]["metrics"]["intent_accuracy"] == 1.0
+    code, text = cli(
+        "validate", "--scenario", "dialogues/booking.yaml", "--session-id", result["session_id"], "--json"
+    )
+    assert code == 0, text
+    recorded = json.loads(text)
+    assert recorded["turns"][0]["state"]["intent"] == "book_hotel"
+    assert recorded["turns"][0]["metrics"]["intent_accuracy"] == 1.0
+    assert recorded["dialogue"] == result["dialogue"]
 
 
 JUDGED = """\

@@ -174,7 +174,8 @@ def test_validate_a_saved_trace_judges_it(demo_project: Path, judge: JudgeStandI
     cli("validate", "--scenario", str(scenario), "--trace", str(trace), "--json")
     assert len(judge.requests) == asked  # served from the verdict cache
     _, out = cli("validate", "--scenario", str(scenario), "--trace", str(trace), "--json", "--no-cache")
-    assert len(judge.requests) == asked + 2 and json.loads(out)["judge_status"]["status"] == "scored"
+    # quality, correctness, and the per-agent judge once for each of the trace's two agents
+    assert len(judge.requests) == asked + 4 and json.loads(out)["judge_status"]["status"] == "scored"
 
 
 def _save_trace(project: Path, document: dict[str, Any], scenario_id: str, path: Path) -> None:

@@ -23,6 +23,7 @@ LOCAL_VERSIONS = {
     "agents/concierge-triage": [1],
     "agents/orchestrator": [1],
     "agents/research": [1, 2],
+    "evaluation/agent": [1],
     "evaluation/correctness": [1],
     "evaluation/quality": [1],
     "evaluation/turn_quality": [1],

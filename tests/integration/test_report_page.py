@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import re
 import sys
-from html import unescape
+from html import escape, unescape
 from pathlib import Path
 
 import pytest
 
 from evaluator.cli import main
+from evaluator.run import Reply, TargetRequest
 from evaluator.storage import Store
 from tests.browser import WIDTHS, chromium, measure
+from tests.dialogue_page import dialogue_sections
+from tests.integration.conftest import ROOT
 from tests.stored_runs import config_for, result, store_run
 
 RUN_IDS = [f"run-20261125T12083{i}Z-{i:x}{i:x}a{i:x}c1" for i in range(9)]
@@ -111,3 +114,85 @@ def test_the_page_fits_the_screen_and_labels_every_run_apart(page: Path, width: 
         assert hover == RUN_IDS  # the full id on hover
     if width == 1400:  # a desktop shows the charts side by side, each wider than the old fixed 680 px / 2
         assert all(chart["width"] > 400 for chart in charts)
+
+
+# A dialogue (DESIGN.md, "Dialogues") whose messages and state carry markup: the page must show them as
+# text. Worked out by hand: turn 0 reports intent book_hotel, domain hotel, the expected slots and the
+# expected action `request` (every key matched: passed); turn 1 expects `book` but the target reports
+# `request` again: its action differs, so system_correct is 0 ("action request instead of book") and
+# the turn fails, while intent, domain and slots (JGA) still match. No action starting with "book"
+# occurred, so the goal `book: [hotel]` is not completed ("no booking action"); system correctness is
+# 1 correct turn of 2 = 50%; no policy, so no violation.
+SCRIPT = '<script>alert("x")</script>'
+IMAGE = "<img src=x onerror=alert(1)>"
+ESCAPING = f"""\
+id: escaping
+target: echo
+goal: {{book: [hotel]}}
+turns:
+  - user: 'A hotel called {SCRIPT} & co'
+    expected: {{intent: book_hotel, slots: {{hotel: {{name: "{IMAGE}"}}}}, action: request}}
+  - user: Book it
+    expected: {{intent: book_hotel, slots: {{hotel: {{name: "{IMAGE}"}}}}, action: book}}
+"""
+
+
+def echo(request: TargetRequest) -> Reply:
+    """Repeats the user's message; never books."""
+    state = {
+        "intent": "book_hotel",
+        "domain": "hotel",
+        "slots": {"hotel": {"name": IMAGE}},
+        "action": "request",
+    }
+    return Reply(f"You said: {request.input}", state=state)
+
+
+@pytest.fixture
+def dialogue_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Path:
+    config = config_for(
+        tmp_path,
+        f'[prompts]\ndir = "{ROOT / "prompts"}"\n[targets.echo]\nentry = "{__name__}:echo"\n',
+    )
+    (tmp_path / "escaping.yaml").write_text(ESCAPING)
+    _cli(monkeypatch, capsys, config, "run", str(tmp_path / "escaping.yaml"), "--no-judge")
+    target = tmp_path / "report.html"
+    _cli(monkeypatch, capsys, config, "report", "--html", str(target))
+    return target
+
+
+def test_a_dialogue_is_shown_turn_by_turn_with_what_failed(dialogue_page: Path) -> None:
+    page = dialogue_page.read_text()
+    [dialogue] = dialogue_sections(page)
+    assert dialogue["scenario"] == "escaping" and dialogue["status"] == "failed"
+    assert "goal NOT completed: no booking action" in dialogue["summary"]
+    assert dialogue["figures"]["system_correctness"] == "0.5"
+    assert dialogue["figures"]["task_completion"] == "0"
+    first, second = dialogue["turns"]
+    assert (first["status"], first["problems"]) == ("passed", [])
+    assert second["status"] == "failed"
+    assert second["problems"] == ["not system-correct: action request instead of book"]
+    assert second["verdicts"] == {
+        "intent": "matched", "domain": "matched", "acts": "not measured", "slots": "matched",
+        "action": "differs",
+    }  # fmt: skip
+    assert second["figures"]["system_correct"] == "0" and second["figures"]["jga"] == "1"
+
+
+def test_the_dialogue_view_escapes_what_the_run_said(dialogue_page: Path) -> None:
+    page = dialogue_page.read_text()
+    assert SCRIPT not in page and IMAGE not in page and "onerror=alert(1)>" not in page
+    assert escape(f"A hotel called {SCRIPT} & co") in page  # the user's message
+    assert escape(f"You said: A hotel called {SCRIPT} & co") in page  # the reply
+    assert escape(IMAGE) in page  # in the reported and expected slots
+    assert page.count("<script>") == 1  # the page's own
+
+
+def test_the_dialogue_view_fits_a_phone(dialogue_page: Path) -> None:
+    browser = chromium()
+    if browser is None:
+        pytest.skip(NO_BROWSER)
+    measured = measure(browser, dialogue_page, [360])[360]
+    assert measured["ready"] == "yes" and measured["scrollWidth"] <= 360

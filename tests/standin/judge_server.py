@@ -3,7 +3,8 @@ record of every request.
 
 Replies follow `mode` (or, one request at a time, what `script()` queued):
 
-    valid            a valid JSON reply (quality: 0.9 / 0.8 / 0.7; correctness: CORRECT)
+    valid            a valid JSON reply (quality: 0.9 / 0.8 / 0.7; correctness: CORRECT; the per-agent
+                     judge: reasoning 0.8, handoff 0.7, response quality 0.9, coordination 0.85)
     fenced           the same inside a ```json fence
     prose            a sentence, then the JSON object
     invalid_then_valid   prose without JSON, then a valid reply to the repair request
@@ -42,6 +43,12 @@ from typing import Any
 QUALITY = {"answer_quality": 0.9, "factual_correctness": 0.8, "completeness": 0.7, "reasoning": "Clear."}
 CORRECT = {"verdict": "CORRECT", "reason": "Same fact as the ground truth."}
 WRONG = {"verdict": "WRONG", "reason": "A different fact than the ground truth."}
+AGENT = {
+    "reasoning": {"score": 0.8, "reason": "Sound steps."},
+    "handoff": {"score": 0.7, "reason": "Passed the request on."},
+    "response_quality": {"score": 0.9, "reason": "Fits its role."},
+    "coordination": {"score": 0.85, "reason": "No duplicated work."},
+}
 MODES = ("valid", "fenced", "prose", "invalid_then_valid", "invalid", "out_of_range", "wrong")
 
 
@@ -68,6 +75,11 @@ def is_correctness(body: dict[str, Any]) -> bool:
     return any("<ground_truth>" in str(m.get("content", "")) for m in body.get("messages", []))
 
 
+def is_agent(body: dict[str, Any]) -> bool:
+    """A request of the per-agent judge (its material has a <steps> block)."""
+    return any("<steps>" in str(m.get("content", "")) for m in body.get("messages", []))
+
+
 def is_repair(body: dict[str, Any]) -> bool:
     return any(m.get("role") == "assistant" for m in body.get("messages", []))
 
@@ -75,9 +87,14 @@ def is_repair(body: dict[str, Any]) -> bool:
 def reply_text(mode: str, body: dict[str, Any]) -> str:
     """The assistant's text for `mode`, for a quality or a correctness request."""
     correctness = is_correctness(body)
-    valid = json.dumps((WRONG if mode == "wrong" else CORRECT) if correctness else QUALITY)
-    draft = json.dumps(WRONG if correctness else {**QUALITY, "answer_quality": 0.1})
-    bad = {"verdict": "MAYBE", "reason": "?"} if correctness else {**QUALITY, "answer_quality": 1.5}
+    if is_agent(body):
+        rated = {"score": 0.1, "reason": "Harsh draft."}
+        valid, draft = json.dumps(AGENT), json.dumps({**AGENT, "response_quality": rated})
+        bad: dict[str, Any] = {**AGENT, "response_quality": {"score": 1.5, "reason": "?"}}
+    else:
+        valid = json.dumps((WRONG if mode == "wrong" else CORRECT) if correctness else QUALITY)
+        draft = json.dumps(WRONG if correctness else {**QUALITY, "answer_quality": 0.1})
+        bad = {"verdict": "MAYBE", "reason": "?"} if correctness else {**QUALITY, "answer_quality": 1.5}
     texts = {
         "valid": valid,
         "wrong": valid,

@@ -14,14 +14,16 @@ from evaluator._time import Deadline
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse import experiment_id
 from evaluator.prompts import Prompt, PromptLibrary
-from evaluator.results import RunInfo
+from evaluator.results import DialogueOutcome, RunInfo, default_metrics, with_dialogues
+from evaluator.run.dialogue import turn_scenario
 from evaluator.run.experiment import (
     experiment_metadata,
     plan_experiment,
     report_experiment,
+    run_scores,
     served_versions,
 )
-from evaluator.scenarios import LoadedScenario
+from evaluator.scenarios import LoadedScenario, Scenario
 from tests.builders import scenario
 from tests.stored_runs import result
 
@@ -122,7 +124,7 @@ def test_the_metadata_records_the_agent_prompt_versions_served_pinned_or_not() -
         library,
         fetch,
         pins={"agents/research": 2},
-        skip={"evaluation/quality", "evaluation/correctness", "evaluation/turn_quality"},
+        skip={"evaluation/quality", "evaluation/correctness", "evaluation/turn_quality", "evaluation/agent"},
     )
     concierge = [f"agents/concierge-{agent}" for agent in ("action", "memory", "policy", "triage")]
     assert served == {
@@ -189,3 +191,49 @@ def test_the_turn_quality_prompt_is_a_judge_prompt_in_a_run_without_dialogues() 
     item = LoadedScenario(scenario=scenario(id="s1", input="q"), path=Path("s1.yaml"))
     names = judge_prompt_names(builtin_metrics(), [item])
     assert names == {"evaluation/quality", "evaluation/correctness", "evaluation/turn_quality"}
+
+
+def test_a_dialogue_is_linked_through_its_first_turn_only() -> None:
+    """An experiment item names one trace: a dialogue's is its first turn's (`<id>#0`, as the dialogue
+    runner names the turn), the later turns carry no link; a single-turn scenario keeps its own id."""
+    dialogue = Scenario.model_validate(
+        {"id": "talk", "target": "t", "turns": [{"user": "hi"}, {"user": "book it"}]}
+    )
+    datasets = FakeDatasets(["research--talk", "research--s1"])
+    made = plan_experiment(
+        datasets,  # type: ignore[arg-type]
+        [LoadedScenario(scenario=dialogue, path=Path()), *loaded("s1")],
+        dataset="research",
+        project_id="project-1",
+        run_name="v2",
+        run_id="run-1",
+        metadata=METADATA,
+        deadline=Deadline(5),
+    )
+    assert made is not None and sorted(made.links) == ["s1", "talk#0"]
+    assert made.links["talk#0"].item_id == "research--talk"
+    assert made.links["talk#0"].item_metadata["scenario_id"] == "talk"
+    assert turn_scenario(dialogue, 0, dialogue.turns[0]).id == "talk#0"  # what the pipeline looks up
+    talked = replace(result("talk"), dialogue=DialogueOutcome(session_id="run-1:talk", turns=()))
+    assert made.linked(talked) and made.linked(result("s1")) and not made.linked(result("s2"))
+
+
+def test_a_runs_dialogue_figures_are_its_dataset_level_ones() -> None:
+    """`run_dialogue_<key>` is the dataset-level figure of `run.dialogue` (JGA over every measured turn,
+    here 0.5), never the mean of the dialogue means the report charts under `dialogue_jga` (here 0.75):
+    a name has one meaning; counts and CRAG's dictionary come along, lists and null figures do not."""
+    metrics = with_dialogues(default_metrics())
+    summary = {"pass_rate": 1.0, "dialogue_jga": 0.75, "dialogue_memory_transfer": 0.5}
+    dialogues = {
+        "jga": 0.5, "memory_transfer": None, "turns": 4, "dialogues": 2, "unreported": ["acts"],
+        "crag": {"accuracy": 0.5, "total": 2},
+    }  # fmt: skip
+    assert run_scores(summary, metrics, dialogues) == {
+        "run_pass_rate": 1.0,
+        "run_dialogue_jga": 0.5,
+        "run_dialogue_turns": 4.0,
+        "run_dialogue_dialogues": 2.0,
+        "run_dialogue_crag_accuracy": 0.5,
+        "run_dialogue_crag_total": 2.0,
+    }
+    assert run_scores(summary, metrics)["run_dialogue_jga"] == 0.75  # no dialogue summary: as before

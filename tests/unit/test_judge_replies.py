@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.judge import CorrectnessReply, QualityReply, read_reply
+from evaluator.judge import AgentReply, CorrectnessReply, QualityReply, read_reply
 from evaluator.judge.replies import repair_request
 from evaluator.prompts import PromptLibrary
 
@@ -103,6 +103,7 @@ def test_repair_request_names_the_problem_and_the_keys() -> None:
         ("evaluation/quality", QualityReply),
         ("evaluation/turn_quality", QualityReply),
         ("evaluation/correctness", CorrectnessReply),
+        ("evaluation/agent", AgentReply),
     ],
 )
 def test_each_judge_prompt_asks_for_exactly_its_reply_model(name: str, model: type) -> None:

@@ -8,14 +8,16 @@ on its other checks, as with the judges' scores. It applies to a trace only when
 records tool definitions; and only where the trace's observations are at hand (`MetricContext.detail`).
 Nothing is read from the trace otherwise: a run that checks no agent pays nothing.
 
-The judge-based parts (reasoning, handoff, response_quality, an agent's score, recommendations,
+An agent's `reasoning`, `handoff` and `response_quality` are the per-agent judge's (judge/agents.py,
+its own result field `agent_judge`): the judge stage puts them in (`with_judged`), null until it does
+and where it does not run. The other judge-based parts (an agent's score, recommendations,
 coordination, intent drift, the overall score) are not built yet: null (recommendations: []).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evaluator.metrics.agents._analysis import AgentAnalysis, analyze_agents, effective_agent_tools
@@ -38,8 +40,9 @@ from evaluator.trace import DEFINING_TYPES, ToolDefinition, TraceDetail, recorde
 
 __all__ = ["PerAgentMetric", "PerAgentVerdict", "TargetAgents"]
 
-# The judge-based parts of an agent's entry, not built yet: not measured.
-_NOT_BUILT: dict[str, Any] = {"reasoning": None, "handoff": None, "response_quality": None, "score": None}
+# The judge-based parts of an agent's entry: not measured until the per-agent judge fills the first three.
+_JUDGED = ("reasoning", "handoff", "response_quality")
+_NOT_BUILT: dict[str, Any] = {**dict.fromkeys(_JUDGED), "score": None}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +62,16 @@ class PerAgentVerdict:
 
     analysis: AgentAnalysis
     trace_id: str = ""  # the trace analysed (a dialogue's roll-up links each turn's issues to it)
+    # The per-agent judge's values by agent (`reasoning`, `handoff`, `response_quality`), and its
+    # view of the coordination (the mean of its agents'): put in after the judge stage (`with_judged`).
+    judged: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
+    judged_coordination: float | None = None
+
+    def with_judged(
+        self, agents: Mapping[str, Mapping[str, float | None]], coordination: float | None
+    ) -> PerAgentVerdict:
+        """This verdict with the per-agent judge's values (see `judged`)."""
+        return replace(self, judged=agents, judged_coordination=coordination)
 
     @property
     def passed(self) -> None:
@@ -79,7 +92,7 @@ class PerAgentVerdict:
 
     def to_json(self) -> dict[str, Any]:
         agents = {
-            name: {**figures.to_json(), **_NOT_BUILT, "recommendations": []}
+            name: {**figures.to_json(), **_NOT_BUILT, **self._judged_of(name), "recommendations": []}
             for name, figures in self.analysis.per_agent.items()
         }
         return {
@@ -93,6 +106,10 @@ class PerAgentVerdict:
             "intent_drift_score": None,
             "overall_score": None,
         }
+
+    def _judged_of(self, agent: str) -> dict[str, float | None]:
+        values = self.judged.get(agent, {})
+        return {name: values[name] for name in _JUDGED if name in values}
 
     def scores(self) -> list[ScoreValue]:
         found = [
@@ -211,12 +228,14 @@ class PerAgentMetric(MetricBase):
         return PerAgentVerdict(analysis=analysis, trace_id=context.trace.id)
 
     def stored_view(self, field: Mapping[str, Any]) -> object:
-        """Without the agents' latencies: Langfuse stores times to the millisecond."""
+        """Without the agents' latencies (Langfuse stores times to the millisecond) and the per-agent
+        judge's values (the stored trace is not judged again)."""
         agents = field.get("agents")
         if not isinstance(agents, Mapping):
             return field
+        left_out = {"latency_ms", *_JUDGED}
         timeless = {
-            name: {k: v for k, v in entry.items() if k != "latency_ms"} for name, entry in agents.items()
+            name: {k: v for k, v in entry.items() if k not in left_out} for name, entry in agents.items()
         }
         return {**field, "agents": timeless}
 

@@ -3,7 +3,8 @@
 
 A single trace's: each agent from its `agent_tool_use` score (on the agent's observation: the value is
 its `tool_use_score`; the metadata carries its `tool_calls`, `latency_ms`, `tokens` and `cost`) and
-its `agent_score` (its `score`), each issue from the `tool_issue` score of its tool call (the metadata
+its `agent_score` (its `score`) and the per-agent judge's `agent_reasoning`, `agent_handoff` and
+`agent_response_quality`, each issue from the `tool_issue` score of its tool call (the metadata
 lists the call's issues; a score posted before it did gives its first kind and the comment), and the
 trace's `coordination_score`, `intent_drift_score` and `overall_score`. A dialogue's, from its session
 scores: `dialogue_agent_tool_use` (whose metadata lists the agent's issues too), `dialogue_agent_score`
@@ -27,6 +28,7 @@ __all__ = ["per_agent_from_scores"]
 _TRACE = ("coordination_score", "intent_drift_score", "overall_score")
 _SESSION = frozenset(f"dialogue_{name}" for name in ("agent_tool_use", "agent_score", *_TRACE))
 _FIGURES = ("turns", "tool_calls", "latency_ms", "tokens", "cost")
+_JUDGED = frozenset(("agent_reasoning", "agent_handoff", "agent_response_quality"))
 
 
 def _metadata(row: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -90,6 +92,8 @@ def per_agent_from_scores(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] |
                 entry["issues"] = list(metadata["issues"])
         elif name == f"{prefix}agent_score" and (entry := _agent_of(agents, row)) is not None:
             entry["score"] = number(row.get("value"))
+        elif name in _JUDGED and not session and (entry := _agent_of(agents, row)) is not None:
+            entry[name.removeprefix("agent_")] = number(row.get("value"))  # the per-agent judge's
         elif name == "tool_issue" and not session:
             entry = _agent_of(agents, row)
             (entry["issues"] if entry is not None else unattributed).extend(_issues(row))
