@@ -12,8 +12,8 @@ from evaluator.judge.judges import NOTHING_TO_JUDGE, JudgeOutcome, Judges, Judge
 from evaluator.judge.metric import JudgeMetric, JudgeRuntime, PromptRef, RuleJudge
 from evaluator.judge.model import JudgeModel, ModelReply, TokenUsage
 from evaluator.judge.openai_client import OpenAIJudgeModel
-from evaluator.judge.quality import QualityJudge, quality_means
-from evaluator.judge.render import BLOCK_TAGS, Sources, sources_block, untrusted
+from evaluator.judge.quality import TURN_CRITERIA, QualityJudge, quality_means
+from evaluator.judge.render import BLOCK_TAGS, Sources, history_block, sources_block, untrusted
 from evaluator.judge.replies import AgentReply, CorrectnessReply, QualityReply, json_objects, read_reply
 from evaluator.judge.retry import RateGate, RetryPolicy
 from evaluator.judge.tracing import (
@@ -29,6 +29,7 @@ __all__ = [
     "BLOCK_TAGS",
     "NOTHING_TO_JUDGE",
     "NO_TRACING",
+    "TURN_CRITERIA",
     "AgentJudge",
     "AgentJudgeVerdict",
     "AgentRating",
@@ -65,6 +66,7 @@ __all__ = [
     "VerdictCache",
     "crag_metrics",
     "exact_match",
+    "history_block",
     "json_objects",
     "miss_phrase",
     "normalise",

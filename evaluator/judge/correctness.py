@@ -100,6 +100,11 @@ class CorrectnessJudge(MetricBase):
         self.miss_phrases = miss_phrases
 
     def applies(self, scenario: Scenario) -> bool:
+        """A scenario with a ground truth; a dialogue with a turn that has one."""
+        if scenario.turns is not None:
+            return any(
+                t.expected.answer is not None and t.expected.answer.ground_truth for t in scenario.turns
+            )
         spec = scenario.expected.answer
         return spec is not None and bool(spec.ground_truth)
 

@@ -98,6 +98,14 @@ def overall_status(judgements: Mapping[str, Judgement]) -> JudgeStatus:
     return JudgeStatus(status="scored", reason="")
 
 
+def _context(
+    scenario: Scenario, answer: object, trace: Trace, history: Sequence[Mapping[str, str]] | None
+) -> MetricContext:
+    return MetricContext(
+        scenario=scenario, trace=trace, answer=answer, history=None if history is None else tuple(history)
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class _Task(Generic[Reply]):
     """One judgement to make: who asks, with which prompt and inputs, expecting which reply."""
@@ -176,9 +184,18 @@ class Judges:
         """Whether any of the judges applies to the scenario."""
         return any(metric.applies(scenario) for metric in self.metrics)
 
-    def judge(self, scenario: Scenario, answer: object, trace: Trace, *, run_id: str) -> JudgeOutcome:
-        """Every judge the scenario asks for, on `answer` (with the tool outputs of `trace`), in order."""
-        context = MetricContext(scenario=scenario, trace=trace, answer=answer)
+    def judge(
+        self,
+        scenario: Scenario,
+        answer: object,
+        trace: Trace,
+        *,
+        run_id: str,
+        history: Sequence[Mapping[str, str]] | None = None,
+    ) -> JudgeOutcome:
+        """Every judge the scenario asks for, on `answer` (with the tool outputs of `trace`), in order;
+        `history`: the conversation before it, when the answer is a dialogue's turn."""
+        context = _context(scenario, answer, trace, history)
         judged: dict[str, Verdict] = {}
         judgements: dict[str, Judgement] = {}
         for metric in self.metrics:
@@ -189,10 +206,18 @@ class Judges:
                 judged[metric.key] = verdict
         return JudgeOutcome(judged=judged, judgements=judgements, status=overall_status(judgements))
 
-    async def ajudge(self, scenario: Scenario, answer: object, trace: Trace, *, run_id: str) -> JudgeOutcome:
+    async def ajudge(
+        self,
+        scenario: Scenario,
+        answer: object,
+        trace: Trace,
+        *,
+        run_id: str,
+        history: Sequence[Mapping[str, str]] | None = None,
+    ) -> JudgeOutcome:
         """`judge`, on the running event loop. A judge that does not say what it asks
         (not a `PlannedJudgeMetric`) is run in a thread."""
-        context = MetricContext(scenario=scenario, trace=trace, answer=answer)
+        context = _context(scenario, answer, trace, history)
         judged: dict[str, Verdict] = {}
         judgements: dict[str, Judgement] = {}
         for metric in self.metrics:

@@ -4,6 +4,12 @@ used (tool outputs, trimmed to `source_budget_chars`); the reply scores answer_q
 factual_correctness and completeness (0-1). Its figures: each dimension's mean (`quality_<dimension>`)
 and `quality_mean` (per result, the mean of its dimensions), which compare gates in its own 0-1 units.
 The scenario's `judge:` may name another prompt, version or label.
+
+On a dialogue's turn (the context has the conversation before it, `history`), the judge asks the turn
+prompt (`evaluation/turn_quality`): the same three scores of the reply, given the conversation so far,
+with the seed's metric-11 rubric (dialogue-metrics-mas4cs.md: helpful, correct, clear, policy
+adherence) as `answer_quality`. Every turn of a dialogue is judged: against the turn's own criteria, or
+`TURN_CRITERIA` (which the run puts in for a turn that gives none).
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evaluator.judge.metric import Answer, Ask, JudgeRuntime, PromptRef, ask_each, judge_of
-from evaluator.judge.render import quality_variables, sources_block
+from evaluator.judge.render import history_block, quality_variables, sources_block
 from evaluator.judge.replies import QualityReply
 from evaluator.judge.verdicts import Judgement, QualityVerdict
 from evaluator.metrics import (
@@ -27,9 +33,15 @@ from evaluator.metrics import (
 )
 from evaluator.scenarios import Scenario
 
-__all__ = ["DEFINITIONS", "DIMENSIONS", "QualityJudge", "quality_means"]
+__all__ = ["DEFINITIONS", "DIMENSIONS", "TURN_CRITERIA", "QualityJudge", "quality_means"]
 
 DIMENSIONS = ("answer_quality", "factual_correctness", "completeness")
+TURN_CRITERIA = (
+    "A good reply to the customer's message in this turn, given the conversation so far: helpful (it "
+    "moves the customer toward what they came for), correct, clear, and adhering to the service's policy "
+    "(it asks for what a booking still needs instead of booking without it)."
+)
+"""A dialogue turn's criteria when it gives none: the seed's metric-11 rubric (dialogue-metrics-mas4cs.md)."""
 DEFINITIONS = (
     ScoreDefinition(
         name="quality_answer_quality",
@@ -81,20 +93,33 @@ class QualityJudge(MetricBase):
         ),
     )
 
-    def __init__(self, *, prompt: str = "evaluation/quality", source_budget_chars: int = 12_000) -> None:
+    def __init__(
+        self,
+        *,
+        prompt: str = "evaluation/quality",
+        source_budget_chars: int = 12_000,
+        turn_prompt: str = "evaluation/turn_quality",
+    ) -> None:
         self.prompt_name = prompt
+        self.turn_prompt_name = turn_prompt
         self.source_budget_chars = source_budget_chars
 
     def applies(self, scenario: Scenario) -> bool:
+        """A scenario with answer criteria; a dialogue (each of its turns is judged)."""
         spec = scenario.expected.answer
-        return spec is not None and bool(spec.criteria)
+        return scenario.turns is not None or (spec is not None and bool(spec.criteria))
 
     def prompt(self, scenario: Scenario) -> PromptRef:
-        """The configured prompt, or the one the scenario's `judge:` names (its version or label)."""
+        """The configured prompt (a dialogue's: the turn prompt), or the one the scenario's `judge:`
+        names (its version or label)."""
+        return self._prompt(scenario, turn=scenario.turns is not None)
+
+    def _prompt(self, scenario: Scenario, *, turn: bool) -> PromptRef:
+        name = self.turn_prompt_name if turn else self.prompt_name
         spec = scenario.judge
         if spec is None:
-            return PromptRef(name=self.prompt_name)
-        return PromptRef(name=spec.prompt or self.prompt_name, version=spec.version, label=spec.label)
+            return PromptRef(name=name)
+        return PromptRef(name=spec.prompt or name, version=spec.version, label=spec.label)
 
     def judge(
         self, context: MetricContext, runtime: JudgeRuntime, run_id: str
@@ -111,9 +136,12 @@ class QualityJudge(MetricBase):
             criteria=criteria or "",
             sources=sources,
         )
-        return [
-            Ask(judge=self.key, prompt=self.prompt(scenario), variables=variables, reply_type=QualityReply)
-        ]
+        turn = context.history is not None
+        if context.history is not None:
+            history = history_block(context.history, self.source_budget_chars)
+            variables |= {"history": history.text, "history_note": history.note}
+        prompt = self._prompt(scenario, turn=turn)
+        return [Ask(judge=self.key, prompt=prompt, variables=variables, reply_type=QualityReply)]
 
     def combine(self, context: MetricContext, answers: Sequence[Answer]) -> tuple[Verdict | None, Judgement]:
         ((reply, judgement),) = answers

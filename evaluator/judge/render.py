@@ -5,13 +5,15 @@ text is neutralised (`<` and `>` of that tag become `&lt;` / `&gt;`), so no cont
 block early and speak outside it.
 
 The sources are the tool outputs from the trace, in call order, within a character budget; when they
-do not fit, the note given to the judge says what was left out.
+do not fit, the note given to the judge says what was left out. A dialogue turn's conversation so far
+(`history_block`) is shown the same way: its latest messages within a budget, the note saying what
+was left out.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evaluator.metrics import answer_text
@@ -21,6 +23,7 @@ __all__ = [
     "BLOCK_TAGS",
     "Sources",
     "correctness_variables",
+    "history_block",
     "quality_variables",
     "sources_block",
     "untrusted",
@@ -33,6 +36,9 @@ BLOCK_TAGS = (
     "sources",
     "source",
     "answer",
+    # a dialogue turn's history (history_block)
+    "history",
+    "message",
     # the per-agent judge's (judge/agent_view.py)
     "agent",
     "team",
@@ -85,6 +91,32 @@ def _note(outputs: Sequence[tuple[str, str]], shown: int, budget: int, cut: bool
         f"{len(outputs)} outputs are shown{', the last of them cut short' if cut else ''}. Do not "
         "count a claim as unsupported only because its source may be in the part left out."
     )
+
+
+def history_block(history: Sequence[Mapping[str, str]], budget: int) -> Sources:
+    """A dialogue's earlier messages as <message role="..."> blocks, oldest first: the latest ones whose
+    content fits in `budget` characters (the newest one cut to the budget when even it does not)."""
+    if not history:
+        return Sources(text="(none)", note="This is the first turn: there is no conversation before it.")
+    kept: list[str] = []
+    left = budget
+    for message in reversed(history):
+        content = str(message.get("content", ""))
+        if left <= 0 or (kept and len(content) > left):
+            break
+        role = "assistant" if message.get("role") == "assistant" else "user"
+        kept.append(f'<message role="{role}">\n{untrusted(content[-left:] if left else "")}\n</message>')
+        left -= len(content)
+    kept.reverse()
+    if len(kept) == len(history) and left >= 0:
+        note = f"All {len(history)} earlier messages of the conversation, oldest first."
+    else:
+        note = (
+            f"The conversation was trimmed to its last {budget} characters: the {len(kept)} latest of its "
+            f"{len(history)} earlier messages are shown, oldest first (a message longer than that is cut "
+            "at its start)."
+        )
+    return Sources(text="\n".join(kept) or "(left out: the history budget is 0 characters)", note=note)
 
 
 def quality_variables(*, question: str, answer: object, criteria: str, sources: Sources) -> dict[str, str]:

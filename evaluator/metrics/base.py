@@ -185,6 +185,8 @@ class MetricContext:
     trace: Trace
     answer: Any  # the final answer the system gave
     detail: DetailSource | None = None
+    # a dialogue's turn: the conversation before it, as `{role, content}` messages (None: not a turn)
+    history: tuple[Mapping[str, str], ...] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,7 +18,15 @@ from rich.text import Text
 
 from evaluator.metrics import MetricSet
 from evaluator.reports.compare_text import figure_value
-from evaluator.results import RunInfo, ScenarioResult, default_metrics, judge_usage, run_summaries, totals
+from evaluator.results import (
+    RunInfo,
+    ScenarioResult,
+    default_metrics,
+    judge_usage,
+    run_summaries,
+    totals,
+    with_turns,
+)
 from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
 
 __all__ = [
@@ -164,7 +172,7 @@ def print_judges(console: Console, results: Sequence[ScenarioResult]) -> None:
     """What the judges did and cost (when the judges ran: not for verdicts decided by rule alone, with
     no judge), then each metric's run-level dictionary in a line (the judges', the dialogues'), judged
     or not."""
-    if any(r.judge_detail and r.judge_status.status != "skipped" for r in results):
+    if any(r.judge_detail and r.judge_status.status != "skipped" for r in with_turns(results)):
         _print_judge_usage(console, results)
     metrics = _metrics_of(results)
     summaries = run_summaries(results, metrics)
@@ -184,7 +192,7 @@ def _print_judge_usage(console: Console, results: Sequence[ScenarioResult]) -> N
     )
     reasons = Counter(
         str(one["reason"])
-        for r in results
+        for r in with_turns(results)
         for key, detail in r.judge_detail.items()
         if key != "evaluator_error"
         for one in _each_judgement(detail)

@@ -19,7 +19,7 @@ from evaluator.results.model import (
     totals,
 )
 from evaluator.results.scores import Score, score_id, scores_for
-from evaluator.results.summary import judge_usage, run_summaries
+from evaluator.results.summary import judge_usage, run_summaries, with_turns
 from evaluator.results.tool_schema_files import ToolSchemaFile, check_tool_schemas, tool_schema_problems
 
 __all__ = [
@@ -59,4 +59,5 @@ __all__ = [
     "turn_status",
     "with_dialogues",
     "with_dialogues_for",
+    "with_turns",
 ]

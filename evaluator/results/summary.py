@@ -12,7 +12,7 @@ from evaluator.metrics import MetricSet, Verdict
 if TYPE_CHECKING:
     from evaluator.results.model import ScenarioResult
 
-__all__ = ["judge_usage", "run_summaries"]
+__all__ = ["judge_usage", "run_summaries", "with_turns"]
 
 
 def run_summaries(results: Sequence[ScenarioResult], metrics: MetricSet) -> dict[str, Any]:
@@ -36,11 +36,22 @@ def run_summaries(results: Sequence[ScenarioResult], metrics: MetricSet) -> dict
     return summaries
 
 
-def judge_usage(results: Sequence[ScenarioResult]) -> dict[str, int]:
-    """What the judges did in a run: model calls made (repairs and retries included), judgements
-    served from the cache, judgements whose endpoint failed, judgements left unscored, tokens used."""
-    usage = {"calls": 0, "cached": 0, "failed": 0, "unscored": 0, "input_tokens": 0, "output_tokens": 0}
+def with_turns(results: Sequence[ScenarioResult]) -> list[ScenarioResult]:
+    """The results, each dialogue's followed by its turns' single-turn results (what the judges saw)."""
+    found: list[ScenarioResult] = []
     for result in results:
+        found.append(result)
+        if result.dialogue is not None:
+            found += [turn.result for turn in result.dialogue.turns if turn.result is not None]
+    return found
+
+
+def judge_usage(results: Sequence[ScenarioResult]) -> dict[str, int]:
+    """What the judges did in a run (dialogue turns included): model calls made (repairs and retries
+    included), judgements served from the cache, judgements whose endpoint failed, judgements left
+    unscored, tokens used."""
+    usage = {"calls": 0, "cached": 0, "failed": 0, "unscored": 0, "input_tokens": 0, "output_tokens": 0}
+    for result in with_turns(results):
         for detail in result.judge_detail.values():
             _add_usage(usage, detail)
     return usage

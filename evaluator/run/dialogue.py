@@ -11,6 +11,13 @@ which CRAG's two-errors rule and conversation score take. A turn that errors (ra
 dialogue: the later turns are `not run` and the dialogue is `error`. At a timeout the watchdog's thread
 delivers the failed turn, and the dialogue is recorded at once; the worker leaves it when the hung
 target returns.
+
+When the run has judges, each turn that came back is handed to the run's judge stage (`judge`) as a
+single-turn result is, with the conversation before it: the quality judge on every turn (its own
+`answer.criteria`, else `TURN_CRITERIA`, the seed's metric-11 rubric), the correctness judge on a turn
+with a `ground_truth`. The next turn does not wait for the verdict (it needs only the reply); the
+dialogue is recorded once it has ended and every verdict has come back, judged or, after Ctrl-C,
+unjudged: the judge stage hands every turn it took back exactly once.
 """
 
 from __future__ import annotations
@@ -19,13 +26,13 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
 from evaluator._time import utc_now
-from evaluator.judge import CorrectnessJudge
-from evaluator.metrics import MetricSet, SessionContext, Verdict, session_id
+from evaluator.judge import TURN_CRITERIA, CorrectnessJudge
+from evaluator.metrics import MetricSet, SessionContext, Verdict, number, session_id
 from evaluator.metrics import dialogue as dm
 from evaluator.results import (
     DialogueOutcome,
@@ -36,7 +43,7 @@ from evaluator.results import (
     turn_status,
     with_dialogues,
 )
-from evaluator.scenarios import DialogueTurn, LoadedScenario, Scenario, TurnExpected
+from evaluator.scenarios import AnswerSpec, DialogueTurn, LoadedScenario, Scenario, TurnExpected
 from evaluator.storage import Finished, KeptTrace
 from evaluator.trace import Trace
 
@@ -44,9 +51,12 @@ __all__ = [
     "STATE_KEYS",
     "TURN_NOT_JUDGED",
     "DialogueSettings",
+    "JudgeTurn",
     "TurnCall",
     "TurnRan",
+    "TurnToJudge",
     "dialogue_finished",
+    "judged_turn_scenario",
     "read_state",
     "run_dialogue",
     "turn_scenario",
@@ -54,8 +64,28 @@ __all__ = [
 
 STATE_KEYS = ("intent", "domain", "acts", "slots", "action")
 _log = logging.getLogger(__name__)
-TURN_NOT_JUDGED = JudgeStatus(status="skipped", reason="the LLM judges do not run on dialogue turns yet")
+TURN_NOT_JUDGED = JudgeStatus(
+    status="skipped", reason="the LLM judges do not run on recorded dialogue turns yet"
+)
 Deliver = Callable[[Finished, Trace | None, Mapping[str, Any] | None], None]
+History = tuple[Mapping[str, str], ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnToJudge:
+    """A turn that came back, on its way to the judges: the scenario they judge it as
+    (`judged_turn_scenario`), its recorded form and trace, the conversation before it, and where its
+    result goes once judged (or settled unjudged)."""
+
+    scenario: LoadedScenario
+    done: Finished
+    trace: Trace
+    history: History
+    verdict: Callable[[ScenarioResult], None]
+
+
+JudgeTurn = Callable[[TurnToJudge], None]
+"""The run's judge stage for dialogue turns: it calls the turn's `verdict` exactly once."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,6 +121,16 @@ def turn_scenario(scenario: Scenario, index: int, turn: DialogueTurn) -> Scenari
             "goal": None,
         }
     )
+
+
+def judged_turn_scenario(scenario: Scenario) -> Scenario:
+    """A turn's single-turn scenario as the judges see it: with `TURN_CRITERIA` as its answer criteria
+    when it gives none, so that the quality judge scores every turn (seed metric 11)."""
+    answer = scenario.expected.answer
+    if answer is not None and answer.criteria:
+        return scenario
+    criteria = (answer or AnswerSpec()).model_copy(update={"criteria": TURN_CRITERIA})
+    return scenario.model_copy(update={"expected": scenario.expected.model_copy(update={"answer": criteria})})
 
 
 def read_state(
@@ -211,44 +251,93 @@ class _Dialogue:
         judge_status: JudgeStatus,
         metrics: MetricSet,
         settings: DialogueSettings,
-        judged: bool = False,
+        judge: JudgeTurn | None = None,
     ) -> None:
         self.item = item
         self.session = session_id(run_id, item.scenario.id)
         self._record = record
         self._judge_status = judge_status
-        self._judged = judged  # the run has judges: say why they skip the turns
+        self._judge = judge  # None: the run has no judges (the turns say why in `judge_status`)
         self._metrics = metrics
         self._settings = settings
         self._lock = threading.Lock()
         self.ran: dict[int, TurnRan] = {}
         self.ended = False
+        self._judging: set[int] = set()  # turns handed to the judges, their verdict not back yet
+        self._unfinished: str | None = None
+        self._recorded = False
 
     def deliver(
-        self, index: int, done: Finished, trace: Trace | None, reply: Mapping[str, Any] | None
+        self,
+        index: int,
+        history: History,
+        done: Finished,
+        trace: Trace | None,
+        reply: Mapping[str, Any] | None,
     ) -> None:
-        """A turn came back (in the worker, or in the watchdog's thread at a timeout); an error ends
-        the dialogue at once."""
+        """A turn came back (in the worker, or in the watchdog's thread at a timeout): on to the
+        judges when the run has them; an error ends the dialogue at once."""
         state = read_state(trace, reply, self._settings.state_keys)
-        if self._judged and done.result.status != "error":
-            done = done._replace(result=replace(done.result, judge_status=TURN_NOT_JUDGED))
+        judge = self._judge if trace is not None and done.result.status != "error" else None
         with self._lock:
             if self.ended:
                 return
             self.ran[index] = TurnRan(done=done, trace=trace, state=state)
+            if judge is not None:
+                self._judging.add(index)
+        if judge is not None and trace is not None:
+            scenario = self.item.scenario
+            turn = turn_scenario(scenario, index, (scenario.turns or ())[index])
+            judge(
+                TurnToJudge(
+                    scenario=LoadedScenario(scenario=judged_turn_scenario(turn), path=self.item.path),
+                    done=done,
+                    trace=trace,
+                    history=history,
+                    verdict=partial(self.judged, index),
+                )
+            )
         if done.result.status == "error":
             self.finish()
 
+    def judged(self, index: int, result: ScenarioResult) -> None:
+        """A turn's result back from the judges (judged, or unjudged after Ctrl-C); the last one
+        of an ended dialogue records it."""
+        with self._lock:
+            got = self.ran.get(index)
+            if got is None or index not in self._judging:
+                return
+            self._judging.discard(index)
+            got.done = got.done._replace(result=result)
+            ready = self._ready()
+        if ready:
+            self._finished()
+
     def finish(self, unfinished: str | None = None) -> None:
-        """Record the dialogue's result (once); `unfinished` says why turns were left unrun."""
+        """No more turns: `unfinished` says why turns were left unrun. The dialogue's result is
+        recorded (once) as soon as every verdict it waits for is back."""
         with self._lock:
             if self.ended:
                 return
             self.ended = True
+            self._unfinished = unfinished
+            ready = self._ready()
+        if ready:
+            self._finished()
+
+    def _ready(self) -> bool:
+        """Under the lock: whether to record now (ended, no verdict awaited, not recorded yet)."""
+        if not self.ended or self._judging or self._recorded:
+            return False
+        self._recorded = True
+        return True
+
+    def _finished(self) -> None:
+        with self._lock:
             ran = dict(self.ran)
         self._record(
             dialogue_finished(
-                self.item, ran, self.session, self._settings, self._metrics, unfinished=unfinished
+                self.item, ran, self.session, self._settings, self._metrics, unfinished=self._unfinished
             )
         )
 
@@ -277,6 +366,7 @@ def _turns_scored(
                 reply=_text(got.done.result.output) if got.done.result.output is not None else "",
                 tool_outputs=tuple(_said(t.output) for t in tools) if tools else None,
                 correctness=_crag_turn(got.done.result),
+                quality=_quality(got.done.result),
             )
         )
     return indexes, turns, warnings
@@ -301,6 +391,22 @@ _CRAG_LABELS: dict[object, dm.CragVerdict] = {
     "miss": "miss",
     "hallucination": "hallucination",
 }
+
+
+_QUALITY = dict(zip(dm.QUALITY_KEYS, ("answer_quality", "factual_correctness", "completeness"), strict=True))
+"""Each dialogue quality key -> the quality judge's dimension it is the mean of."""
+
+
+def _quality(result: ScenarioResult) -> dict[str, float] | None:
+    """The quality judge's scores of a turn by dialogue quality key; None: not judged, or unscored."""
+    quality = result.judged.get("quality")
+    scores = quality.to_json() if quality is not None else {}
+    found = {
+        key: value
+        for key, dimension in _QUALITY.items()
+        if (value := number(scores.get(dimension))) is not None
+    }
+    return found or None
 
 
 def dialogue_finished(
@@ -348,9 +454,7 @@ def dialogue_finished(
         trace_id=results[0].trace_id if results else "",
         status=status,
         verdicts=verdicts,
-        judge_status=results[0].judge_status
-        if results
-        else JudgeStatus(status="skipped", reason="no turn ran"),
+        judge_status=_judge_status(ran),
         output=results[-1].output if results else None,
         latency_ms=round(sum(r.latency_ms or 0.0 for r in results), 1),
         error=message or unfinished,
@@ -362,6 +466,20 @@ def dialogue_finished(
         dialogue=dialogue,
     )
     return _with_spans(result, [got.done for got in ran.values()], session)
+
+
+def _judge_status(ran: Mapping[int, TurnRan]) -> JudgeStatus:
+    """The dialogue's judge status: `unscored` naming each turn a judge could not score, else `scored`
+    when a judge scored a turn, else the first turn's (why the judges skipped it)."""
+    statuses = [(index, ran[index].done.result.judge_status) for index in sorted(ran)]
+    if not statuses:
+        return JudgeStatus(status="skipped", reason="no turn ran")
+    unscored = [f"turn {index}: {status.reason}" for index, status in statuses if status.status == "unscored"]
+    if unscored:
+        return JudgeStatus(status="unscored", reason="; ".join(unscored))
+    if any(status.status == "scored" for _, status in statuses):
+        return JudgeStatus(status="scored", reason="")
+    return statuses[0][1]
 
 
 def _rolled_up(scenario: Scenario, ran: Mapping[int, TurnRan], metrics: MetricSet) -> dict[str, Verdict]:
@@ -446,11 +564,12 @@ def run_dialogue(
     judge_status: JudgeStatus,
     metrics: MetricSet,
     settings: DialogueSettings | None = None,
-    judged: bool = False,
+    judge: JudgeTurn | None = None,
 ) -> None:
     """Run the dialogue's turns in order (`attempt_turn` runs one as the pipeline runs a scenario, and
-    delivers its result to the `TurnCall`), then `record` its result. Stops early on a failed turn, or
-    when the run is stopping (the turns that ran are kept, the rest `not run`)."""
+    delivers its result to the `TurnCall`), each handed to `judge` when the run has judges, then
+    `record` its result (once its verdicts are back). Stops early on a failed turn, or when the run is
+    stopping (the turns that ran are kept, the rest `not run`)."""
     scenario = item.scenario
     dialogue = _Dialogue(
         item,
@@ -459,7 +578,7 @@ def run_dialogue(
         judge_status=judge_status,
         metrics=metrics,
         settings=settings or DialogueSettings(),
-        judged=judged,
+        judge=judge,
     )
     history: list[Mapping[str, str]] = []
     unfinished = None
@@ -474,7 +593,7 @@ def run_dialogue(
             index=index,
             history=tuple(history),
             session_id=dialogue.session,
-            deliver=partial(dialogue.deliver, index),
+            deliver=partial(dialogue.deliver, index, tuple(history)),
         )
         attempt_turn(LoadedScenario(scenario=turn_scenario(scenario, index, turn), path=item.path), call)
         got = dialogue.ran.get(index)

@@ -173,10 +173,17 @@ def check_judge_prompts(
                 library.get(ref.name, version=ref.version, label=ref.label)
 
 
+_A_DIALOGUE = Scenario.model_validate({"id": "a-dialogue", "turns": [{"user": "?"}]})
+"""What a judge asks for a dialogue's turns, whether or not the run has dialogues (its prompt is a judge
+prompt all the same, never an agent's)."""
+
+
 def judge_prompt_names(metrics: MetricSet, scenarios: Sequence[LoadedScenario]) -> set[str]:
-    """The prompts the judges may use on these scenarios: the configured ones and the scenarios' own."""
+    """The prompts the judges may use on these scenarios: the configured ones (a dialogue turn's too)
+    and the scenarios' own."""
     judges = judge_metrics(metrics)
-    return {j.prompt_name for j in judges} | {j.prompt(s.scenario).name for j in judges for s in scenarios}
+    probes = [_A_DIALOGUE, *(s.scenario for s in scenarios)]
+    return {j.prompt_name for j in judges} | {j.prompt(s).name for j in judges for s in probes}
 
 
 def judge_result(
@@ -236,24 +243,36 @@ def judge_result(
 
 
 def judged_result(
-    judges: Judges, scenario: Scenario, result: ScenarioResult, trace: Trace, *, run_id: str
+    judges: Judges,
+    scenario: Scenario,
+    result: ScenarioResult,
+    trace: Trace,
+    *,
+    run_id: str,
+    history: Sequence[Mapping[str, str]] | None = None,
 ) -> ScenarioResult:
-    """The result with the judges' verdicts; never raises: an exception inside the judges is an
-    evaluator error, logged with its traceback and kept in the result, the judges *unscored* and the
-    workflow verdicts standing."""
+    """The result with the judges' verdicts (`history`: the conversation before a dialogue's turn);
+    never raises: an exception inside the judges is an evaluator error, logged with its traceback and
+    kept in the result, the judges *unscored* and the workflow verdicts standing."""
     try:
-        outcome = judges.judge(scenario, result.output, trace, run_id=run_id)
+        outcome = judges.judge(scenario, result.output, trace, run_id=run_id, history=history)
     except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
         return _judges_failed(result, exc)
     return _with_outcome(result, outcome)
 
 
 async def ajudged_result(
-    judges: Judges, scenario: Scenario, result: ScenarioResult, trace: Trace, *, run_id: str
+    judges: Judges,
+    scenario: Scenario,
+    result: ScenarioResult,
+    trace: Trace,
+    *,
+    run_id: str,
+    history: Sequence[Mapping[str, str]] | None = None,
 ) -> ScenarioResult:
     """`judged_result`, on the running event loop (`Judges.ajudge`)."""
     try:
-        outcome = await judges.ajudge(scenario, result.output, trace, run_id=run_id)
+        outcome = await judges.ajudge(scenario, result.output, trace, run_id=run_id, history=history)
     except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
         return _judges_failed(result, exc)
     return _with_outcome(result, outcome)

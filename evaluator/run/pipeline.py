@@ -15,7 +15,9 @@ time through each stage, many scenarios at once.
   through one shared client). A model that can be awaited is asked on the loop itself (no thread per
   judgement); any other in a pool of `judge_concurrency` threads. A judge never fails a result: what it
   cannot score it says in `judge_status`. After Ctrl-C, results not judged yet are recorded unjudged at
-  once, and the judgements under way are cancelled.
+  once, and the judgements under way are cancelled. A dialogue's turns go through the same stage, under
+  the same bound, each with the conversation before it; their verdicts go back to the dialogue (which
+  records itself once they are all back), not to the record stage; after Ctrl-C, unjudged as well.
 - **Record**: one thread commits finished results with their scores and (connected) captured spans to
   the store, many per transaction (what arrived within a short window), and only then reports each as
   finished (`on_result`); delivery reads them from the store while the run goes on (storage.LiveDelivery).
@@ -64,7 +66,7 @@ from evaluator.results import (
 from evaluator.run._async import EventLoopThread
 from evaluator.run._gc import collector_tuned_for_run
 from evaluator.run._watchdog import Watchdog
-from evaluator.run.dialogue import STATE_KEYS, DialogueSettings, TurnCall, run_dialogue
+from evaluator.run.dialogue import STATE_KEYS, DialogueSettings, TurnCall, TurnToJudge, run_dialogue
 from evaluator.run.judging import ajudged_result, judged_result
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
@@ -207,11 +209,14 @@ class _Attempt:
 
 @dataclass(frozen=True, kw_only=True)
 class _ToJudge:
-    """A result with verdicts (and its kept spans), on its way to the judges."""
+    """A result with verdicts (and its kept spans), on its way to the judges; a dialogue's turn has the
+    conversation before it (`history`), and its result goes back to the dialogue (`verdict`)."""
 
     done: Finished
     scenario: LoadedScenario
     trace: Trace
+    history: tuple[Mapping[str, str], ...] | None = None
+    verdict: Callable[[ScenarioResult], None] | None = None  # None: to the record stage
 
 
 class Pipeline:
@@ -336,7 +341,8 @@ class _Run:
         self._recorder = threading.Thread(target=self._record_stage, daemon=True, name="evaluator-record")
         judges = pipeline._judges if scenarios else None
         self._judges = judges
-        self._judge_slots = asyncio.Semaphore(max(1, min(options.judge_concurrency, len(scenarios))))
+        judged = sum(len(s.scenario.turns) if s.scenario.turns is not None else 1 for s in scenarios)
+        self._judge_slots = asyncio.Semaphore(max(1, min(options.judge_concurrency, judged)))
         self._judges_pending = 0  # results handed to the judge stage and not through it yet
         self._judges_idle = threading.Event()
         self._judges_idle.set()
@@ -345,7 +351,7 @@ class _Run:
             self._loop = EventLoopThread()
         if judges is not None and not judges.awaitable:
             self._judge_pool = ThreadPoolExecutor(
-                max_workers=max(1, min(options.judge_concurrency, len(scenarios))),
+                max_workers=max(1, min(options.judge_concurrency, judged)),
                 thread_name_prefix="evaluator-judge",
             )
 
@@ -449,7 +455,7 @@ class _Run:
         if self._loop is not None and held:
             self._loop.cancel_spawned(_JUDGES)
         for item in held:
-            self._to_record.put(_unjudged(item.done))
+            self._judged_to(item, _unjudged(item.done).result)
 
     # --- stage 1: targets --------------------------------------------------------------------------
 
@@ -522,6 +528,20 @@ class _Run:
         def attempt_turn(turn_item: LoadedScenario, call: TurnCall) -> None:
             self._attempt(self._new_attempt(turn_item, call))
 
+        def judge_turn(turn: TurnToJudge) -> None:
+            item = _ToJudge(
+                done=turn.done,
+                scenario=turn.scenario,
+                trace=turn.trace,
+                history=turn.history,
+                verdict=turn.verdict,
+            )
+            with self._lock:  # with Ctrl-C's settling, so nothing reaches the judges after it
+                if not self._interrupted.is_set():
+                    self._to_judges(item)
+                    return
+            turn.verdict(_unjudged(turn.done).result)
+
         try:
             run_dialogue(
                 item,
@@ -532,7 +552,7 @@ class _Run:
                 judge_status=self._options.judge_status,
                 metrics=self._p._metrics,
                 settings=self._p._dialogue_settings.get(item.scenario.target),
-                judged=self._judges is not None,
+                judge=judge_turn if self._judges is not None else None,
             )
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
             self._fail(exc)
@@ -833,7 +853,7 @@ class _Run:
                 with self._lock:
                     held = self._judging.pop(scenario_id, None) is not None
                 if held and judged is not None:
-                    self._to_record.put(item.done._replace(result=judged))
+                    self._judged_to(item, judged)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - the item it held is lost: the run cannot end well
@@ -844,6 +864,17 @@ class _Run:
                 if self._judges_pending == 0:
                     self._judges_idle.set()
 
+    def _judged_to(self, item: _ToJudge, result: ScenarioResult) -> None:
+        """A result through the judge stage (judged, or unjudged at Ctrl-C): to its dialogue (which
+        may record itself now), or to the record stage."""
+        if item.verdict is None:
+            self._to_record.put(item.done._replace(result=result))
+            return
+        try:
+            item.verdict(result)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
+            self._fail(exc)
+
     async def _judged(self, item: _ToJudge) -> ScenarioResult:
         """The result with the judges' verdicts; never raises (a judge that fails is *unscored*)."""
         judges = self._judges
@@ -851,9 +882,10 @@ class _Run:
         if judges is None or self._interrupted.is_set():
             return _unjudged(item.done).result
         scenario, run_id = item.scenario.scenario, self._options.run_id
+        history = item.history
         if self._judge_pool is None:
-            return await ajudged_result(judges, scenario, result, item.trace, run_id=run_id)
-        ask = partial(judged_result, judges, scenario, result, item.trace, run_id=run_id)
+            return await ajudged_result(judges, scenario, result, item.trace, run_id=run_id, history=history)
+        ask = partial(judged_result, judges, scenario, result, item.trace, run_id=run_id, history=history)
         return await asyncio.get_running_loop().run_in_executor(self._judge_pool, ask)
 
     # --- stage 4: record ---------------------------------------------------------------------------

@@ -6,8 +6,8 @@ Each turn is evaluated as a run evaluates a dialogue's turn: its single-turn che
 (`evaluate` of the turn's scenario), its state read from the trace under the target's `state_keys`
 names; then the dialogue, its figures and its pass rule come from the same code a run's dialogue does
 (`run.dialogue.dialogue_finished`). A state the target gave only through `evaluator.Reply` is not in
-the trace, so a recorded turn shows those keys as not measured. The LLM judges do not run on dialogue
-turns (as in a run), and the reply of a turn is its trace's output.
+the trace, so a recorded turn shows those keys as not measured. The LLM judges do not run on recorded
+turns yet (a run judges its dialogues' turns), and the reply of a turn is its trace's output.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def check_turn_count(item: LoadedScenario, count: int, *, recorded: str, fix: st
 
 
 def recorded_judge_status(config: Config, *, no_judge: bool) -> JudgeStatus:
-    """Why the judges skip the recorded turns: as in a run, dialogue turns are not judged."""
+    """Why the judges skip the recorded turns: they do not judge recorded turns yet."""
     if no_judge:
         return NO_JUDGE
     if config.judge_endpoint() is None:

@@ -16,6 +16,7 @@ import pytest
 from tests.dialogue_page import dialogue_sections
 from tests.integration import dialogue_targets
 from tests.integration.conftest import Cli
+from tests.standin.judge_server import JudgeStandIn
 from tests.standin.langfuse_server import LangfuseStandIn
 from tests.standin.views import is_root
 
@@ -234,3 +235,55 @@ def test_a_state_given_with_reply_is_in_the_turns_trace_so_the_recorded_session_
     assert recorded["turns"][0]["state"]["intent"] == "book_hotel"
     assert recorded["turns"][0]["metrics"]["intent_accuracy"] == 1.0
     assert recorded["dialogue"] == result["dialogue"]
+
+
+JUDGED = """\
+id: judged
+target: plain
+turns:
+  - user: A hotel for 2 people on Saturday
+  - user: Book it, The Acorn, 3 nights
+    expected:
+      answer: {ground_truth: Your room at the Acorn Guest House is booked.}
+"""
+
+
+def test_judged_turns_and_their_session_scores_in_langfuse(
+    dialogue_project: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the OpenAI-compatible judge stand-in (quality 0.9 / 0.8 / 0.7, correctness CORRECT): every
+    turn judged with the turn prompt, its quality and correctness scores on its trace, the dialogue's
+    means (0.9 / 0.8 / 0.7: every turn scores the same) as session scores."""
+    (dialogue_project / "dialogues/judged.yaml").write_text(JUDGED)
+    with JudgeStandIn() as judge:
+        monkeypatch.setenv("EVALUATOR_JUDGE_BASE_URL", judge.base_url)
+        assert cli("prompts", "push")[0] == 0
+        code, text = cli("run", "dialogues", "--output", "judged.json")
+        assert code in (0, 1), text
+        requests = len(judge.requests)
+    document = json.loads(Path("judged.json").read_text())
+    run_id = document["run"]["id"]
+    by_id = {r["scenario_id"]: r for r in document["results"]}
+    turns = [t for r in by_id.values() for t in r["turns"]]
+    assert len(turns) == 5 and {t["judge_status"]["status"] for t in turns} == {"scored"}
+    assert {t["quality"]["prompt"]["name"] for t in turns} == {"evaluation/turn_quality"}
+    assert by_id["judged"]["turns"][1]["correctness"]["verdict"] == "correct"
+    assert requests == 5 + 1  # a quality request per turn, the one semantic correctness step
+    assert document["run"]["dialogue"]["response_quality"] == pytest.approx(0.9)
+    assert document["run"]["judge"]["calls"] == requests
+    assert "response quality 0.90" in " ".join(text.split())
+
+    posted = [s for s in langfuse_standin.scores.values() if s["metadata"]["run_id"] == run_id]
+    session = f"{run_id}:judged"
+    on_session = {s["name"]: s for s in posted if s.get("sessionId") == session}
+    assert on_session["dialogue_response_quality"]["value"] == pytest.approx(0.9)
+    assert on_session["dialogue_response_completeness"]["value"] == pytest.approx(0.7)
+    assert on_session["dialogue_multi_turn_conversation_score"]["value"] == 1
+    on_traces = {(s.get("traceId"), s["name"]): s for s in posted if not s.get("sessionId")}
+    second = by_id["judged"]["turns"][1]["trace_id"]
+    assert on_traces[(second, "correctness")]["value"] == "correct"
+    assert (
+        on_traces[(second, "quality_answer_quality")]["metadata"]["judge_prompt"] == "evaluation/turn_quality"
+    )
+    configs = {c["name"]: c["dataType"] for c in langfuse_standin.score_configs}
+    assert configs.get("dialogue_response_quality") == "NUMERIC"

@@ -211,13 +211,12 @@ def test_run_output_has_the_dialogue_figures_and_says_what_was_never_reported(pr
     assert document["run"]["metrics"]["dialogue_task_completion"] == 0.5
 
 
-def test_with_judges_the_turns_say_why_they_were_not_judged_and_verify_skips_dialogues(
-    project: Path,
-) -> None:
+def test_with_judges_the_turns_are_judged_and_verify_skips_dialogues(project: Path) -> None:
     from evaluator.judge import FakeJudgeModel
     from evaluator.run import verify_run
 
-    model = FakeJudgeModel(default='{"score": 1}')
+    quality = '{"answer_quality": 1.0, "factual_correctness": 1.0, "completeness": 1.0, "reasoning": "r"}'
+    model = FakeJudgeModel(default=quality)
     single = Scenario.model_validate(
         {"id": "single", "target": "plain", "input": "hello", "expected": {"answer": {"criteria": "polite"}}}
     )
@@ -229,13 +228,10 @@ def test_with_judges_the_turns_say_why_they_were_not_judged_and_verify_skips_dia
     result = suite.results[0]
     [turn] = result.to_json()["turns"]
     assert turn["status"] == "passed"
-    assert result.dialogue is not None and result.dialogue.turns[0].result is not None
-    assert (
-        result.dialogue.turns[0].result.judge_status.reason
-        == "the LLM judges do not run on dialogue turns yet"
-    )
-    assert len(model.calls) >= 1  # the judges ran, for the single-turn scenario only
-    assert all("polite" in str(call) for call in model.calls)
+    assert turn["judge_status"] == {"status": "scored", "reason": ""}
+    assert turn["quality"]["answer_quality"] == 1.0
+    assert len(model.calls) == 2  # the turn's and the single-turn scenario's
+    assert sum("polite" in str(call) for call in model.calls) == 1
     report = verify_run(None, {}, [result], deadline_seconds=5)  # type: ignore[arg-type]
     assert report.missing == {"judged": "not checked: a dialogue (its turns are not verified yet)"}
 

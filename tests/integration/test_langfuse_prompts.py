@@ -26,6 +26,7 @@ LOCAL_VERSIONS = {
     "evaluation/agent": [1],
     "evaluation/correctness": [1],
     "evaluation/quality": [1],
+    "evaluation/turn_quality": [1],
 }
 
 
@@ -41,7 +42,7 @@ def test_push_twice_creates_each_version_once(
 ) -> None:
     code, text = cli("prompts", "push")
     assert code == 0, text
-    assert "12 created, 0 already in Langfuse" in text
+    assert "13 created, 0 already in Langfuse" in text
     stored = _stored(langfuse_standin)
     assert {name: [v for v, _ in versions] for name, versions in stored.items()} == LOCAL_VERSIONS
     assert stored["agents/research"] == [(1, ["production"]), (2, ["candidate"])]

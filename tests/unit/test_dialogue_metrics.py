@@ -13,6 +13,7 @@ import pytest
 
 from evaluator.metrics.dialogue import (
     DIALOGUE_KEYS,
+    QUALITY_KEYS,
     RUN_KEYS,
     TURN_KEYS,
     CragTurn,
@@ -694,8 +695,38 @@ def test_dialogue_figures_keys() -> None:
         "policy_violations",
         "system_correctness",
         "multi_turn_conversation_score",
+        "response_quality",
+        "response_factual_correctness",
+        "response_completeness",
     )
     assert figures.metrics() == dict.fromkeys(figures.metrics()) | {"domain_accuracy": 1.0}
+
+
+def _judged(answer: float, factual: float, complete: float) -> Turn:
+    quality = dict(zip(QUALITY_KEYS, (answer, factual, complete), strict=True))
+    return Turn(expected=S(), predicted=S(), quality=quality)
+
+
+def test_response_quality_is_the_mean_over_the_turns_the_judge_scored() -> None:
+    """MAS4CS 11, step 2, worked by hand: turns scored 0.8 and 0.6 (answer quality), one turn the judge
+    did not score (left out, not a 0): (0.8 + 0.6) / 2 = 0.7; factual (1.0 + 0.5) / 2 = 0.75;
+    completeness (0.6 + 1.0) / 2 = 0.8."""
+    figures = dialogue(_judged(0.8, 1.0, 0.6), turn(), _judged(0.6, 0.5, 1.0))
+    assert figures.metrics()["response_quality"] == pytest.approx(0.7)
+    assert figures.metrics()["response_factual_correctness"] == pytest.approx(0.75)
+    assert figures.metrics()["response_completeness"] == pytest.approx(0.8)
+    assert dialogue(turn(), turn()).metrics()["response_quality"] is None  # no turn scored
+
+
+def test_run_response_quality_is_the_mean_of_the_dialogue_means() -> None:
+    """MAS4CS 11, step 3: dialogue A (0.8, 0.6 -> 0.7) and dialogue B (0.4) give (0.7 + 0.4) / 2 =
+    0.55, not the mean over turns (0.6); a dialogue with no scored turn is left out."""
+    a = dialogue(_judged(0.8, 1.0, 1.0), _judged(0.6, 1.0, 1.0))
+    b = dialogue(_judged(0.4, 0.0, 1.0))
+    run = score_run([a, b, dialogue(turn())])
+    assert run.metrics["response_quality"] == pytest.approx(0.55)
+    assert run.metrics["response_factual_correctness"] == pytest.approx(0.5)
+    assert run.metrics["response_completeness"] == pytest.approx(1.0)
 
 
 def test_an_empty_dialogue_measures_nothing() -> None:
@@ -867,6 +898,9 @@ def test_run_keys_and_an_empty_run() -> None:
         "total_policy_violations",
         "system_correctness",
         "multi_turn_conversation_score",
+        "response_quality",
+        "response_factual_correctness",
+        "response_completeness",
         "dialogues",
         "turns",
     ) == RUN_KEYS

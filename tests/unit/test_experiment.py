@@ -124,7 +124,7 @@ def test_the_metadata_records_the_agent_prompt_versions_served_pinned_or_not() -
         library,
         fetch,
         pins={"agents/research": 2},
-        skip={"evaluation/quality", "evaluation/correctness", "evaluation/agent"},
+        skip={"evaluation/quality", "evaluation/correctness", "evaluation/turn_quality", "evaluation/agent"},
     )
     concierge = [f"agents/concierge-{agent}" for agent in ("action", "memory", "policy", "triage")]
     assert served == {
@@ -180,6 +180,17 @@ def test_scores_that_cannot_be_posted_are_reported() -> None:
     report = report_experiment(datasets, made, RUN, [result("s1")], Deadline(5))  # type: ignore[arg-type]
     assert report.error is not None and "HTTP 503" in report.error
     assert report.scores == [] and report.linked == ["s1"] and report.url == made.url
+
+
+def test_the_turn_quality_prompt_is_a_judge_prompt_in_a_run_without_dialogues() -> None:
+    """A single-turn run never asks `evaluation/turn_quality`, but it is a judge's prompt all the same:
+    the experiment's metadata must not list it among the agent prompts."""
+    from evaluator.results import builtin_metrics
+    from evaluator.run.judging import judge_prompt_names
+
+    item = LoadedScenario(scenario=scenario(id="s1", input="q"), path=Path("s1.yaml"))
+    names = judge_prompt_names(builtin_metrics(), [item])
+    assert names == {"evaluation/quality", "evaluation/correctness", "evaluation/turn_quality"}
 
 
 def test_a_dialogue_is_linked_through_its_first_turn_only() -> None:

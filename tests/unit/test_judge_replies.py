@@ -101,6 +101,7 @@ def test_repair_request_names_the_problem_and_the_keys() -> None:
     ("name", "model"),
     [
         ("evaluation/quality", QualityReply),
+        ("evaluation/turn_quality", QualityReply),
         ("evaluation/correctness", CorrectnessReply),
         ("evaluation/agent", AgentReply),
     ],

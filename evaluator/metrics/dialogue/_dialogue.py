@@ -8,11 +8,18 @@ it). Every figure is None when the dialogue did not measure it, never 0.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evaluator.metrics.dialogue._crag import apply_two_errors_rule, conversation_score
-from evaluator.metrics.dialogue._figures import DIALOGUE_KEYS, TURN_KEYS, Check, TurnFigures, flag
+from evaluator.metrics.dialogue._figures import (
+    DIALOGUE_KEYS,
+    QUALITY_KEYS,
+    TURN_KEYS,
+    Check,
+    TurnFigures,
+    flag,
+)
 from evaluator.metrics.dialogue._text import mentioned
 from evaluator.metrics.dialogue._turn import expected_domain, score_turn
 from evaluator.metrics.dialogue._values import CragTurn, Goal, Policy, Turn, normalise_label
@@ -25,6 +32,7 @@ __all__ = [
     "mean_measured",
     "memory_transfer",
     "policy_violations",
+    "response_quality",
     "score_dialogue",
     "system_correctness",
     "task_completion",
@@ -171,6 +179,13 @@ def system_correctness(turns: Sequence[TurnFigures]) -> float | None:
     return mean_measured([turn.system_correct.value for turn in turns])
 
 
+def response_quality(turns: Sequence[Turn]) -> dict[str, float | None]:
+    """Seed metric 11, dialogue step: per quality key, the mean of the judge's scores over the turns it
+    scored (a turn the judge did not score, or that was not judged, is left out); None when none was."""
+    scored = [turn.quality for turn in turns if turn.quality is not None]
+    return {key: mean_measured([quality.get(key) for quality in scored]) for key in QUALITY_KEYS}
+
+
 @dataclass(frozen=True, kw_only=True)
 class DialogueFigures:
     """Every figure of one dialogue: its turns' figures, the means of the per-turn keys (`means`), the
@@ -184,6 +199,7 @@ class DialogueFigures:
     system_correctness: float | None
     crag_turns: tuple[CragTurn, ...]
     multi_turn_conversation_score: float | None
+    response_quality: Mapping[str, float | None] = field(default_factory=dict)  # by QUALITY_KEYS
 
     def metrics(self) -> dict[str, float | int | None]:
         """The dialogue's figures by key: the per-turn keys' means, then `DIALOGUE_KEYS`."""
@@ -193,6 +209,7 @@ class DialogueFigures:
             "policy_violations": self.policy_violations,
             "system_correctness": self.system_correctness,
             "multi_turn_conversation_score": self.multi_turn_conversation_score,
+            **{key: self.response_quality.get(key) for key in QUALITY_KEYS},
         }
         return {**self.means, **{key: own[key] for key in DIALOGUE_KEYS}}
 
@@ -229,4 +246,5 @@ def score_dialogue(
         system_correctness=system_correctness(figures),
         crag_turns=apply_two_errors_rule(judged),
         multi_turn_conversation_score=conversation_score(judged),
+        response_quality=response_quality(turns),
     )

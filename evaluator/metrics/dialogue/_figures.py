@@ -13,6 +13,7 @@ from typing import Any, Protocol
 __all__ = [
     "BOOLEAN_KEYS",
     "DIALOGUE_KEYS",
+    "QUALITY_KEYS",
     "RUN_KEYS",
     "TURN_KEYS",
     "Check",
@@ -37,12 +38,16 @@ TURN_KEYS = (
     "policy_compliant",
     "system_correct",
 )
+QUALITY_KEYS = ("response_quality", "response_factual_correctness", "response_completeness")
+"""Seed metric 11 (LLM-judged response quality), per dialogue: the means of the quality judge's
+`answer_quality`, `factual_correctness` and `completeness` over the turns it scored."""
 DIALOGUE_KEYS = (
     "task_completion",
     "memory_transfer",
     "policy_violations",
     "system_correctness",
     "multi_turn_conversation_score",
+    *QUALITY_KEYS,
 )
 RUN_KEYS = (
     *TURN_KEYS,
@@ -52,6 +57,7 @@ RUN_KEYS = (
     "total_policy_violations",
     "system_correctness",
     "multi_turn_conversation_score",
+    *QUALITY_KEYS,
     "dialogues",
     "turns",
 )

@@ -82,13 +82,13 @@ class DialogueVerdict:
         return []
 
 
-def _figure(key: str, label: str, *, gated: bool) -> Figure:
+def _figure(key: str, label: str, *, gated: bool, threshold: float = 5.0) -> Figure:
     return Figure(
         name=f"dialogue_{key}",
         value=number_at("dialogue", key),
         level="session",
         rate=True,
-        gate=Gate(label=f"dialogue {label}", threshold=5.0) if gated else None,
+        gate=Gate(label=f"dialogue {label}", threshold=threshold) if gated else None,
     )
 
 
@@ -115,6 +115,10 @@ class DialogueMetric(MetricBase):
         _figure("domain_accuracy", "domain accuracy", gated=True),
         _figure("policy_compliant", "policy compliance", gated=True),
         _figure("memory_transfer", "memory transfer", gated=False),
+        # the LLM judge's scores: 10 points, as `quality_drop` gates a single-turn answer's (0.1)
+        _figure("response_quality", "response quality", gated=True, threshold=10.0),
+        _figure("response_factual_correctness", "response factual correctness", gated=False),
+        _figure("response_completeness", "response completeness", gated=False),
     )
 
     def passed_in(self, field: Mapping[str, Any]) -> bool | None:
@@ -157,6 +161,9 @@ class DialogueMetric(MetricBase):
         ):
             value = summary.get(key)
             parts.append(f"{label} {'not measured' if value is None else f'{value:.0%}'}")
+        quality = summary.get("response_quality")
+        if quality is not None:  # the LLM judge's (seed metric 11): a 0-1 score, not a rate
+            parts.append(f"response quality {quality:.2f}")
         line = "dialogues: " + ", ".join(parts)
         never = summary.get("unreported") or []
         if never:

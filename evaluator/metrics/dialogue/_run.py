@@ -14,6 +14,9 @@ step 3 of each metric; DESIGN.md, "Dialogues"), so two figures of one run may av
     task_completion      completed / dialogues whose goal was measured
     system_correctness   the mean of the dialogue figures (as the seed's evaluator does)
     multi_turn_conversation_score  the mean over the dialogues with a CRAG verdict
+    response_quality, response_factual_correctness, response_completeness
+        the mean of the dialogue means (seed metric 11, step 3), over the dialogues the quality judge
+        scored a turn of
     dialogues, turns     how many dialogues, and turns that ran
     crag                 CRAG's scores dictionary over every judged turn (`crag_scores`)
 
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 
 from evaluator.metrics.dialogue._crag import crag_scores
 from evaluator.metrics.dialogue._dialogue import DialogueFigures, mean_measured
+from evaluator.metrics.dialogue._figures import QUALITY_KEYS
 
 __all__ = ["MEAN_OF_DIALOGUE_MEANS", "MEAN_OVER_TURNS", "RunFigures", "score_run"]
 
@@ -77,6 +81,8 @@ def score_run(dialogues: Sequence[DialogueFigures]) -> RunFigures:
     figures["multi_turn_conversation_score"] = mean_measured(
         [d.multi_turn_conversation_score for d in dialogues]
     )
+    for key in QUALITY_KEYS:
+        figures[key] = mean_measured([d.response_quality.get(key) for d in dialogues])
     figures["dialogues"] = len(dialogues)
     figures["turns"] = sum(len(d.turns) for d in dialogues)
     return RunFigures(metrics=figures, crag=crag_scores([d.crag_turns for d in dialogues]))

@@ -136,14 +136,16 @@ class CragTurn:
 @dataclass(frozen=True, kw_only=True)
 class Turn:
     """One evaluated turn: its expected and reported state, the reply the target gave, what its tools
-    returned (None: the turn ran no tool; each output as text), and its CRAG verdict (None: the turn
-    was not judged, e.g. it has no ground truth)."""
+    returned (None: the turn ran no tool; each output as text), its CRAG verdict (None: the turn
+    was not judged, e.g. it has no ground truth), and the quality judge's scores of its reply by
+    dialogue key (`QUALITY_KEYS`; None: not scored)."""
 
     expected: DialogueState
     predicted: DialogueState
     reply: str = ""
     tool_outputs: tuple[str, ...] | None = None
     correctness: CragTurn | None = None
+    quality: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
