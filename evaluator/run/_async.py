@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any
 
@@ -41,15 +41,20 @@ class EventLoopThread:
         self._loop.call_soon_threadsafe(start)
         return call
 
-    def spawn(self, coroutine: Coroutine[Any, Any, None], group: str) -> None:
+    def spawn(
+        self, coroutine: Coroutine[Any, Any, None], group: str, on_done: Callable[[], None] | None = None
+    ) -> None:
         """Start `coroutine` as a task of the run's own (from any thread), in `group` (see
-        `cancel_spawned`); it reports its own outcome. Tasks still running at `close` are cancelled."""
+        `cancel_spawned`); it reports its own outcome; `on_done` is called once it has ended, however
+        (cancelled before its first step included). Tasks still running at `close` are cancelled."""
 
         def start() -> None:
             task = self._loop.create_task(coroutine)
             tasks = self._spawned.setdefault(group, set())
             tasks.add(task)
             task.add_done_callback(tasks.discard)
+            if on_done is not None:
+                task.add_done_callback(lambda _: on_done())
 
         self._loop.call_soon_threadsafe(start)
 

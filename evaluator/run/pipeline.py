@@ -86,6 +86,7 @@ __all__ = [
 
 JUDGE_NOT_AVAILABLE = JudgeStatus(status="skipped", reason="the LLM judges were not configured for this run")
 JUDGE_INTERRUPTED = JudgeStatus(status="skipped", reason="the run was interrupted before the judges ran")
+JUDGE_CUT_OFF = JudgeStatus(status="skipped", reason="the run stopped early, before the judges could run")
 _log = logging.getLogger(__name__)
 _RECORD_BATCH = 256  # results committed per transaction, at most
 _RECORD_WINDOW = 0.2  # seconds a transaction waits for more results when it has less than a batch
@@ -371,8 +372,12 @@ class _Run:
         def joined(thread: threading.Thread) -> None:
             thread.join(max(0.0, ends - time.monotonic()) if self._interrupted.is_set() else None)
 
-        # the record stage ends after the last judged result
-        self._judges_idle.wait(max(0.0, ends - time.monotonic()) if self._interrupted.is_set() else None)
+        # The record stage ends after the last judged result. When the run stopped early (Ctrl-C, the
+        # cut-off, a failure), the judges get the drain time, and what they still hold then is recorded
+        # unjudged (a target blocking the loop would keep them from running at all).
+        early = not self._all_stored.is_set()
+        if not self._judges_idle.wait(max(0.0, ends - time.monotonic()) if early else None):
+            self._settle_judges(JUDGE_CUT_OFF)
         self._to_record.put(None)
         joined(self._recorder)
         self._watchdog.close()
@@ -450,12 +455,18 @@ class _Run:
         self._stopping.set()
         with self._lock:
             self._interrupted.set()
+        self._settle_judges(JUDGE_INTERRUPTED)
+
+    def _settle_judges(self, status: JudgeStatus) -> None:
+        """What the judge stage holds, to the store unjudged (`status` says why); the judgements under
+        way are cancelled (one that ends meanwhile finds its result settled: see `_judge`)."""
+        with self._lock:
             held = list(self._judging.values())
-            self._judging.clear()  # a judgement that ends now finds its result settled: see _judge
+            self._judging.clear()
         if self._loop is not None and held:
             self._loop.cancel_spawned(_JUDGES)
         for item in held:
-            self._judged_to(item, _unjudged(item.done).result)
+            self._judged_to(item, _unjudged(item.done, status).result)
 
     # --- stage 1: targets --------------------------------------------------------------------------
 
@@ -489,8 +500,10 @@ class _Run:
         """The attempts of a run on the loop: each scenario's a task of its own, at most `_slot_count`
         at once; a target that timed out holds its slot until its task has really ended."""
         slots = asyncio.Semaphore(self._slot_count)
-        while not self._stopping.is_set():
-            await slots.acquire()
+        while True:
+            await slots.acquire()  # Ctrl-C may come while waiting for a slot: nothing starts after it
+            if self._stopping.is_set():
+                return
             try:
                 item = self._todo.get_nowait()
             except queue.Empty:
@@ -716,31 +729,40 @@ class _Run:
     async def _acall(
         self, target: Target, request: TargetRequest, attempt: _Attempt
     ) -> tuple[Any, str | None]:
-        """`_call` on the loop: the target's task runs beside this one; at the timeout the scenario
-        is reported timed out at once and the task cancelled, and this returns (freeing the slot) only
-        once the task has really ended."""
+        """`_call` on the loop: the target's task runs beside this one. At the timeout the watchdog (its
+        own thread: a target that blocks the loop is reported all the same) reports the scenario timed
+        out and has the task cancelled; this returns (freeing the slot) only once the task has really
+        ended."""
+        loop = asyncio.get_running_loop()
+        started: list[asyncio.Task[object]] = []  # the target's task, once there is one
+
+        def at_deadline() -> None:  # in the watchdog's thread
+            self._time_out(attempt)
+            for call in started:
+                loop.call_soon_threadsafe(call.cancel)
+
+        left = self._options.timeout_seconds - (time.perf_counter() - attempt.started)
+        deadline = self._watchdog.at(max(0.0, left), at_deadline)
         try:
             value = target(request)
             if inspect.isawaitable(value):
-                call = asyncio.get_running_loop().create_task(
-                    _awaited(value), context=contextvars.copy_context()
-                )
+                call = loop.create_task(_awaited(value), context=contextvars.copy_context())
+                started.append(call)
                 if self._loop is not None:
                     self._loop.adopt(call)
-                left = self._options.timeout_seconds - (time.perf_counter() - attempt.started)
-                done, _ = await asyncio.wait({call}, timeout=max(0.0, left))
-                if not done:
-                    self._time_out(attempt)
+                if attempt.timed_out:  # the deadline passed before the task was there to cancel
                     call.cancel()
-                    await asyncio.wait({call})
-                    return None, self._timeout_message
+                await asyncio.wait({call})
                 if call.cancelled():
-                    return None, "CancelledError: the target's task was cancelled"
+                    cancelled = "CancelledError: the target's task was cancelled"
+                    return None, self._timeout_message if attempt.timed_out else cancelled
                 value = call.result()
         except Exception as exc:  # noqa: BLE001 - any failure of the system under test
             return None, f"{type(exc).__name__}: {exc}"
         finally:
-            if not attempt.returned():  # it had timed out: its slot is free again only now
+            if attempt.returned():  # in time: the watchdog lets go of the attempt now
+                self._watchdog.cancel(deadline)
+            else:  # it had timed out: its slot is free again only now
                 with self._lock:
                     self._hung -= 1
         return value, None
@@ -839,7 +861,14 @@ class _Run:
         self._judging[item.done.result.scenario_id] = item
         self._judges_pending += 1
         self._judges_idle.clear()
-        self._loop.spawn(self._judge(item), _JUDGES)
+        self._loop.spawn(self._judge(item), _JUDGES, on_done=self._judge_done)
+
+    def _judge_done(self) -> None:
+        """A judge task ended (judged, failed, or cancelled, even before it started)."""
+        with self._lock:
+            self._judges_pending -= 1
+            if self._judges_pending == 0:
+                self._judges_idle.set()
 
     async def _judge(self, item: _ToJudge) -> None:
         """One result through the judges (when it gets a slot), then to the record stage, unless
@@ -858,11 +887,6 @@ class _Run:
             raise
         except BaseException as exc:  # noqa: BLE001 - the item it held is lost: the run cannot end well
             self._fail(exc)
-        finally:
-            with self._lock:
-                self._judges_pending -= 1
-                if self._judges_pending == 0:
-                    self._judges_idle.set()
 
     def _judged_to(self, item: _ToJudge, result: ScenarioResult) -> None:
         """A result through the judge stage (judged, or unjudged at Ctrl-C): to its dialogue (which
@@ -985,9 +1009,9 @@ class _Run:
         )
 
 
-def _unjudged(done: Finished) -> Finished:
-    """A result recorded without its judges, because the run was interrupted."""
-    return done._replace(result=replace(done.result, judge_status=JUDGE_INTERRUPTED))
+def _unjudged(done: Finished, status: JudgeStatus = JUDGE_INTERRUPTED) -> Finished:
+    """A result recorded without its judges, because the run was interrupted (or cut off)."""
+    return done._replace(result=replace(done.result, judge_status=status))
 
 
 def _close_root(root: RootSpan, *, output: object, error: str | None) -> None:

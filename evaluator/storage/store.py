@@ -578,6 +578,11 @@ def _open(path: Path | None) -> sqlite3.Connection:
             _add_late_spans(db)
             _add_column(db, "scores", "session_id TEXT")  # stores made before session scores
             _add_column(db, "traces", "session_id TEXT")  # before dialogues kept their turns apart
+            # a session score's gate looks its session's traces up (_UNSENT_QUERY)
+            db.execute(
+                "CREATE INDEX IF NOT EXISTS traces_session ON traces(destination, session_id)"
+                " WHERE session_id IS NOT NULL"
+            )
         except sqlite3.OperationalError as exc:
             db.close()
             if "locked" not in str(exc) or time.monotonic() > ends:

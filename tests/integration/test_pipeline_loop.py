@@ -160,3 +160,40 @@ def test_a_run_mixing_sync_and_async_targets_goes_through_the_workers(tracing: T
     )
     assert [r.output for r in results] == ["async", "async", "sync"]
     assert names and names[0].startswith("evaluator-target-")
+
+
+def test_a_target_that_blocks_the_loop_is_reported_at_its_deadline_and_cut_off(tracing: Tracing) -> None:
+    """An `async def` target that blocks (time.sleep, a blocking client) stops the loop: the watchdog's
+    own thread reports it at the deadline all the same, and with its slot held the rest is cut off."""
+    reported: list[float] = []
+
+    async def target(request: TargetRequest) -> str:
+        time.sleep(2.5)  # blocks the event loop itself
+        return "late"
+
+    started = time.monotonic()
+    run, results = _pipeline(tracing, Store(None), demo=target).run(
+        _items("a", "b", "c"),
+        RunOptions(concurrency=1, timeout_seconds=0.3),
+        on_result=lambda _: reported.append(time.monotonic() - started),
+    )
+    assert reported and reported[0] < 1.5  # at the deadline, not when the target gave the loop back
+    assert [r.status for r in results] == ["error"] and results[0].error == "timed out after 0.3 s"
+    assert run.cut_off is not None and run.cut_off.startswith("2 scenarios were not started")
+
+
+def test_ctrl_c_while_every_slot_is_busy_starts_nothing_more(tracing: Tracing) -> None:
+    stop = threading.Event()
+    calls: list[str] = []
+
+    async def target(request: TargetRequest) -> str:
+        calls.append(request.input)
+        stop.set()  # Ctrl-C while the only slot is busy and the dispatcher waits for it
+        await asyncio.sleep(0.6)
+        return "ok"
+
+    run, _ = _pipeline(tracing, Store(None), demo=target).run(
+        _items("first", "second", "third"), RunOptions(concurrency=1), stop=stop
+    )
+    time.sleep(1.0)  # the first target has ended and freed its slot: the dispatcher saw it
+    assert run.interrupted and calls == ["first"] and run.started == 1
