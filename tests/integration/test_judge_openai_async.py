@@ -73,11 +73,16 @@ def _ajudge(judges: Judges, count: int = 1) -> list[JudgeOutcome]:
 
 
 def test_the_awaited_judges_score_as_the_sync_ones_do_on_one_loop_without_threads(
-    standin: JudgeStandIn,
+    standin: JudgeStandIn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     standin.mode = "invalid_then_valid"  # the repair request goes through the same conversation
     judges = _judges(standin)
     assert judges.awaitable
+
+    def no_thread(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a judgement went to a thread")
+
+    monkeypatch.setattr(asyncio, "to_thread", no_thread)
     before = set(threading.enumerate())  # another test's threads may end meanwhile
     outcomes = _ajudge(judges, count=4)
     assert set(threading.enumerate()) - before == set()  # no thread was left behind
