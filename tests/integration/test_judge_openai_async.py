@@ -79,10 +79,14 @@ def test_the_awaited_judges_score_as_the_sync_ones_do_on_one_loop_without_thread
     judges = _judges(standin)
     assert judges.awaitable
 
-    def no_thread(*args: object, **kwargs: object) -> object:
-        raise AssertionError("a judgement went to a thread")
+    in_threads: list[str] = []
+    real = asyncio.to_thread
 
-    monkeypatch.setattr(asyncio, "to_thread", no_thread)
+    async def to_thread(function: Any, /, *args: object, **kwargs: object) -> object:
+        in_threads.append(getattr(function, "__qualname__", repr(function)))
+        return await real(function, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", to_thread)
     before = set(threading.enumerate())  # another test's threads may end meanwhile
     outcomes = _ajudge(judges, count=4)
     assert set(threading.enumerate()) - before == set()  # no thread was left behind
@@ -93,6 +97,8 @@ def test_the_awaited_judges_score_as_the_sync_ones_do_on_one_loop_without_thread
         assert outcome.judged["correctness"].to_json()["verdict"] == "correct"
         assert outcome.judgements["quality"].calls == 2  # the request and its repair
     assert len(standin.requests) == 16
+    # no judgement went to a thread: only the openai client's look at the platform (its first requests)
+    assert set(in_threads) == {"get_platform"}
 
 
 def test_server_errors_are_retried_up_to_the_bound(standin: JudgeStandIn) -> None:
