@@ -37,6 +37,8 @@ from evaluator.trace import GENERATION, AgentCall, Handoff, Observation, ToolCal
 CoordinationKind = Literal["duplicated_work", "ping_pong", "context_lost"]
 _SHOWN = 80  # characters of passed text or arguments a message shows
 _PING_PONG = 3  # consecutive bouncing hand-offs that make a ping-pong
+# Arguments compared as JSON with their keys sorted: one encoder for every call, not one per call.
+_as_json = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=False).encode
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -101,7 +103,7 @@ def _duplicated(calls: Sequence[ToolCall]) -> Iterator[CoordinationProblem]:
     for call in calls:
         if call.arguments is None or call.agent is None:
             continue
-        shown = json.dumps(call.arguments, sort_keys=True, default=str, ensure_ascii=False)
+        shown = _as_json(call.arguments)
         agent = normalize_name(call.agent)
         seen = first_by.setdefault((call.name, shown), {})
         first = next((c for a, c in seen.items() if a != agent), None)

@@ -85,10 +85,13 @@ def _coordination_by_agent(
         if not isinstance(problem, Mapping):
             continue
         kind = str(problem.get("kind")).replace("_", " ")
-        ids = _ids(problem.get("observation_ids"))
+        listed = problem.get("observation_ids")
+        ids = [i for i in listed if isinstance(i, str)] if isinstance(listed, list) else []
         for agent in problem.get("agents") or ():
             kinds_of.setdefault(str(agent), {})[kind] = None
-            ids_of.setdefault(str(agent), {}).update(dict.fromkeys(ids))
+            seen = ids_of.setdefault(str(agent), {})
+            for observation in ids:  # dicts as ordered sets, as above
+                seen[observation] = None
     by_agent = {agent: (list(kinds), list(ids_of[agent])) for agent, kinds in kinds_of.items()}
     if by_agent:
         return by_agent
