@@ -18,23 +18,20 @@ two-errors rule applied, `unjudged` beside them. A group with no decided turn is
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evaluator.config import Config
-from evaluator.errors import InputError, Problem, StoreError
-from evaluator.judge import CorrectnessJudge, JudgeModel, Judges, JudgeTracer
-from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
+from evaluator.errors import InputError, Problem
+from evaluator.judge import CorrectnessJudge, JudgeModel, Judges
+from evaluator.langfuse import LangfuseConnection
 from evaluator.metrics import MetricSet
 from evaluator.metrics import dialogue as dm
-from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
 from evaluator.results import JudgeStatus, builtin_metrics, evaluate
-from evaluator.run.judging import NOT_FINISHED, JudgePlan, judged_result
+from evaluator.run.judging import NOT_FINISHED, judged_result, judges_outside_a_run
 from evaluator.scenarios import Scenario
-from evaluator.storage import Store
 from evaluator.trace import Observation, Trace, build_trace
 
 __all__ = ["CragRecord", "TurnDecision", "TurnScores", "crag_dictionary", "load_turn_data", "score_turn_data"]
@@ -290,9 +287,9 @@ def score_turn_data(
     status: JudgeStatus | None = None
     if open_turns:
         scenarios = [_turn_scenario(decisions[i].record, i) for i in open_turns]
-        with _judges(
-            config, judge, scenarios, no_judge=no_judge, no_cache=no_cache, connection=connection,
-            model=model, notice=notice,
+        with judges_outside_a_run(
+            config, scenarios, metrics=MetricSet((judge,)), no_judge=no_judge, no_cache=no_cache,
+            connection=connection, model=model, notice=notice,
         ) as (judges, status):  # fmt: skip
             if judges is not None:
                 for i in open_turns:
@@ -319,58 +316,3 @@ def _correctness_judge(config: Config) -> CorrectnessJudge:
         return found
     judge = config.settings.judge
     return CorrectnessJudge(prompt=judge.correctness_prompt, miss_phrases=judge.miss_phrases)
-
-
-@contextmanager
-def _judges(
-    config: Config,
-    judge: CorrectnessJudge,
-    scenarios: Sequence[Scenario],
-    *,
-    no_judge: bool,
-    no_cache: bool,
-    connection: LangfuseConnection | None,
-    model: JudgeModel | None,
-    notice: Notice,
-) -> Iterator[tuple[Judges | None, JudgeStatus | None]]:
-    """The correctness judge's runtime as `validate` sets one up (`run.judging.judge_result`): judge
-    prompts from Langfuse when connected (else the files), its traces in that project (else
-    in-process only), the store's verdict cache (unless `no_cache`); or None and why it does not run."""
-    plan = JudgePlan(config, no_judge=no_judge, model=model, metrics=MetricSet((judge,)))
-    skip = plan.skip_reason(scenarios, notice)
-    if skip is not None:
-        plan.close()
-        yield None, skip
-        return
-    library = PromptLibrary(config.prompts_dir)
-    tracing = connection.tracing if connection is not None else Tracing.embedded()
-    prompts: PromptSource = library
-    if connection is not None:
-        prompts = ManagedPrompts(
-            library,
-            connection.prompts.fetch_prompt,
-            lambda ref, exc: notice("warning", f"{exc}. Using the local file {ref} instead."),
-        )
-    store = Store(config.store_path)
-    try:
-        tracer: JudgeTracer = JudgeTracing(tracing, prices=plan.prices)
-        judges = plan.judges(
-            scenarios,
-            library=library,
-            prompts=prompts,
-            tracer=tracer,
-            pins={},
-            cache=store,
-            use_cache=not no_cache,
-            notice=notice,
-        )
-        yield judges, None if judges is not None else plan.unjudged
-    finally:
-        plan.close()
-        try:
-            store.close()
-        except StoreError as exc:
-            notice("warning", f"the judges' verdicts were not kept in the cache: {exc}")
-        finally:
-            if connection is None:
-                tracing.shutdown()

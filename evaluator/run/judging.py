@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -46,6 +47,7 @@ __all__ = [
     "judge_prompt_names",
     "judge_result",
     "judged_result",
+    "judges_outside_a_run",
 ]
 
 _log = logging.getLogger(__name__)
@@ -200,13 +202,44 @@ def judge_result(
     notice: Notice = lambda kind, message: None,
     metrics: MetricSet | None = None,
 ) -> ScenarioResult:
-    """One result judged outside a run (`evaluator validate`): judge prompts from Langfuse when
-    connected (else the files), the judge trace in that project (else in-process only), and the
-    store's verdict cache (unless `no_cache`)."""
-    plan = JudgePlan(config, no_judge=no_judge, model=model, metrics=metrics or result.metrics)
-    skip = plan.skip_reason([scenario], notice)
+    """One result judged outside a run (`evaluator validate`), with `judges_outside_a_run`."""
+    with judges_outside_a_run(
+        config,
+        [scenario],
+        metrics=metrics or result.metrics,
+        connection=connection,
+        no_judge=no_judge,
+        no_cache=no_cache,
+        model=model,
+        notice=notice,
+    ) as (judges, unjudged):
+        if judges is None:
+            return replace(result, judge_status=unjudged or NOT_FINISHED)
+        return judged_result(judges, scenario, result, trace, run_id=run_id or _validate_run_id())
+
+
+@contextmanager
+def judges_outside_a_run(
+    config: Config,
+    scenarios: Sequence[Scenario],
+    *,
+    metrics: MetricSet,
+    connection: LangfuseConnection | None,
+    no_judge: bool,
+    no_cache: bool,
+    model: JudgeModel | None,
+    notice: Notice,
+) -> Iterator[tuple[Judges | None, JudgeStatus | None]]:
+    """The judges of `metrics` as `evaluator validate` sets them up: judge prompts from Langfuse when
+    connected (else the files), the judge traces in that project (else in-process only), the store's
+    verdict cache (unless `no_cache`); or None and why they do not run. Closed on exit (the model, the
+    store: a cache that cannot be written is a warning, the judged result stands)."""
+    plan = JudgePlan(config, no_judge=no_judge, model=model, metrics=metrics)
+    skip = plan.skip_reason(scenarios, notice)
     if skip is not None:
-        return replace(result, judge_status=skip)
+        plan.close()
+        yield None, skip
+        return
     library = PromptLibrary(config.prompts_dir)
     tracing = connection.tracing if connection is not None else Tracing.embedded()
     prompts: PromptSource = library
@@ -219,7 +252,7 @@ def judge_result(
     store = Store(config.store_path)
     try:
         judges = plan.judges(
-            [scenario],
+            scenarios,
             library=library,
             prompts=prompts,
             tracer=JudgeTracing(tracing, prices=plan.prices),
@@ -228,9 +261,7 @@ def judge_result(
             use_cache=not no_cache,
             notice=notice,
         )
-        if judges is None:
-            return replace(result, judge_status=plan.unjudged)
-        return judged_result(judges, scenario, result, trace, run_id=run_id or _validate_run_id())
+        yield judges, None if judges is not None else plan.unjudged
     finally:
         plan.close()
         try:

@@ -707,12 +707,17 @@ class _Run:
         except Exception as exc:  # noqa: BLE001 - any failure of the system under test
             return None, f"{type(exc).__name__}: {exc}"
         finally:
-            if attempt.returned():  # in time: the watchdog lets go of the attempt now
-                self._watchdog.cancel(deadline)
-            else:  # it had timed out: its slot is free again only now
-                with self._lock:
-                    self._hung -= 1
+            self._call_ended(attempt, deadline)
         return value, None
+
+    def _call_ended(self, attempt: _Attempt, deadline: int) -> None:
+        """In time: the watchdog lets go of the attempt now; after its timeout: its slot is free again
+        only now."""
+        if attempt.returned():
+            self._watchdog.cancel(deadline)
+        else:
+            with self._lock:
+                self._hung -= 1
 
     def _await(self, awaitable: Any, timeout: float) -> object:
         """An async target's result, from its task on the shared loop; cancelled at the timeout."""
@@ -760,11 +765,7 @@ class _Run:
         except Exception as exc:  # noqa: BLE001 - any failure of the system under test
             return None, f"{type(exc).__name__}: {exc}"
         finally:
-            if attempt.returned():  # in time: the watchdog lets go of the attempt now
-                self._watchdog.cancel(deadline)
-            else:  # it had timed out: its slot is free again only now
-                with self._lock:
-                    self._hung -= 1
+            self._call_ended(attempt, deadline)
         return value, None
 
     @property
