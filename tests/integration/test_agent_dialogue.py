@@ -143,3 +143,35 @@ def test_a_dialogue_is_analysed_per_turn_and_per_session(
     strip = [{k: v for k, v in i.items() if k != "run"} for i in local["issues"]]  # labels differ
     assert [{k: v for k, v in i.items() if k != "run"} for i in remote["issues"]] == strip
     assert len(strip) == 2 and {i["trace_id"] for i in strip} == {result["turns"][1]["trace_id"]}
+
+
+def test_with_the_judges_each_turns_agents_are_judged_and_their_values_roll_up_per_session(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
+) -> None:
+    """The same trip with a judge endpoint (the judge stand-in: every agent judgement gives reasoning
+    0.8, handoff 0.7, response quality 0.9): each turn's two agents are judged once per turn, their
+    values land in the turn's `per_agent` (the planner and the writer delegate to no one: handoff
+    null), and the planner's weighted score takes them in. Turn 1, worked out: tool use 0.5 x 0.35 +
+    reasoning 0.8 x 0.25 + response quality 0.9 x 0.20, re-normalised over 0.80 (no handoff):
+    (0.175 + 0.2 + 0.18) / 0.8 = 0.69375; turns 0 and 2: (0.35 + 0.2 + 0.18) / 0.8 = 0.9125; the
+    session's score is their mean, 0.839583."""
+    from tests.standin.judge_server import JudgeStandIn, is_agent
+
+    (with_langfuse / "travel_tools.json").write_text(json.dumps(TOOLS))
+    with (with_langfuse / "evaluator.toml").open("a") as config:
+        config.write(
+            '\n[targets.travel]\nentry = "tests.integration.agent_dialogue_targets:travel"\n'
+            'tool_schemas = "travel_tools.json"\n[targets.travel.agent_tools]\nplanner = ["search"]\n'
+        )
+    (with_langfuse / "trip.yaml").write_text(TRIP)
+    with JudgeStandIn() as judge:
+        monkeypatch.setenv("EVALUATOR_JUDGE_BASE_URL", judge.base_url)
+        code, text = cli("run", "trip.yaml", "--output", "out.json")
+        agent_calls = sum(1 for body in judge.bodies() if is_agent(body))
+    assert code == 1, text
+    [result] = json.loads(Path("out.json").read_text())["results"]
+    assert agent_calls == 6  # two agents, three turns
+    planners = [turn["per_agent"]["agents"]["planner"] for turn in result["turns"]]
+    assert [(p["reasoning"], p["handoff"], p["response_quality"]) for p in planners] == [(0.8, None, 0.9)] * 3
+    assert [round(p["score"], 6) for p in planners] == [0.9125, 0.69375, 0.9125]
+    assert round(result["per_agent"]["agents"]["planner"]["score"], 6) == 0.839583
