@@ -12,6 +12,7 @@ from evaluator.judge.judges import NOTHING_TO_JUDGE, JudgeOutcome, Judges, Judge
 from evaluator.judge.metric import JudgeMetric, JudgeRuntime, PromptRef, RuleJudge
 from evaluator.judge.model import JudgeModel, ModelReply, TokenUsage
 from evaluator.judge.openai_client import OpenAIJudgeModel
+from evaluator.judge.quality import DIMENSIONS as QUALITY_DIMENSIONS
 from evaluator.judge.quality import TURN_CRITERIA, QualityJudge, quality_means
 from evaluator.judge.render import BLOCK_TAGS, Sources, history_block, sources_block, untrusted
 from evaluator.judge.replies import AgentReply, CorrectnessReply, QualityReply, json_objects, read_reply
@@ -29,6 +30,7 @@ __all__ = [
     "BLOCK_TAGS",
     "NOTHING_TO_JUDGE",
     "NO_TRACING",
+    "QUALITY_DIMENSIONS",
     "TURN_CRITERIA",
     "AgentJudge",
     "AgentJudgeVerdict",

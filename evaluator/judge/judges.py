@@ -89,6 +89,13 @@ class JudgeOutcome:
         return {key: judgement.to_json() for key, judgement in self.judgements.items()}
 
 
+def _outcome(decided: Mapping[str, tuple[Verdict | None, Judgement]]) -> JudgeOutcome:
+    """The judges' outcome from each judge's (verdict, judgement), by key."""
+    judged = {key: verdict for key, (verdict, _) in decided.items() if verdict is not None}
+    judgements = {key: judgement for key, (_, judgement) in decided.items()}
+    return JudgeOutcome(judged=judged, judgements=judgements, status=overall_status(judgements))
+
+
 def overall_status(judgements: Mapping[str, Judgement]) -> JudgeStatus:
     if not judgements:
         return NOTHING_TO_JUDGE
@@ -196,15 +203,7 @@ class Judges:
         """Every judge the scenario asks for, on `answer` (with the tool outputs of `trace`), in order;
         `history`: the conversation before it, when the answer is a dialogue's turn."""
         context = _context(scenario, answer, trace, history)
-        judged: dict[str, Verdict] = {}
-        judgements: dict[str, Judgement] = {}
-        for metric in self.metrics:
-            if not metric.applies(scenario):
-                continue
-            verdict, judgements[metric.key] = metric.judge(context, self, run_id)
-            if verdict is not None:
-                judged[metric.key] = verdict
-        return JudgeOutcome(judged=judged, judgements=judgements, status=overall_status(judgements))
+        return _outcome({m.key: m.judge(context, self, run_id) for m in self.metrics if m.applies(scenario)})
 
     async def ajudge(
         self,
@@ -218,30 +217,28 @@ class Judges:
         """`judge`, on the running event loop. A judge that does not say what it asks
         (not a `PlannedJudgeMetric`) is run in a thread."""
         context = _context(scenario, answer, trace, history)
-        judged: dict[str, Verdict] = {}
-        judgements: dict[str, Judgement] = {}
-        for metric in self.metrics:
-            if not metric.applies(scenario):
-                continue
-            if self._planned[id(metric)]:
-                planned = cast(PlannedJudgeMetric, metric)
-                answers: list[Answer] = []
-                for ask in planned.asks(context):
-                    task = self._task(
-                        ask.judge,
-                        scenario,
-                        run_id=run_id,
-                        ref=ask.prompt,
-                        variables=ask.variables,
-                        reply_type=ask.reply_type,
-                    )
-                    answers.append((None, task) if isinstance(task, Judgement) else await self._aask(task))
-                verdict, judgements[metric.key] = planned.combine(context, answers)
-            else:
-                verdict, judgements[metric.key] = await asyncio.to_thread(metric.judge, context, self, run_id)
-            if verdict is not None:
-                judged[metric.key] = verdict
-        return JudgeOutcome(judged=judged, judgements=judgements, status=overall_status(judgements))
+        return _outcome(
+            {m.key: await self._ajudge_one(m, context, run_id) for m in self.metrics if m.applies(scenario)}
+        )
+
+    async def _ajudge_one(
+        self, metric: JudgeMetric, context: MetricContext, run_id: str
+    ) -> tuple[Verdict | None, Judgement]:
+        if not self._planned[id(metric)]:
+            return await asyncio.to_thread(metric.judge, context, self, run_id)
+        planned = cast(PlannedJudgeMetric, metric)
+        answers: list[Answer] = [
+            await self.aask(
+                ask.judge,
+                context,
+                run_id=run_id,
+                prompt=ask.prompt,
+                variables=ask.variables,
+                reply_type=ask.reply_type,
+            )
+            for ask in planned.asks(context)
+        ]
+        return planned.combine(context, answers)
 
     # --- one judgement (the runtime every judge asks through) ----------------------------------------
 
@@ -261,6 +258,24 @@ class Judges:
         if isinstance(task, Judgement):
             return None, task
         return self._ask(task)
+
+    async def aask(
+        self,
+        judge: str,
+        context: MetricContext,
+        *,
+        run_id: str,
+        prompt: PromptRef,
+        variables: Mapping[str, str],
+        reply_type: type[Reply],
+    ) -> tuple[Reply | None, Judgement]:
+        """`ask`, on the running event loop."""
+        task = self._task(
+            judge, context.scenario, run_id=run_id, ref=prompt, variables=variables, reply_type=reply_type
+        )
+        if isinstance(task, Judgement):
+            return None, task
+        return await self._aask(task)
 
     def _task(
         self,
