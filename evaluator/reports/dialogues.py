@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from evaluator.metrics import AnswerContainsMetric, TrajectoryMetric, WorkflowValidator
 from evaluator.metrics import dialogue as dm
 from evaluator.reports.agents import TraceLink
 from evaluator.reports.runs import RunRecord
@@ -280,11 +281,15 @@ def _with_reason(words: str, details: Any) -> str:
     return f"{words}: {reason}" if reason else words
 
 
+# The single-turn checks whose failures a turn shows, each deciding by its own field (`passed_in`).
+_WORKFLOW, _TRAJECTORY, _ANSWER = WorkflowValidator(), TrajectoryMetric(), AnswerContainsMetric()
+
+
 def _single_turn(turn: Mapping[str, Any]) -> list[str]:
     """The turn's single-turn checks that failed: workflow, trajectory, answer, correctness."""
     found = []
-    workflow = turn.get("workflow")
-    if isinstance(workflow, Mapping) and workflow.get("pass") is False:
+    workflow = turn.get(WorkflowValidator.key)
+    if isinstance(workflow, Mapping) and _WORKFLOW.passed_in(workflow) is False:
         named = [
             f"{label} {kind} {', '.join(str(n) for n in names)}"
             for kind in ("agents", "tools")
@@ -292,8 +297,8 @@ def _single_turn(turn: Mapping[str, Any]) -> list[str]:
             if (names := (workflow.get(kind) or {}).get(label))
         ]
         found.append("workflow: " + ("; ".join(named) or "failed"))
-    trajectory = turn.get("trajectory")
-    if isinstance(trajectory, Mapping) and trajectory.get("full_workflow") == 0:
+    trajectory = turn.get(TrajectoryMetric.key)
+    if isinstance(trajectory, Mapping) and _TRAJECTORY.passed_in(trajectory) is False:
         actual, expected = trajectory.get("actual"), trajectory.get("expected")
         path = (
             f"path {' > '.join(actual) or '(none)'}, expected {' > '.join(expected) or '(none)'}"
@@ -304,8 +309,8 @@ def _single_turn(turn: Mapping[str, Any]) -> list[str]:
         if flow.get("expected") is not None and flow.get("actual") != flow.get("expected"):
             path += f"; flow {flow.get('actual')} (expected {flow.get('expected')})"
         found.append(f"trajectory: {path}")
-    answer = turn.get("answer")
-    if isinstance(answer, Mapping) and answer.get("pass") is False:
+    answer = turn.get(AnswerContainsMetric.key)
+    if isinstance(answer, Mapping) and _ANSWER.passed_in(answer) is False:
         missing = answer.get("missing")
         found.append(
             f"answer lacks {', '.join(repr(s) for s in missing)}" if missing else "answer check failed"

@@ -31,7 +31,7 @@ from functools import partial
 from typing import Any, Literal
 
 from evaluator._time import utc_now
-from evaluator.judge import TURN_CRITERIA, CorrectnessJudge
+from evaluator.judge import QUALITY_DIMENSIONS, TURN_CRITERIA, CorrectnessJudge, QualityJudge
 from evaluator.metrics import MetricSet, SessionContext, Verdict, number, session_id
 from evaluator.metrics import dialogue as dm
 from evaluator.results import (
@@ -393,13 +393,13 @@ _CRAG_LABELS: dict[object, dm.CragVerdict] = {
 }
 
 
-_QUALITY = dict(zip(dm.QUALITY_KEYS, ("answer_quality", "factual_correctness", "completeness"), strict=True))
+_QUALITY = dict(zip(dm.QUALITY_KEYS, QUALITY_DIMENSIONS, strict=True))
 """Each dialogue quality key -> the quality judge's dimension it is the mean of."""
 
 
 def _quality(result: ScenarioResult) -> dict[str, float] | None:
     """The quality judge's scores of a turn by dialogue quality key; None: not judged, or unscored."""
-    quality = result.judged.get("quality")
+    quality = result.judged.get(QualityJudge.key)
     scores = quality.to_json() if quality is not None else {}
     found = {
         key: value
