@@ -68,9 +68,13 @@ class OpenAIJudgeModel:
         timeout: float,
         max_tokens: int | None = None,
     ) -> ModelReply:
-        body = _body(messages, model=model, temperature=temperature, response_format=response_format)
-        if max_tokens is not None:
-            body["max_tokens"] = max_tokens
+        body = _body(
+            messages,
+            model=model,
+            temperature=temperature,
+            response_format=response_format,
+            max_tokens=max_tokens,
+        )
         try:
             completion = self._client.post(
                 "/chat/completions", body=body, cast_to=bytes, options={"timeout": timeout}
@@ -90,9 +94,13 @@ class OpenAIJudgeModel:
         max_tokens: int | None = None,
     ) -> ModelReply:
         """`complete`, on the running event loop (its own client: see `_async_client`)."""
-        body = _body(messages, model=model, temperature=temperature, response_format=response_format)
-        if max_tokens is not None:
-            body["max_tokens"] = max_tokens
+        body = _body(
+            messages,
+            model=model,
+            temperature=temperature,
+            response_format=response_format,
+            max_tokens=max_tokens,
+        )
         try:
             completion = await self._async_client().post(
                 "/chat/completions", body=body, cast_to=bytes, options={"timeout": timeout}
@@ -179,6 +187,7 @@ def _body(
     model: str,
     temperature: float,
     response_format: Mapping[str, Any] | None,
+    max_tokens: int | None,
 ) -> dict[str, Any]:
     """The request's JSON, as `chat.completions.create()` would send it. Posted as it is: create()
     first runs the client's typed transform over every argument, which for these plain values (str
@@ -191,6 +200,8 @@ def _body(
     }
     if response_format is not None:
         body["response_format"] = dict(response_format)
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
     return body
 
 
