@@ -371,7 +371,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=50, help="items per side before measuring")
     parser.add_argument("--no-rss", action="store_true", help="skip the fresh-process RSS runs")
-    parser.add_argument("--profile", choices=("embedded", "export"), help="then profile this side")
+    parser.add_argument("--profile", choices=("bare", "embedded", "export"), help="then profile this side")
     parser.add_argument("--top", type=int, default=40, help="profile entries printed")
     parser.add_argument("--profile-out", type=Path, help="also save the profile there (pstats)")
     args = parser.parse_args()

@@ -21,10 +21,11 @@ from typing import Any
 
 import httpx2
 import openai
-from openai import AsyncOpenAI, DefaultAsyncHttpxClient, DefaultHttpxClient, OpenAI
+from openai import AsyncOpenAI, DefaultHttpxClient, OpenAI
 
 from evaluator.config import LLMEndpoint
 from evaluator.errors import JudgeUnavailableError, ResponseFormatRejectedError
+from evaluator.judge.async_transport import JudgeHttpClient
 from evaluator.judge.model import ModelReply, TokenUsage
 from evaluator.prompts import ChatMessage
 
@@ -120,7 +121,7 @@ class OpenAIJudgeModel:
                 base_url=endpoint.base_url,
                 timeout=self._timeout,
                 max_retries=0,
-                http_client=DefaultAsyncHttpxClient(
+                http_client=JudgeHttpClient(
                     verify=_tls_context(),
                     event_hooks={"request": [_astamp_start], "response": [_abound_whole_reply]},
                 ),

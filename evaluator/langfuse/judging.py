@@ -9,9 +9,12 @@ the messages, the reply, the model and its parameters, token usage, cost (when `
 set; else Langfuse prices the model itself) and, when Langfuse served the judge prompt, the link to
 that prompt version.
 
-Trace attributes are set on each generation's span directly rather than through
-`propagate_attributes`: one span per call is what keeps tracing within the stage's CPU budget
-(benchmarks/bench_judge.py).
+Each generation is written as one OpenTelemetry span on the SDK's own tracer, its attributes (the
+trace's among them) set directly, as the SDK would write them through `start_as_current_observation`
+and `update()` (tests/unit/test_langfuse_judging.py compares the two). The SDK's path costs several
+times more CPU per call: it encodes the prompt's messages with its own serializer, scans them for
+media to upload and checks each attribute against the span's limits, again on each update; a judge
+prompt holds no media and a handful of attributes (benchmarks/bench_judges.py).
 
 Spans go where the client's go: to Langfuse when connected. In the embedded mode nothing would ever
 see them (never sent, and the capture keeps only the traces it is asked for), so none are made: the
@@ -21,12 +24,17 @@ in-process, embedded or not, and handed over as a normalized trace.
 
 from __future__ import annotations
 
+import json
+import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from langfuse import Langfuse
 from opentelemetry import trace as otel_trace
+from opentelemetry.context import Context
+from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, TraceFlags, Tracer
+from opentelemetry.util.types import AttributeValue
 
 from evaluator.judge import GenerationRecord, JudgementTrace, TokenUsage, UnrecordedJudgement
 from evaluator.langfuse.tracing import Tracing
@@ -35,34 +43,57 @@ from evaluator.trace import Trace, trace_from_spans
 
 __all__ = ["JudgeTracing", "Prices"]
 
-# Trace attributes as the SDK writes them (langfuse._client.attributes), for spans set directly.
+# Attributes as the SDK writes them (langfuse._client.attributes, documented in SDK_NOTES: the span
+# attribute `langfuse.observation.type` and the other `langfuse.observation.*`/`langfuse.trace.*`).
 TRACE_NAME = "langfuse.trace.name"
 TRACE_TAGS = "langfuse.trace.tags"
 TRACE_SESSION_ID = "session.id"
 TRACE_METADATA = "langfuse.trace.metadata"
+OBSERVATION_TYPE = "langfuse.observation.type"
+OBSERVATION_INPUT = "langfuse.observation.input"
+OBSERVATION_OUTPUT = "langfuse.observation.output"
+OBSERVATION_LEVEL = "langfuse.observation.level"
+OBSERVATION_STATUS_MESSAGE = "langfuse.observation.status_message"
+OBSERVATION_MODEL = "langfuse.observation.model.name"
+OBSERVATION_MODEL_PARAMETERS = "langfuse.observation.model.parameters"
+OBSERVATION_USAGE_DETAILS = "langfuse.observation.usage_details"
+OBSERVATION_COST_DETAILS = "langfuse.observation.cost_details"
+OBSERVATION_PROMPT_NAME = "langfuse.observation.prompt.name"
+OBSERVATION_PROMPT_VERSION = "langfuse.observation.prompt.version"
+ENVIRONMENT = "langfuse.environment"
+RELEASE = "langfuse.release"
+AS_ROOT = "langfuse.internal.as_root"
 _METADATA_VALUE_LIMIT = 200
 Prices = tuple[float | None, float | None]  # per million input tokens, per million output tokens
+Attributes = Mapping[str, AttributeValue]
 
 
 class _Generation:
-    def __init__(self, observation: Any, prices: Prices) -> None:
-        self._observation = observation
+    def __init__(self, span: Span, prices: Prices) -> None:
+        self._span = span
         self._prices = prices
 
     def succeeded(self, *, output: str, usage: TokenUsage, model: str) -> None:
-        self._observation.update(
-            output=output,
-            model=model,
-            usage_details={"input": usage.input, "output": usage.output, "total": usage.total},
-            cost_details=_cost(usage, self._prices),
+        usage_details = {"input": usage.input, "output": usage.output, "total": usage.total}
+        cost = _cost(usage, self._prices)
+        self._span.set_attributes(
+            {
+                OBSERVATION_OUTPUT: output,
+                OBSERVATION_MODEL: model,
+                OBSERVATION_USAGE_DETAILS: json.dumps(usage_details),
+                **({OBSERVATION_COST_DETAILS: json.dumps(cost)} if cost is not None else {}),
+            }
         )
 
     def failed(self, message: str) -> None:
-        self._observation.update(level="ERROR", status_message=message)
+        self._span.set_attributes({OBSERVATION_LEVEL: "ERROR", OBSERVATION_STATUS_MESSAGE: message})
 
     def unusable(self, reason: str) -> None:
-        self._observation.update(
-            level="WARNING", status_message=f"the reply is not a valid verdict: {reason}"
+        self._span.set_attributes(
+            {
+                OBSERVATION_LEVEL: "WARNING",
+                OBSERVATION_STATUS_MESSAGE: f"the reply is not a valid verdict: {reason}",
+            }
         )
 
 
@@ -79,9 +110,9 @@ def _cost(usage: TokenUsage, prices: Prices) -> dict[str, float] | None:
 
 class _Judgement:
     def __init__(
-        self, client: Langfuse, trace_id: str, prompt: Prompt, prices: Prices, attributes: dict[str, Any]
+        self, tracer: Tracer, trace_id: str, prompt: Prompt, prices: Prices, attributes: Attributes
     ) -> None:
-        self._client = client
+        self._tracer = tracer
         self._trace_id = trace_id
         self._prompt = prompt
         self._prices = prices
@@ -95,17 +126,36 @@ class _Judgement:
     def generation(
         self, *, name: str, messages: Sequence[ChatMessage], model: str, parameters: Mapping[str, Any]
     ) -> Iterator[GenerationRecord]:
-        with self._client.start_as_current_observation(
-            name=name,
-            as_type="generation",
-            input=[m.model_dump() for m in messages],
-            model=model,
-            model_parameters=dict(parameters),
-            prompt=self._prompt.link,  # a Langfuse-served prompt links; a local file (None) cannot
-            trace_context={"trace_id": self._trace_id},
-        ) as observation:
-            otel_trace.get_current_span().set_attributes(self._attributes)
-            yield _Generation(observation, self._prices)
+        """The GENERATION of one model call: the attributes the SDK's `start_as_current_observation(
+        as_type="generation", trace_context=...)` and `update()` write, written at once (see the
+        module docstring), current while the call runs (a span an instrumented HTTP client makes
+        meanwhile belongs to this trace)."""
+        link = self._prompt.link
+        attributes: dict[str, AttributeValue] = {
+            **self._attributes,
+            OBSERVATION_TYPE: "generation",
+            OBSERVATION_INPUT: json.dumps([{"role": m.role, "content": m.content} for m in messages]),
+            OBSERVATION_MODEL: model,
+            OBSERVATION_MODEL_PARAMETERS: json.dumps(dict(parameters)),
+        }
+        if link is not None and not getattr(link, "is_fallback", False):  # a Langfuse-served version
+            attributes[OBSERVATION_PROMPT_NAME] = link.name
+            attributes[OBSERVATION_PROMPT_VERSION] = link.version
+        span = self._tracer.start_span(name, context=_root_context(self._trace_id), attributes=attributes)
+        with otel_trace.use_span(span, end_on_exit=True):  # an exception is recorded on it, as the SDK does
+            yield _Generation(span, self._prices)
+
+
+def _root_context(trace_id: str) -> Context:
+    """A context whose current span is a stand-in parent in trace `trace_id` (the span made in it is
+    that trace's root: AS_ROOT), as the SDK makes for `trace_context={"trace_id": ...}`."""
+    parent = SpanContext(
+        trace_id=int(trace_id, 16),
+        span_id=random.getrandbits(64) or 1,
+        trace_flags=TraceFlags(TraceFlags.SAMPLED),
+        is_remote=False,
+    )
+    return otel_trace.set_span_in_context(NonRecordingSpan(parent))
 
 
 class JudgeTracing:
@@ -116,7 +166,8 @@ class JudgeTracing:
         prices: Prices = (None, None),
         on_trace: Callable[[Trace], None] | None = None,
     ) -> None:
-        self._client = tracing.client
+        self._tracer = _sdk_tracer(tracing.client)
+        self._common = _common_attributes(tracing.client)
         self._collector = tracing.collector
         self._prices = prices
         self._on_trace = on_trace
@@ -138,15 +189,37 @@ class JudgeTracing:
             self._collector.open(trace_id)
         try:
             yield _Judgement(
-                self._client,
+                self._tracer,
                 trace_id,
                 prompt,
                 self._prices,
-                _trace_attributes(run_id, scenario_id, judge, prompt),
+                {**self._common, **_trace_attributes(run_id, scenario_id, judge, prompt)},
             )
         finally:
             if self._on_trace is not None:
                 self._on_trace(trace_from_spans(trace_id, self._collector.take(trace_id)))
+
+
+def _sdk_tracer(client: Langfuse) -> Tracer:
+    """The tracer the client's own observations are made with (on its key's TracerProvider, named and
+    keyed so that the SDK's span processor exports its spans to this project). Private in the SDK:
+    when a later SDK moves it, a tracer of the same name and key on the global provider."""
+    tracer = getattr(client, "_otel_tracer", None)
+    if isinstance(tracer, Tracer):
+        return tracer
+    return otel_trace.get_tracer(  # pragma: no cover - SDK 5.x has the attribute
+        "langfuse-sdk", attributes={"public_key": getattr(client, "_public_key", "")}
+    )
+
+
+def _common_attributes(client: Langfuse) -> dict[str, AttributeValue]:
+    """What the SDK writes on every observation of a client (its environment and release, when set)
+    and on one made under `trace_context` (the trace's root)."""
+    attributes: dict[str, AttributeValue] = {AS_ROOT: True}
+    for name, value in ((ENVIRONMENT, "_environment"), (RELEASE, "_release")):
+        if isinstance(setting := getattr(client, value, None), str) and setting:
+            attributes[name] = setting
+    return attributes
 
 
 def _trace_attributes(run_id: str, scenario_id: str, judge: str, prompt: Prompt) -> dict[str, Any]:

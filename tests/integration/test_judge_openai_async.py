@@ -173,3 +173,23 @@ def test_a_dead_endpoint_is_given_up_after_three_judgements_in_a_row() -> None:
     reasons = [o.detail["quality"]["reason"] for o in outcomes]
     assert all("unreachable" in r or "not asked" in r for r in reasons), reasons
     assert len(notices) == 1 and "failed 3 judgements in a row" in notices[0]
+
+
+def test_the_awaited_judges_go_through_the_proxy_the_environment_names(
+    standin: JudgeStandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The async client's own transport (evaluator/judge/async_transport.py) serves direct requests
+    only: a proxy the environment names is still used, as httpx uses it."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", standin.base_url.removesuffix("/v1"))  # the stand-in as the proxy
+    endpoint = LLMEndpoint(base_url="http://judge.example/v1", model="judge-model", api_key=SecretStr(KEY))
+    judges = Judges(
+        model=OpenAIJudgeModel(endpoint),
+        prompts=PromptLibrary(PROMPTS),
+        settings=JudgeSettings(model="judge-model"),
+        retry=RetryPolicy(max_attempts=1),
+    )
+    [outcome] = _ajudge(judges)
+    assert outcome.status.status == "scored"
+    assert standin.requests[0].path == "http://judge.example/v1/chat/completions"  # as a proxy is asked

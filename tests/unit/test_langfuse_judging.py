@@ -3,15 +3,20 @@ sent): one GENERATION per model call, with model, usage, cost, and a WARNING on 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from langfuse.api import Prompt_Chat
+from langfuse.model import ChatPromptClient
+from opentelemetry import trace as otel_trace
+from opentelemetry.sdk.trace import ReadableSpan
 
 from evaluator.judge import FakeJudgeModel, Judges, RetryPolicy, TokenUsage
 from evaluator.langfuse import JudgeTracing, Tracing
-from evaluator.prompts import PromptLibrary
+from evaluator.prompts import Prompt, PromptLibrary
 from evaluator.trace import Trace
 from tests.builders import TraceBuilder, scenario
 
@@ -99,3 +104,96 @@ def test_embedded_and_not_captured_a_judgement_makes_no_spans_and_keeps_its_trac
     assert detail["status"] == "scored" and detail["calls"] == 2
     assert detail["trace_id"] == JudgeTracing.trace_id_for("run-x", "s-7", "correctness")
     assert spans == []
+
+
+def _served(prompt: Prompt) -> Prompt:
+    """The prompt as if Langfuse served it: with the prompt client generations link to."""
+    served = Prompt_Chat.model_validate(
+        {
+            "name": prompt.name,
+            "version": prompt.version,
+            "prompt": [{"role": m.role, "content": m.content} for m in prompt.messages],
+            "config": dict(prompt.config),
+            "labels": list(prompt.labels),
+            "tags": [],
+            "type": "chat",
+        }
+    )
+    return dataclasses.replace(prompt, link=ChatPromptClient(served))
+
+
+@pytest.mark.parametrize("outcome", ["succeeded", "unusable", "failed"])
+def test_a_generation_has_the_attributes_the_sdks_own_path_writes(
+    tracing: Tracing, monkeypatch: pytest.MonkeyPatch, outcome: str
+) -> None:
+    """The generation is written straight onto the SDK's tracer (a fraction of the SDK path's CPU): its
+    attributes are those `start_as_current_observation(as_type="generation", trace_context=...)` and
+    `update()` write for the same call, environment and release included (the span ids aside)."""
+    monkeypatch.setattr(tracing.client, "_environment", "ci")
+    monkeypatch.setattr(tracing.client, "_release", "v9")
+    spans: list[ReadableSpan] = []
+    original = tracing.collector.on_end
+
+    def keep(span: ReadableSpan) -> None:
+        spans.append(span)
+        original(span)
+
+    monkeypatch.setattr(tracing.collector, "on_end", keep)
+    prompt = _served(PromptLibrary(PROMPTS).get("evaluation/quality"))
+    messages = prompt.compile_messages(input="q?", answer="a", criteria="c", sources="s", sources_note="n")
+    parameters = {"temperature": 0.0, "max_tokens": 600}
+    usage, prices = TokenUsage(input=1200, output=80), (2.0, 8.0)
+    judge_tracing = JudgeTracing(tracing, prices=prices, on_trace=lambda _: None)
+    with (
+        judge_tracing.judgement(
+            run_id="run-x", scenario_id="s-1", judge="quality", prompt=prompt
+        ) as judgement,
+        judgement.generation(name=prompt.name, messages=messages, model="m-1", parameters=parameters) as ours,
+    ):
+        trace_id = judgement.trace_id
+        if outcome == "failed":
+            ours.failed("the judge endpoint is unreachable")
+        else:
+            ours.succeeded(output='{"score": 4}', usage=usage, model="m-1-served")
+        if outcome == "unusable":
+            ours.unusable("no JSON object")
+    assert trace_id is not None
+    tracing.collector.open(trace_id)
+    with tracing.client.start_as_current_observation(
+        name=prompt.name,
+        as_type="generation",
+        input=[m.model_dump() for m in messages],
+        model="m-1",
+        model_parameters=dict(parameters),
+        prompt=prompt.link,
+        trace_context={"trace_id": trace_id},
+    ) as sdk:
+        otel_trace.get_current_span().set_attributes(
+            {
+                "langfuse.trace.name": "judge:s-1",
+                "langfuse.trace.tags": ["run-x", "judge", "judge:quality"],
+                "session.id": "run-x",
+                "langfuse.trace.metadata.scenario_id": "s-1",
+                "langfuse.trace.metadata.run_id": "run-x",
+                "langfuse.trace.metadata.judge": "quality",
+                "langfuse.trace.metadata.judge_prompt": f"{prompt.name}@v{prompt.version}",
+            }
+        )
+        if outcome == "failed":
+            sdk.update(level="ERROR", status_message="the judge endpoint is unreachable")
+        else:
+            sdk.update(
+                output='{"score": 4}',
+                model="m-1-served",
+                usage_details={"input": 1200, "output": 80, "total": 1280},
+                cost_details={"input": 0.0024, "output": 0.00064, "total": 0.0024 + 0.00064},
+            )
+        if outcome == "unusable":
+            sdk.update(level="WARNING", status_message="the reply is not a valid verdict: no JSON object")
+    tracing.collector.take(trace_id)
+    lean, reference = spans
+    assert lean.name == reference.name == prompt.name
+    assert lean.context.trace_id == reference.context.trace_id
+    assert dict(lean.attributes or {}) == dict(reference.attributes or {})
+    assert "langfuse.observation.prompt.name" in dict(lean.attributes or {})  # the served version, linked
+    assert dict(lean.attributes or {})["langfuse.environment"] == "ci"
