@@ -16,7 +16,9 @@ items in flight. Three sides run in this one process, `--repeat` rounds, the ord
   on, as a user runs it: every item is new, so each verdict is a miss and a write);
 - export: the same with LANGFUSE_* pointing at the Langfuse stand-in (tests/standin/langfuse_server.py,
   its own process): the agent's and the judge's spans exported, scores delivered, then everything
-  `run_suite()` does after the run.
+  `run_suite()` does after the run. The stand-in keeps connections alive, as Langfuse does
+  (`--langfuse-http10`: one request per connection, the stand-in's default for its fault tests, where
+  every span batch and score batch opens a new connection).
 
 CPU is this process's `time.process_time()` around each side (the servers' CPU is not counted); the
 figure is (CPU of a side - CPU of the bare side of the same round) / items, median over rounds. Peak
@@ -334,7 +336,8 @@ def report(args: argparse.Namespace, samples: dict[str, list[Sample]], alone: di
     ideal = math.ceil(n / args.concurrency) * 2 * latency
     print(
         f"judges: {n} items x (1 agent + 1 judge chat call, {args.latency_ms:g} ms each) at concurrency "
-        f"{args.concurrency}, {args.repeat} round(s), order rotated; ideal wall {ideal:.2f} s"
+        f"{args.concurrency}, {args.repeat} round(s), order rotated; ideal wall {ideal:.2f} s; the Langfuse "
+        f"stand-in {'one request per connection' if args.langfuse_http10 else 'keeps connections alive'}"
     )
     for name, runs in samples.items():
         cpu = statistics.median(s.cpu for s in runs) / n * 1000
@@ -371,6 +374,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=50, help="items per side before measuring")
     parser.add_argument("--no-rss", action="store_true", help="skip the fresh-process RSS runs")
+    parser.add_argument(
+        "--langfuse-http10",
+        action="store_true",
+        help="the Langfuse stand-in answers one request per connection (its default for fault tests) "
+        "instead of over keep-alive connections, as Langfuse does",
+    )
     parser.add_argument("--profile", choices=("bare", "embedded", "export"), help="then profile this side")
     parser.add_argument("--top", type=int, default=40, help="profile entries printed")
     parser.add_argument("--profile-out", type=Path, help="also save the profile there (pstats)")
@@ -380,7 +389,7 @@ def main() -> None:
     profiles = ThreadProfiles() if args.profile else None
     public_key, secret_key = f"pk-lf-{uuid.uuid4().hex}", f"sk-lf-{uuid.uuid4().hex}"
     chat, chat_url = start_standin(args.latency_ms / 1000)
-    langfuse = Server.start(_serve_langfuse, public_key, secret_key)
+    langfuse = Server.start(_serve_langfuse, public_key, secret_key, not args.langfuse_http10)
     judge_env = {"EVALUATOR_JUDGE_BASE_URL": chat_url, "EVALUATOR_JUDGE_API_KEY": "k"}
     os.environ.update(judge_env)
     env = {

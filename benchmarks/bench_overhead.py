@@ -101,11 +101,13 @@ def _serve_openai(latency: float, conn: Connection) -> None:
     server.serve_forever()
 
 
-def _serve_langfuse(public_key: str, secret_key: str, conn: Connection) -> None:
-    """The loopback Langfuse stand-in (tests/standin) with one key pair; answers `spans` with a count."""
+def _serve_langfuse(public_key: str, secret_key: str, keep_alive: bool, conn: Connection) -> None:
+    """The loopback Langfuse stand-in (tests/standin) with one key pair; answers `spans` with a count.
+    `keep_alive`: over HTTP/1.1 keep-alive connections, as Langfuse serves (else one request per
+    connection, the stand-in's default for its fault tests)."""
     from tests.standin.langfuse_server import LangfuseStandIn
 
-    standin = LangfuseStandIn(public_key=public_key, secret_key=secret_key).start()
+    standin = LangfuseStandIn(public_key=public_key, secret_key=secret_key, keep_alive=keep_alive).start()
     conn.send(standin.base_url)
     while (command := conn.recv()) != "stop":
         if command == "spans":
@@ -500,7 +502,7 @@ def main() -> None:
     for name in [n for n in os.environ if n.startswith(("LANGFUSE_", "OPENAI_"))]:
         del os.environ[name]  # the embedded side must be embedded
     chat = Server.start(_serve_openai, args.latency)
-    langfuse = Server.start(_serve_langfuse, public_key, secret_key)
+    langfuse = Server.start(_serve_langfuse, public_key, secret_key, False)
     env = {
         "LANGFUSE_PUBLIC_KEY": public_key,
         "LANGFUSE_SECRET_KEY": secret_key,

@@ -211,8 +211,13 @@ class LangfuseStandIn:
         public_key: str | None = None,
         secret_key: str | None = None,
         contract: ResponseContract | None = None,
+        keep_alive: bool = False,
     ) -> None:
+        """`keep_alive`: answer over HTTP/1.1 keep-alive connections, as Langfuse does (benchmarks, which
+        would otherwise measure a new connection per request). Off by default: one request per
+        connection, so that `go_down()` leaves no connection open."""
         self.public_key = public_key or f"pk-lf-{uuid.uuid4().hex}"
+        self._handler = _KeepAliveRequestHandler if keep_alive else _RequestHandler
         self.secret_key = secret_key or f"sk-lf-{uuid.uuid4().hex}"
         self.contract = contract or load_contract()
         # Plain switches: assign at any time.
@@ -278,7 +283,7 @@ class LangfuseStandIn:
         return keys
 
     def _listen(self, port: int) -> None:
-        server = _Server(("127.0.0.1", port), _RequestHandler)
+        server = _Server(("127.0.0.1", port), self._handler)
         server.standin = self
         self._server = server
         self._port = server.server_address[1]
@@ -1360,3 +1365,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(payload)
+
+
+class _KeepAliveRequestHandler(_RequestHandler):
+    protocol_version = "HTTP/1.1"
