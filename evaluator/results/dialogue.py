@@ -129,7 +129,7 @@ def score_type(key: str) -> Literal["BOOLEAN", "NUMERIC"]:
 def turn_scores(figures: dm.TurnFigures) -> Sequence[tuple[str, float, str]]:
     """(name, value, comment) of each `turn_<key>` a turn measured."""
     return [
-        (f"turn_{key}", value, str(figures.figure(key).details().get("reason") or ""))
+        (f"turn_{key}", value, str(figure.reason or ""))
         for key in dm.TURN_KEYS
-        if (value := figures.figure(key).value) is not None
+        if (value := (figure := figures.figure(key)).value) is not None
     ]

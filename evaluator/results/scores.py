@@ -43,6 +43,37 @@ class Score:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     session_id: str | None = None  # a session score: its subject is this session, not the trace
 
+    @classmethod
+    def built(
+        cls,
+        *,
+        id: str,
+        trace_id: str,
+        name: str,
+        value: float | str,
+        data_type: DataType,
+        comment: str | None,
+        timestamp: str,
+        metadata: Mapping[str, Any],
+        session_id: str | None = None,
+    ) -> Score:
+        """The score of these values, as the constructor gives it, for the values `scores_for` made
+        itself: its fields set straight, not one by one through `object.__setattr__` (a frozen
+        dataclass's `__init__`), a third of the cost, for the many scores a run records."""
+        score = object.__new__(cls)
+        score.__dict__.update(
+            id=id,
+            trace_id=trace_id,
+            name=name,
+            value=value,
+            data_type=data_type,
+            comment=comment,
+            timestamp=timestamp,
+            metadata=metadata,
+            session_id=session_id,
+        )
+        return score
+
     @property
     def observation_id(self) -> str | None:
         """An observation-level score's observation (kept in its metadata, so the store and `sync`
@@ -122,7 +153,7 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
         elif in_session and isinstance(agent := own.get("agent"), str):  # one per agent of the session
             subject = f"{session}/agent/{agent}"
         scores.append(
-            Score(
+            Score.built(
                 id=ids[subject].of(value.name) if subject in ids else score_id(run_id, subject, value.name),
                 trace_id=result.trace_id,
                 name=value.name,
@@ -130,7 +161,7 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
                 data_type=types[value.name],
                 comment=value.comment,
                 timestamp=result.finished_at,
-                metadata={**metadata, **own},
+                metadata={**metadata, **own} if own else metadata,  # shared: the store encodes it once
                 session_id=session if in_session else None,
             )
         )
@@ -152,9 +183,10 @@ def _turn_scores(result: ScenarioResult, *, run_id: str, metadata: Mapping[str, 
             continue
         trace = turn.result.trace_id
         ids = _ScoreIds(run_id, trace)  # the hash of (run, trace) once per turn, not per score
+        shared = {**metadata, "turn": turn.turn}  # the turn's scores share one (the store writes it once)
         for name, value, comment in turn_scores(turn.figures):
             scores.append(
-                Score(
+                Score.built(
                     id=ids.of(name),
                     trace_id=trace,
                     name=name,
@@ -162,7 +194,7 @@ def _turn_scores(result: ScenarioResult, *, run_id: str, metadata: Mapping[str, 
                     data_type=score_type(name.removeprefix("turn_")),
                     comment=comment or None,
                     timestamp=result.finished_at,
-                    metadata={**metadata, "turn": turn.turn},
+                    metadata=shared,
                 )
             )
     return scores

@@ -27,7 +27,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, Literal
 
 from evaluator._time import utc_now
@@ -232,11 +232,19 @@ def _text(value: Any) -> str:
 
 @dataclass(kw_only=True)
 class TurnRan:
-    """A turn that came back: its recorded form, its trace and what it reported."""
+    """A turn that came back: its recorded form, what it reported, and what its tools returned, as
+    text (None: it ran no tool, or has no trace). `of` takes them from its trace, so that the trace
+    (all its observations) is let go of once the turn is evaluated, not kept until the dialogue ends."""
 
     done: Finished
-    trace: Trace | None
     state: dict[str, Any]
+    tool_outputs: tuple[str, ...] | None = None
+
+    @classmethod
+    def of(cls, done: Finished, trace: Trace | None, state: dict[str, Any]) -> TurnRan:
+        tools = trace.tools if trace is not None else ()
+        said = tuple(_said(tool.output) for tool in tools) if tools else None
+        return cls(done=done, state=state, tool_outputs=said)
 
 
 class _Dialogue:
@@ -282,7 +290,7 @@ class _Dialogue:
         with self._lock:
             if self.ended:
                 return
-            self.ran[index] = TurnRan(done=done, trace=trace, state=state)
+            self.ran[index] = TurnRan.of(done, trace, state)
             if judge is not None:
                 self._judging.add(index)
         if judge is not None and trace is not None:
@@ -357,14 +365,13 @@ def _turns_scored(
             break
         predicted, found = predicted_state(got.state)
         warnings += [f"turn {index}: {warning}" for warning in found]
-        tools = got.trace.tools if got.trace is not None else ()
         indexes.append(index)
         turns.append(
             dm.Turn(
                 expected=expected_state(turn.expected),
                 predicted=predicted,
                 reply=_text(got.done.result.output) if got.done.result.output is not None else "",
-                tool_outputs=tuple(_said(t.output) for t in tools) if tools else None,
+                tool_outputs=got.tool_outputs,
                 correctness=_crag_turn(got.done.result),
                 quality=_quality(got.done.result),
             )
@@ -462,10 +469,17 @@ def dialogue_finished(
         finished_at=utc_now(),
         observation_count=sum(r.observation_count for r in results),
         warnings=tuple(dict.fromkeys([w for r in results for w in r.warnings] + warnings)),
-        metrics=with_dialogues(metrics),
+        metrics=_with_dialogues(metrics),
         dialogue=dialogue,
     )
     return _with_spans(result, [got.done for got in ran.values()], session)
+
+
+@lru_cache(maxsize=4)
+def _with_dialogues(metrics: MetricSet) -> MetricSet:
+    """The run's metrics with the dialogue metric (`with_dialogues`), one set for all its dialogues
+    (a set of its own for each cost 36 µs, and some 50 objects the collector walks until the run ends)."""
+    return with_dialogues(metrics)
 
 
 def _judge_status(ran: Mapping[int, TurnRan]) -> JudgeStatus:

@@ -95,5 +95,5 @@ def recorded_dialogue(
             detail=recorded.detail,
         )
         state = read_state(recorded.trace, None, settings.state_keys)
-        ran[index] = TurnRan(done=Finished(result, ()), trace=recorded.trace, state=state)
+        ran[index] = TurnRan.of(Finished(result, ()), recorded.trace, state)
     return dialogue_finished(item, ran, session, settings, metrics).result

@@ -38,6 +38,7 @@ from evaluator.results import (
     run_to_json,
     with_dialogues,
 )
+from evaluator.run._gc import collector_tuned_for_run
 from evaluator.run._session import Session, check_langfuse
 from evaluator.run._signals import StopSignals
 from evaluator.run.judging import JudgePlan
@@ -156,7 +157,12 @@ def run_suite(
 
     said = _stopping(cfg, connected=connection is not None, over=over, on_notice=on_notice)
     last_words = _exiting_at_once(cfg, connected=connection is not None)
-    with StopSignals(on_first=said, last_words=last_words) as stop:  # a second signal exits at once
+    # The collector stays tuned (run._gc) until the results are written too: their documents allocate
+    # as much again, and a full collection once the pipeline let go would walk all it had frozen.
+    with (
+        StopSignals(on_first=said, last_words=last_words) as stop,  # a second signal exits at once
+        collector_tuned_for_run(),
+    ):
         session.start()
         try:
             with tracing.process_default():

@@ -281,6 +281,7 @@ class Store:
         """Finished scenarios with their scores and captured spans, in one transaction. Recording again
         replaces a result; a score whose value or comment changed is marked unsent again, so Langfuse
         gets the new one. Spans are kept only for a destination (embedded traces never leave)."""
+        encoded = _Encoded()  # scores that share a metadata object (a turn's, say) share its JSON
         with self._transaction() as db:
             if destination is not None:
                 _insert(
@@ -345,7 +346,7 @@ class Store:
                         s.value,
                         s.data_type,
                         s.comment,
-                        json.dumps(s.metadata, default=str),
+                        encoded(s.metadata),
                         s.timestamp,
                         destination,
                         s.session_id,
@@ -613,6 +614,20 @@ def _add_column(db: sqlite3.Connection, table: str, column: str) -> None:
         except sqlite3.OperationalError as exc:  # another process added it meanwhile
             if "duplicate column" not in str(exc):
                 raise
+
+
+class _Encoded:
+    """`json.dumps(metadata, default=str)`, once per metadata object: the objects are alive (the
+    scores being recorded hold them) and not changed while recorded, so an object's id names it."""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, str] = {}
+
+    def __call__(self, metadata: Mapping[str, Any]) -> str:
+        text = self._texts.get(id(metadata))
+        if text is None:
+            text = self._texts[id(metadata)] = json.dumps(metadata, default=str)
+        return text
 
 
 def _insert(db: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]], tail: str = "") -> None:

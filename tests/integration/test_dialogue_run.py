@@ -5,6 +5,7 @@ LangGraph target keeps its memory in a checkpointer keyed by the session id."""
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,9 @@ import pytest
 
 from evaluator.results import scores_for
 from evaluator.run import SuiteOptions, run_suite
+from evaluator.run._gc import YOUNG_THRESHOLD
 from evaluator.scenarios import Scenario
+from evaluator.storage import Store
 from tests.integration import dialogue_targets
 
 CONFIG = """\
@@ -270,3 +273,35 @@ def test_the_run_summary_gives_the_dialogue_figures_without_any_judge(
     said = " ".join(text.split())  # the console wraps long lines
     assert "dialogues: 1 dialogues, 1 turns, task completion not measured, JGA not measured" in said
     assert "Never reported: action, acts, domain, intent, slots: put them in the metadata" in said
+
+
+def test_the_results_are_stored_while_the_collector_is_still_tuned_for_the_run(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's end (its result documents, totals and provenance) is written before the collector is
+    restored (run._gc): a full collection there would walk everything the run had frozen (1 s at
+    1,000 dialogues of 8 turns). Pinned by what the collector's settings are inside `finish_run`."""
+    thresholds = gc.get_threshold()
+    gc.unfreeze()
+    gc.set_threshold(700, 10, 10)
+    seen: list[tuple[int, int]] = []
+    finish_run = Store.finish_run
+
+    def spying(self: Store, *args: Any, **kwargs: Any) -> None:
+        seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
+        finish_run(self, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "finish_run", spying)
+    try:
+        suite = run_suite(
+            scenarios=[_dialogue("plain-booking", "plain", BOOKING)],
+            targets={"plain": dialogue_targets.plain},
+        )
+        after = gc.get_threshold()[0], gc.get_freeze_count()
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+    assert suite.results[0].status != "error"
+    [(young, frozen)] = seen
+    assert young == YOUNG_THRESHOLD and frozen > 1000
+    assert after == (700, 0)  # restored once the run is over

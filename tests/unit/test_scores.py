@@ -1,10 +1,19 @@
 """Scores: contract names and types, deterministic ids, nothing for what was not evaluated."""
 
+import dataclasses
 import uuid
 
 import pytest
 
-from evaluator.results import JudgeStatus, ScenarioResult, error_result, evaluate, score_id, scores_for
+from evaluator.results import (
+    JudgeStatus,
+    ScenarioResult,
+    Score,
+    error_result,
+    evaluate,
+    score_id,
+    scores_for,
+)
 from tests.builders import scenario, trace_of
 
 SKIPPED = JudgeStatus(status="skipped", reason="test")
@@ -95,3 +104,23 @@ def test_an_evaluator_error_yields_no_score() -> None:
     assert result.evaluator_error.type == "KeyError"
     assert "KeyError: 'observations'" in result.evaluator_error.traceback
     assert scores_for(result, run_id="run-1") == []
+
+
+def test_a_score_built_from_checked_values_is_the_score_the_constructor_gives() -> None:
+    # Score.built skips the frozen dataclass's __init__ (scores_for's hot path): same fields, equal,
+    # same repr, still frozen
+    values = {
+        "id": "i",
+        "trace_id": "t",
+        "name": "turn_jga",
+        "value": 1.0,
+        "data_type": "BOOLEAN",
+        "comment": None,
+        "timestamp": "2026-11-22T10:00:01Z",
+        "metadata": {"run_id": "r", "turn": 2},
+    }
+    built, made = Score.built(**values), Score(**values)  # type: ignore[arg-type]
+    assert built == made and repr(built) == repr(made) and vars(built) == vars(made)
+    assert built.session_id is None and built.observation_id is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.value = 0.0  # type: ignore[misc]

@@ -294,3 +294,20 @@ def test_closing_closes_even_when_the_kept_verdicts_cannot_be_written(tmp_path: 
         holder.close()
     with pytest.raises(sqlite3.ProgrammingError):  # closed
         store._db.execute("SELECT 1")
+
+
+def test_scores_sharing_one_metadata_object_each_store_its_json() -> None:
+    # The store encodes a metadata object once per record (a dialogue turn's scores share one); each
+    # score still stores that object's JSON, and a score with its own metadata stores its own.
+    store = Store(None)
+    result = _result(["a"])
+    shared = {"scenario_id": "s1", "run_id": "r", "turn": 3}
+    base = scores_for(result, run_id="r")[0]
+    scores = [
+        replace(base, id="1", metadata=shared),
+        replace(base, id="2", metadata=shared),
+        replace(base, id="3", metadata={"scenario_id": "s1", "run_id": "r", "turn": 4}),
+    ]
+    store.record("r", result, scores, destination=DEST)
+    stored = {s.id: s.metadata for s in store.unsent_scores(DEST)}
+    assert stored == {"1": shared, "2": shared, "3": {"scenario_id": "s1", "run_id": "r", "turn": 4}}

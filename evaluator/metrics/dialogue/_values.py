@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 __all__ = [
@@ -37,8 +38,10 @@ Policy = Mapping[str, tuple[str, ...]]
 CragVerdict = Literal["correct", "miss", "hallucination"]
 
 
+@lru_cache(maxsize=16_384)
 def normalise_label(text: str) -> str:
-    """Case folded, whitespace trimmed, inner runs of whitespace one space."""
+    """Case folded, whitespace trimmed, inner runs of whitespace one space. Cached: a dialogue's turns
+    carry the same names and values turn after turn (the state accumulates), in both their states."""
     return " ".join(text.split()).casefold()
 
 
