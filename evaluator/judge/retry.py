@@ -81,15 +81,25 @@ class RetryPolicy:
     asleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # `acall`'s
 
     def call(self, request: Callable[[], T]) -> T:
-        """`request()` through the gate, retried per the policy; the last error when every try failed."""
+        """`request()` through the gate, retried per the policy; the last error when every try failed.
+
+        The first try is made directly and only a retryable failure goes on to tenacity, for the
+        tries left: almost every call needs no other, and tenacity's machinery cost more CPU per call
+        than the rest of a judgement's own work (benchmarks/bench_judges.py)."""
 
         def attempt() -> T:
             self.gate.wait()
             return request()
 
+        try:
+            return attempt()
+        except Exception as exc:
+            if not _retryable(exc) or self.max_attempts < 2:
+                raise
+            self.sleep(self._delay(exc, 1))
         retrying = Retrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait,
+            stop=stop_after_attempt(self.max_attempts - 1),
+            wait=self._wait_after_first,
             retry=retry_if_exception(_retryable),
             sleep=self.sleep,
             reraise=True,
@@ -104,9 +114,15 @@ class RetryPolicy:
             await self.gate.await_open(self.asleep)
             return await request()
 
+        try:
+            return await attempt()
+        except Exception as exc:
+            if not _retryable(exc) or self.max_attempts < 2:
+                raise
+            await self.asleep(self._delay(exc, 1))
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait,
+            stop=stop_after_attempt(self.max_attempts - 1),
+            wait=self._wait_after_first,
             retry=retry_if_exception(_retryable),
             sleep=self.asleep,
             reraise=True,
@@ -114,13 +130,20 @@ class RetryPolicy:
         result: T = await retrying(attempt)
         return result
 
-    def _wait(self, state: RetryCallState) -> float:
+    def _wait_after_first(self, state: RetryCallState) -> float:
+        """The wait after a failed try of tenacity's, which counts from the second try on."""
         exc = state.outcome.exception() if state.outcome is not None else None
-        backoff: float = self.base_delay * 2.0 ** (state.attempt_number - 1)
+        return self._delay(exc, state.attempt_number + 1)
+
+    def _delay(self, exc: BaseException | None, attempt_number: int) -> float:
+        """The wait after try `attempt_number` failed with `exc`: its Retry-After (capped), else the
+        exponential backoff with jitter; after a 429, the wait is put on the gate (every call waits
+        there, this one included) and this call waits no more than that."""
+        backoff: float = self.base_delay * 2.0 ** (attempt_number - 1)
         delay: float = min(self.max_delay, backoff * (0.5 + random.random() / 2))  # noqa: S311 - jitter only
         if isinstance(exc, JudgeUnavailableError) and exc.retry_after is not None:
             delay = min(self.max_delay, exc.retry_after)
         if isinstance(exc, JudgeUnavailableError) and exc.status == 429:
-            self.gate.hold(delay)  # every call waits at the gate, this one included
+            self.gate.hold(delay)
             return 0.0
         return delay
