@@ -101,9 +101,10 @@ class _Transport(httpx2.AsyncHTTPTransport):
     """httpx's transport over a pool whose connections check themselves cheaply (see the module)."""
 
     def __init__(self, *, verify: ssl.SSLContext | bool, trust_env: bool, limits: httpx2.Limits) -> None:
-        super().__init__(verify=verify, trust_env=trust_env, limits=limits)
+        context = httpx2.create_ssl_context(verify=verify, trust_env=trust_env)  # loaded once
+        super().__init__(verify=context, trust_env=trust_env, limits=limits)
         self._pool = httpcore2.AsyncConnectionPool(
-            ssl_context=httpx2.create_ssl_context(verify=verify, trust_env=trust_env),
+            ssl_context=context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

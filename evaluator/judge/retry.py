@@ -94,9 +94,12 @@ class RetryPolicy:
         try:
             return attempt()
         except Exception as exc:
-            if not _retryable(exc) or self.max_attempts < 2:
+            if not _retryable(exc):
                 raise
-            self.sleep(self._delay(exc, 1))
+            delay = self._delay(exc, 1)  # a 429 closes the gate for every call, even with no try left
+            if self.max_attempts < 2:
+                raise
+            self.sleep(delay)
         retrying = Retrying(
             stop=stop_after_attempt(self.max_attempts - 1),
             wait=self._wait_after_first,
@@ -117,9 +120,12 @@ class RetryPolicy:
         try:
             return await attempt()
         except Exception as exc:
-            if not _retryable(exc) or self.max_attempts < 2:
+            if not _retryable(exc):
                 raise
-            await self.asleep(self._delay(exc, 1))
+            delay = self._delay(exc, 1)
+            if self.max_attempts < 2:
+                raise
+            await self.asleep(delay)
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts - 1),
             wait=self._wait_after_first,

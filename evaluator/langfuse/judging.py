@@ -33,7 +33,7 @@ from typing import Any
 from langfuse import Langfuse
 from opentelemetry import trace as otel_trace
 from opentelemetry.context import Context
-from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, TraceFlags, Tracer
+from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Status, StatusCode, TraceFlags, Tracer
 from opentelemetry.util.types import AttributeValue
 
 from evaluator.judge import GenerationRecord, JudgementTrace, TokenUsage, UnrecordedJudgement
@@ -66,19 +66,22 @@ AS_ROOT = "langfuse.internal.as_root"
 _METADATA_VALUE_LIMIT = 200
 Prices = tuple[float | None, float | None]  # per million input tokens, per million output tokens
 Attributes = Mapping[str, AttributeValue]
+Mask = Callable[..., Any]  # the SDK's mask: called as mask(data=...)
+_MASK_FALLBACK = "<fully masked due to failed mask function>"  # the SDK's
 
 
 class _Generation:
-    def __init__(self, span: Span, prices: Prices) -> None:
+    def __init__(self, span: Span, prices: Prices, mask: Mask | None) -> None:
         self._span = span
         self._prices = prices
+        self._mask = mask
 
     def succeeded(self, *, output: str, usage: TokenUsage, model: str) -> None:
         usage_details = {"input": usage.input, "output": usage.output, "total": usage.total}
         cost = _cost(usage, self._prices)
         self._span.set_attributes(
             {
-                OBSERVATION_OUTPUT: output,
+                OBSERVATION_OUTPUT: _serialized(_masked(self._mask, output)),
                 OBSERVATION_MODEL: model,
                 OBSERVATION_USAGE_DETAILS: json.dumps(usage_details),
                 **({OBSERVATION_COST_DETAILS: json.dumps(cost)} if cost is not None else {}),
@@ -87,6 +90,7 @@ class _Generation:
 
     def failed(self, message: str) -> None:
         self._span.set_attributes({OBSERVATION_LEVEL: "ERROR", OBSERVATION_STATUS_MESSAGE: message})
+        self._span.set_status(Status(StatusCode.ERROR, description=message))  # as the SDK's level ERROR
 
     def unusable(self, reason: str) -> None:
         self._span.set_attributes(
@@ -95,6 +99,22 @@ class _Generation:
                 OBSERVATION_STATUS_MESSAGE: f"the reply is not a valid verdict: {reason}",
             }
         )
+
+
+def _masked(mask: Mask | None, data: Any) -> Any:
+    """`data` through the client's mask (`Langfuse(mask=...)`), as the SDK applies it to an input or
+    output; a mask that fails masks it all."""
+    if mask is None:
+        return data
+    try:
+        return mask(data=data)
+    except Exception:  # noqa: BLE001 - the SDK's own fallback for a failing mask
+        return _MASK_FALLBACK
+
+
+def _serialized(value: Any) -> str:
+    """An input or output as the SDK writes it: a string as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _cost(usage: TokenUsage, prices: Prices) -> dict[str, float] | None:
@@ -110,13 +130,23 @@ def _cost(usage: TokenUsage, prices: Prices) -> dict[str, float] | None:
 
 class _Judgement:
     def __init__(
-        self, tracer: Tracer, trace_id: str, prompt: Prompt, prices: Prices, attributes: Attributes
+        self,
+        *,
+        tracer: Tracer,
+        trace_id: str,
+        prompt: Prompt,
+        prices: Prices,
+        common: Attributes,
+        attributes: Attributes,
+        mask: Mask | None,
     ) -> None:
         self._tracer = tracer
+        self._common = common  # the client's, on each of its observations
         self._trace_id = trace_id
         self._prompt = prompt
         self._prices = prices
-        self._attributes = attributes
+        self._attributes = attributes  # the trace's: set after the span started (see `generation`)
+        self._mask = mask
 
     @property
     def trace_id(self) -> str | None:
@@ -131,10 +161,11 @@ class _Judgement:
         module docstring), current while the call runs (a span an instrumented HTTP client makes
         meanwhile belongs to this trace)."""
         link = self._prompt.link
+        sent = [{"role": m.role, "content": m.content} for m in messages]
         attributes: dict[str, AttributeValue] = {
-            **self._attributes,
+            **self._common,
             OBSERVATION_TYPE: "generation",
-            OBSERVATION_INPUT: json.dumps([{"role": m.role, "content": m.content} for m in messages]),
+            OBSERVATION_INPUT: _serialized(_masked(self._mask, sent)),
             OBSERVATION_MODEL: model,
             OBSERVATION_MODEL_PARAMETERS: json.dumps(dict(parameters)),
         }
@@ -142,8 +173,11 @@ class _Judgement:
             attributes[OBSERVATION_PROMPT_NAME] = link.name
             attributes[OBSERVATION_PROMPT_VERSION] = link.version
         span = self._tracer.start_span(name, context=_root_context(self._trace_id), attributes=attributes)
+        # The trace's attributes once the span has started: they win over any a caller's
+        # `propagate_attributes` put in the context (the SDK's processor writes those at the start).
+        span.set_attributes(self._attributes)
         with otel_trace.use_span(span, end_on_exit=True):  # an exception is recorded on it, as the SDK does
-            yield _Generation(span, self._prices)
+            yield _Generation(span, self._prices, self._mask)
 
 
 def _root_context(trace_id: str) -> Context:
@@ -168,6 +202,8 @@ class JudgeTracing:
     ) -> None:
         self._tracer = _sdk_tracer(tracing.client)
         self._common = _common_attributes(tracing.client)
+        mask = getattr(tracing.client, "_mask", None)  # the key's `Langfuse(mask=...)`, as the SDK applies it
+        self._mask: Mask | None = mask if callable(mask) else None
         self._collector = tracing.collector
         self._prices = prices
         self._on_trace = on_trace
@@ -189,11 +225,13 @@ class JudgeTracing:
             self._collector.open(trace_id)
         try:
             yield _Judgement(
-                self._tracer,
-                trace_id,
-                prompt,
-                self._prices,
-                {**self._common, **_trace_attributes(run_id, scenario_id, judge, prompt)},
+                tracer=self._tracer,
+                trace_id=trace_id,
+                prompt=prompt,
+                prices=self._prices,
+                common=self._common,
+                attributes=_trace_attributes(run_id, scenario_id, judge, prompt),
+                mask=self._mask,
             )
         finally:
             if self._on_trace is not None:
@@ -233,5 +271,9 @@ def _trace_attributes(run_id: str, scenario_id: str, judge: str, prompt: Prompt)
         TRACE_NAME: f"judge:{scenario_id}",
         TRACE_TAGS: [run_id, "judge", f"judge:{judge}"],
         TRACE_SESSION_ID: run_id,
-        **{f"{TRACE_METADATA}.{key}": value[:_METADATA_VALUE_LIMIT] for key, value in metadata.items()},
+        # Each value JSON-encoded, as SDK 5's propagate_attributes writes trace metadata.
+        **{
+            f"{TRACE_METADATA}.{key}": json.dumps(value[:_METADATA_VALUE_LIMIT], ensure_ascii=False)
+            for key, value in metadata.items()
+        },
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import pytest
@@ -105,3 +106,50 @@ def test_a_later_hold_is_never_shortened() -> None:
     gate.hold(10)
     gate.hold(2)
     assert gate.wait() == 10
+
+
+@pytest.mark.parametrize("attempts", [1, 2])
+def test_a_429_on_the_last_try_still_closes_the_gate_for_the_other_calls(attempts: int) -> None:
+    """With no try left (max_attempts 1, or the last of 2), the 429 is raised, and its wait is still
+    put on the gate: every other call backs off too."""
+    clock = FakeClock()
+    gate = RateGate(clock=clock.time, sleep=clock.sleep)
+    policy = RetryPolicy(max_attempts=attempts, gate=gate, sleep=lambda _: None)
+    errors = [JudgeUnavailableError("slow down", status=429, retry_after=7) for _ in range(attempts)]
+    calls, request = _failing(*errors)
+    with pytest.raises(JudgeUnavailableError):
+        policy.call(request)
+    assert len(calls) == attempts
+    assert gate.wait() == 7
+
+
+def test_the_awaited_call_has_the_same_tries_waits_and_gate() -> None:
+    clock = FakeClock()
+    gate = RateGate(clock=clock.time, sleep=clock.sleep)
+    waits: list[float] = []
+
+    async def asleep(seconds: float) -> None:
+        waits.append(seconds)
+        clock.now += seconds
+
+    policy = RetryPolicy(max_attempts=3, gate=gate, asleep=asleep, base_delay=1.0)
+    calls, request = _failing(
+        JudgeUnavailableError("down", status=503), JudgeUnavailableError("late", retry_after=4)
+    )
+
+    async def arequest() -> str:
+        return request()
+
+    assert asyncio.run(policy.acall(arequest)) == "ok"
+    assert len(calls) == 3
+    first, second = waits
+    assert 0.5 <= first <= 1.0 and second == 4  # backoff for try 1, then the Retry-After of try 2
+    one = RetryPolicy(max_attempts=1, gate=gate, asleep=asleep)
+    _, limited = _failing(JudgeUnavailableError("slow down", status=429, retry_after=9))
+
+    async def alimited() -> str:
+        return limited()
+
+    with pytest.raises(JudgeUnavailableError):
+        asyncio.run(one.acall(alimited))
+    assert gate.wait() == 9

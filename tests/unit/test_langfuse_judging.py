@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from langfuse import propagate_attributes
 from langfuse.api import Prompt_Chat
 from langfuse.model import ChatPromptClient
-from opentelemetry import trace as otel_trace
 from opentelemetry.sdk.trace import ReadableSpan
 
 from evaluator.judge import FakeJudgeModel, Judges, RetryPolicy, TokenUsage
@@ -122,15 +122,25 @@ def _served(prompt: Prompt) -> Prompt:
     return dataclasses.replace(prompt, link=ChatPromptClient(served))
 
 
-@pytest.mark.parametrize("outcome", ["succeeded", "unusable", "failed"])
+def _hide_questions(*, data: object) -> object:
+    """A team's `Langfuse(mask=...)`: hides the question in the messages."""
+    return json.loads(json.dumps(data).replace("q?", "[masked]"))
+
+
+@pytest.mark.parametrize(
+    ("outcome", "mask"),
+    [("succeeded", None), ("unusable", None), ("failed", None), ("succeeded", _hide_questions)],
+)
 def test_a_generation_has_the_attributes_the_sdks_own_path_writes(
-    tracing: Tracing, monkeypatch: pytest.MonkeyPatch, outcome: str
+    tracing: Tracing, monkeypatch: pytest.MonkeyPatch, outcome: str, mask: object
 ) -> None:
     """The generation is written straight onto the SDK's tracer (a fraction of the SDK path's CPU): its
-    attributes are those `start_as_current_observation(as_type="generation", trace_context=...)` and
-    `update()` write for the same call, environment and release included (the span ids aside)."""
+    attributes and status are those `start_as_current_observation(as_type="generation",
+    trace_context=...)` and `update()` write for the same call, inside `propagate_attributes` with the
+    judge trace's attributes: environment, release and the client's mask included (span ids aside)."""
     monkeypatch.setattr(tracing.client, "_environment", "ci")
     monkeypatch.setattr(tracing.client, "_release", "v9")
+    monkeypatch.setattr(tracing.client, "_mask", mask)
     spans: list[ReadableSpan] = []
     original = tracing.collector.on_end
 
@@ -159,26 +169,28 @@ def test_a_generation_has_the_attributes_the_sdks_own_path_writes(
             ours.unusable("no JSON object")
     assert trace_id is not None
     tracing.collector.open(trace_id)
-    with tracing.client.start_as_current_observation(
-        name=prompt.name,
-        as_type="generation",
-        input=[m.model_dump() for m in messages],
-        model="m-1",
-        model_parameters=dict(parameters),
-        prompt=prompt.link,
-        trace_context={"trace_id": trace_id},
-    ) as sdk:
-        otel_trace.get_current_span().set_attributes(
-            {
-                "langfuse.trace.name": "judge:s-1",
-                "langfuse.trace.tags": ["run-x", "judge", "judge:quality"],
-                "session.id": "run-x",
-                "langfuse.trace.metadata.scenario_id": "s-1",
-                "langfuse.trace.metadata.run_id": "run-x",
-                "langfuse.trace.metadata.judge": "quality",
-                "langfuse.trace.metadata.judge_prompt": f"{prompt.name}@v{prompt.version}",
-            }
-        )
+    with (
+        propagate_attributes(
+            trace_name="judge:s-1",
+            session_id="run-x",
+            tags=["run-x", "judge", "judge:quality"],
+            metadata={
+                "scenario_id": "s-1",
+                "run_id": "run-x",
+                "judge": "quality",
+                "judge_prompt": f"{prompt.name}@v{prompt.version}",
+            },
+        ),
+        tracing.client.start_as_current_observation(
+            name=prompt.name,
+            as_type="generation",
+            input=[m.model_dump() for m in messages],
+            model="m-1",
+            model_parameters=dict(parameters),
+            prompt=prompt.link,
+            trace_context={"trace_id": trace_id},
+        ) as sdk,
+    ):
         if outcome == "failed":
             sdk.update(level="ERROR", status_message="the judge endpoint is unreachable")
         else:
@@ -195,5 +207,39 @@ def test_a_generation_has_the_attributes_the_sdks_own_path_writes(
     assert lean.name == reference.name == prompt.name
     assert lean.context.trace_id == reference.context.trace_id
     assert dict(lean.attributes or {}) == dict(reference.attributes or {})
-    assert "langfuse.observation.prompt.name" in dict(lean.attributes or {})  # the served version, linked
-    assert dict(lean.attributes or {})["langfuse.environment"] == "ci"
+    assert (lean.status.status_code, lean.status.description) == (
+        reference.status.status_code,
+        reference.status.description,
+    )
+    attributes = dict(lean.attributes or {})
+    assert "langfuse.observation.prompt.name" in attributes  # the served version, linked
+    assert attributes["langfuse.environment"] == "ci"
+    assert ("[masked]" in str(attributes["langfuse.observation.input"])) is (mask is not None)
+
+
+def test_the_judge_trace_keeps_its_own_attributes_inside_a_callers_propagated_ones(tracing: Tracing) -> None:
+    """Judged inside a team's `propagate_attributes` (another trace name, session and tags), the judge's
+    generation still names its own trace, session and tags."""
+    spans: list[ReadableSpan] = []
+    original = tracing.collector.on_end
+
+    def keep(span: ReadableSpan) -> None:
+        spans.append(span)
+        original(span)
+
+    tracing.collector.on_end = keep  # type: ignore[method-assign]
+    prompt = PromptLibrary(PROMPTS).get("evaluation/quality")
+    judge_tracing = JudgeTracing(tracing, on_trace=lambda _: None)
+    with (
+        propagate_attributes(trace_name="theirs", session_id="their-session", tags=["theirs"]),
+        judge_tracing.judgement(
+            run_id="run-x", scenario_id="s-1", judge="quality", prompt=prompt
+        ) as judgement,
+        judgement.generation(name=prompt.name, messages=prompt.messages, model="m", parameters={}),
+    ):
+        pass
+    [span] = spans
+    attributes = dict(span.attributes or {})
+    assert attributes["langfuse.trace.name"] == "judge:s-1"
+    assert attributes["session.id"] == "run-x"
+    assert list(attributes["langfuse.trace.tags"]) == ["run-x", "judge", "judge:quality"]
