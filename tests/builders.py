@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from langfuse.api import Prompt_Chat
+from langfuse.model import ChatPromptClient
+
+from evaluator.prompts import Prompt
 from evaluator.scenarios import Expectation, Expected, Scenario, TrajectorySpec
 from evaluator.trace import Observation, Trace, build_trace
 
@@ -73,3 +78,21 @@ def expected(
 def scenario(**fields: Any) -> Scenario:
     base: dict[str, Any] = {"id": "s1", "target": "demo", "input": "question?"}
     return Scenario.model_validate({**base, **fields})
+
+
+def served(prompt: Prompt) -> Prompt:
+    """The prompt as if Langfuse served it: with the prompt client its generations link to."""
+    client = ChatPromptClient(
+        Prompt_Chat.model_validate(
+            {
+                "name": prompt.name,
+                "version": prompt.version,
+                "prompt": [{"role": m.role, "content": m.content} for m in prompt.messages],
+                "config": dict(prompt.config),
+                "labels": list(prompt.labels),
+                "tags": [],
+                "type": "chat",
+            }
+        )
+    )
+    return dataclasses.replace(prompt, link=client)

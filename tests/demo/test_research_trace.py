@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-
-from langfuse.api import Prompt_Chat
-from langfuse.model import ChatPromptClient
 
 from evaluator.errors import PromptError
 from evaluator.prompts import Prompt
 from evaluator.run import PromptResolver
+from tests.builders import served
 from tests.demo.tracing import PROMPTS, TracedRun, traced_run
 
 PDF_QUESTION = "What is the state of the art in text-to-SQL on the Spider benchmark?"
@@ -90,19 +87,7 @@ class _ServedResolver(PromptResolver):
     """Hands out prompts as if Langfuse served them: with a prompt client to link generations to."""
 
     def get(self, name: str) -> Prompt:
-        prompt = super().get(name)
-        served = Prompt_Chat.model_validate(
-            {
-                "name": prompt.name,
-                "version": prompt.version,
-                "prompt": [{"role": m.role, "content": m.content} for m in prompt.messages],
-                "config": dict(prompt.config),
-                "labels": list(prompt.labels),
-                "tags": [],
-                "type": "chat",
-            }
-        )
-        return dataclasses.replace(prompt, link=ChatPromptClient(served))
+        return served(super().get(name))
 
 
 def test_generations_link_to_the_prompt_version_that_langfuse_served() -> None:

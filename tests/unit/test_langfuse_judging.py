@@ -3,22 +3,19 @@ sent): one GENERATION per model call, with model, usage, cost, and a WARNING on 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from langfuse import propagate_attributes
-from langfuse.api import Prompt_Chat
-from langfuse.model import ChatPromptClient
 from opentelemetry.sdk.trace import ReadableSpan
 
 from evaluator.judge import FakeJudgeModel, Judges, RetryPolicy, TokenUsage
 from evaluator.langfuse import JudgeTracing, Tracing
-from evaluator.prompts import Prompt, PromptLibrary
+from evaluator.prompts import PromptLibrary
 from evaluator.trace import Trace
-from tests.builders import TraceBuilder, scenario
+from tests.builders import TraceBuilder, scenario, served
 
 PROMPTS = Path(__file__).resolve().parents[2] / "prompts"
 CORRECT = '{"verdict": "CORRECT", "reason": "same"}'
@@ -106,22 +103,6 @@ def test_embedded_and_not_captured_a_judgement_makes_no_spans_and_keeps_its_trac
     assert spans == []
 
 
-def _served(prompt: Prompt) -> Prompt:
-    """The prompt as if Langfuse served it: with the prompt client generations link to."""
-    served = Prompt_Chat.model_validate(
-        {
-            "name": prompt.name,
-            "version": prompt.version,
-            "prompt": [{"role": m.role, "content": m.content} for m in prompt.messages],
-            "config": dict(prompt.config),
-            "labels": list(prompt.labels),
-            "tags": [],
-            "type": "chat",
-        }
-    )
-    return dataclasses.replace(prompt, link=ChatPromptClient(served))
-
-
 def _hide_questions(*, data: object) -> object:
     """A team's `Langfuse(mask=...)`: hides the question in the messages."""
     return json.loads(json.dumps(data).replace("q?", "[masked]"))
@@ -149,7 +130,7 @@ def test_a_generation_has_the_attributes_the_sdks_own_path_writes(
         original(span)
 
     monkeypatch.setattr(tracing.collector, "on_end", keep)
-    prompt = _served(PromptLibrary(PROMPTS).get("evaluation/quality"))
+    prompt = served(PromptLibrary(PROMPTS).get("evaluation/quality"))
     messages = prompt.compile_messages(input="q?", answer="a", criteria="c", sources="s", sources_note="n")
     parameters = {"temperature": 0.0, "max_tokens": 600}
     usage, prices = TokenUsage(input=1200, output=80), (2.0, 8.0)
