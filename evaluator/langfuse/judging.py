@@ -113,8 +113,9 @@ def _masked(mask: Mask | None, data: Any) -> Any:
 
 
 def _serialized(value: Any) -> str:
-    """An input or output as the SDK writes it: a string as it is, anything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value)
+    """An input or output as the SDK writes it: a string as it is, anything else as JSON (what a mask
+    may return that JSON does not know, as its text)."""
+    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _cost(usage: TokenUsage, prices: Prices) -> dict[str, float] | None:
