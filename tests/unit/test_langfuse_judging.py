@@ -28,6 +28,21 @@ def tracing() -> Iterator[Tracing]:
     tracing.shutdown()
 
 
+@pytest.fixture
+def ended(tracing: Tracing, monkeypatch: pytest.MonkeyPatch) -> list[ReadableSpan]:
+    """Every span that ends through the capture during the test, in order (the capture's own
+    `on_end` still runs; it is restored after the test)."""
+    spans: list[ReadableSpan] = []
+    original = tracing.collector.on_end
+
+    def keep(span: ReadableSpan) -> None:
+        spans.append(span)
+        original(span)
+
+    monkeypatch.setattr(tracing.collector, "on_end", keep)
+    return spans
+
+
 def _judge(tracing: Tracing, replies: list[str]) -> tuple[list[Trace], dict[str, object]]:
     captured: list[Trace] = []
     judges = Judges(
@@ -50,18 +65,12 @@ def test_a_judgement_is_its_own_trace_with_one_generation_per_call(tracing: Trac
     assert detail["calls"] == 2 and detail["status"] == "scored"
 
 
-def test_generations_carry_model_usage_cost_and_the_unusable_reply(tracing: Tracing) -> None:
-    spans: list[object] = []
-    original = tracing.collector.on_end
-
-    def keep(span: object) -> None:
-        spans.append(span)
-        original(span)  # type: ignore[arg-type]
-
-    tracing.collector.on_end = keep  # type: ignore[method-assign]
+def test_generations_carry_model_usage_cost_and_the_unusable_reply(
+    tracing: Tracing, ended: list[ReadableSpan]
+) -> None:
     _judge(tracing, ["not json", CORRECT])
-    first, second = sorted(spans, key=lambda s: s.start_time)  # type: ignore[attr-defined]
-    attributes = dict(first.attributes)  # type: ignore[attr-defined]
+    first, second = sorted(ended, key=lambda s: s.start_time or 0)
+    attributes = dict(first.attributes or {})
     assert attributes["langfuse.observation.type"] == "generation"
     assert attributes["langfuse.observation.model.name"] == "gpt-4o-mini"
     assert json.loads(attributes["langfuse.observation.usage_details"]) == {
@@ -73,22 +82,14 @@ def test_generations_carry_model_usage_cost_and_the_unusable_reply(tracing: Trac
     assert cost == pytest.approx({"input": 0.002, "output": 0.0008, "total": 0.0028})
     assert attributes["langfuse.observation.level"] == "WARNING"
     assert "not a valid verdict" in attributes["langfuse.observation.status_message"]
-    assert "langfuse.observation.level" not in dict(second.attributes)  # type: ignore[attr-defined]
+    assert "langfuse.observation.level" not in dict(second.attributes or {})
     assert "langfuse.observation.prompt.name" not in attributes  # a local file is never linked
 
 
 def test_embedded_and_not_captured_a_judgement_makes_no_spans_and_keeps_its_trace_id(
-    tracing: Tracing,
+    tracing: Tracing, ended: list[ReadableSpan]
 ) -> None:
     """Nobody would ever see them (never sent, not captured): they are not made."""
-    spans: list[object] = []
-    original = tracing.collector.on_end
-
-    def keep(span: object) -> None:
-        spans.append(span)
-        original(span)  # type: ignore[arg-type]
-
-    tracing.collector.on_end = keep  # type: ignore[method-assign]
     judges = Judges(
         model=FakeJudgeModel(["not json", CORRECT]),
         prompts=PromptLibrary(PROMPTS),
@@ -100,7 +101,7 @@ def test_embedded_and_not_captured_a_judgement_makes_no_spans_and_keeps_its_trac
     detail = outcome.detail["correctness"]
     assert detail["status"] == "scored" and detail["calls"] == 2
     assert detail["trace_id"] == JudgeTracing.trace_id_for("run-x", "s-7", "correctness")
-    assert spans == []
+    assert ended == []
 
 
 def _hide_questions(*, data: object) -> object:
@@ -113,7 +114,7 @@ def _hide_questions(*, data: object) -> object:
     [("succeeded", None), ("unusable", None), ("failed", None), ("succeeded", _hide_questions)],
 )
 def test_a_generation_has_the_attributes_the_sdks_own_path_writes(
-    tracing: Tracing, monkeypatch: pytest.MonkeyPatch, outcome: str, mask: object
+    tracing: Tracing, ended: list[ReadableSpan], monkeypatch: pytest.MonkeyPatch, outcome: str, mask: object
 ) -> None:
     """The generation is written straight onto the SDK's tracer (a fraction of the SDK path's CPU): its
     attributes and status are those `start_as_current_observation(as_type="generation",
@@ -122,14 +123,6 @@ def test_a_generation_has_the_attributes_the_sdks_own_path_writes(
     monkeypatch.setattr(tracing.client, "_environment", "ci")
     monkeypatch.setattr(tracing.client, "_release", "v9")
     monkeypatch.setattr(tracing.client, "_mask", mask)
-    spans: list[ReadableSpan] = []
-    original = tracing.collector.on_end
-
-    def keep(span: ReadableSpan) -> None:
-        spans.append(span)
-        original(span)
-
-    monkeypatch.setattr(tracing.collector, "on_end", keep)
     prompt = served(PromptLibrary(PROMPTS).get("evaluation/quality"))
     messages = prompt.compile_messages(input="q?", answer="a", criteria="c", sources="s", sources_note="n")
     parameters = {"temperature": 0.0, "max_tokens": 600}
@@ -184,7 +177,7 @@ def test_a_generation_has_the_attributes_the_sdks_own_path_writes(
         if outcome == "unusable":
             sdk.update(level="WARNING", status_message="the reply is not a valid verdict: no JSON object")
     tracing.collector.take(trace_id)
-    lean, reference = spans
+    lean, reference = ended
     assert lean.name == reference.name == prompt.name
     assert lean.context.trace_id == reference.context.trace_id
     assert dict(lean.attributes or {}) == dict(reference.attributes or {})
@@ -198,17 +191,11 @@ def test_a_generation_has_the_attributes_the_sdks_own_path_writes(
     assert ("[masked]" in str(attributes["langfuse.observation.input"])) is (mask is not None)
 
 
-def test_the_judge_trace_keeps_its_own_attributes_inside_a_callers_propagated_ones(tracing: Tracing) -> None:
+def test_the_judge_trace_keeps_its_own_attributes_inside_a_callers_propagated_ones(
+    tracing: Tracing, ended: list[ReadableSpan]
+) -> None:
     """Judged inside a team's `propagate_attributes` (another trace name, session and tags), the judge's
     generation still names its own trace, session and tags."""
-    spans: list[ReadableSpan] = []
-    original = tracing.collector.on_end
-
-    def keep(span: ReadableSpan) -> None:
-        spans.append(span)
-        original(span)
-
-    tracing.collector.on_end = keep  # type: ignore[method-assign]
     prompt = PromptLibrary(PROMPTS).get("evaluation/quality")
     judge_tracing = JudgeTracing(tracing, on_trace=lambda _: None)
     with (
@@ -219,7 +206,7 @@ def test_the_judge_trace_keeps_its_own_attributes_inside_a_callers_propagated_on
         judgement.generation(name=prompt.name, messages=prompt.messages, model="m", parameters={}),
     ):
         pass
-    [span] = spans
+    [span] = ended
     attributes = dict(span.attributes or {})
     assert attributes["langfuse.trace.name"] == "judge:s-1"
     assert attributes["session.id"] == "run-x"
