@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
@@ -100,14 +100,7 @@ class RetryPolicy:
             if self.max_attempts < 2:
                 raise
             self.sleep(delay)
-        retrying = Retrying(
-            stop=stop_after_attempt(self.max_attempts - 1),
-            wait=self._wait_after_first,
-            retry=retry_if_exception(_retryable),
-            sleep=self.sleep,
-            reraise=True,
-        )
-        result: T = retrying(attempt)
+        result: T = Retrying(sleep=self.sleep, **self._after_first())(attempt)
         return result
 
     async def acall(self, request: Callable[[], Awaitable[T]]) -> T:
@@ -126,15 +119,17 @@ class RetryPolicy:
             if self.max_attempts < 2:
                 raise
             await self.asleep(delay)
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts - 1),
-            wait=self._wait_after_first,
-            retry=retry_if_exception(_retryable),
-            sleep=self.asleep,
-            reraise=True,
-        )
-        result: T = await retrying(attempt)
+        result: T = await AsyncRetrying(sleep=self.asleep, **self._after_first())(attempt)
         return result
+
+    def _after_first(self) -> dict[str, Any]:
+        """tenacity's settings for the tries after the first (`call` and `acall` make that one)."""
+        return {
+            "stop": stop_after_attempt(self.max_attempts - 1),
+            "wait": self._wait_after_first,
+            "retry": retry_if_exception(_retryable),
+            "reraise": True,
+        }
 
     def _wait_after_first(self, state: RetryCallState) -> float:
         """The wait after a failed try of tenacity's, which counts from the second try on."""
