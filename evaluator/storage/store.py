@@ -435,10 +435,14 @@ class Store:
         return {str(r[0]): int(r[1]) for r in rows}
 
     def mark_sent(self, score_ids: Sequence[str], sent_at: str) -> None:
+        if not score_ids:
+            return
         with self._transaction() as db:
-            db.executemany("UPDATE scores SET sent_at=? WHERE id=?", [(sent_at, sid) for sid in score_ids])
+            _in_chunks(db, "UPDATE scores SET sent_at=? WHERE id IN", score_ids, (sent_at,))
 
     def mark_rejected(self, reasons: Mapping[str, str]) -> None:
+        if not reasons:
+            return
         with self._transaction() as db:
             db.executemany(
                 "UPDATE scores SET rejected=? WHERE id=?", [(r, sid) for sid, r in reasons.items()]
@@ -461,10 +465,11 @@ class Store:
     def ack_spans(self, destination: str, delivered: Mapping[str, int]) -> None:
         """The exporter delivered these many more spans of these traces."""
         with self._transaction() as db:
-            db.executemany(
-                "INSERT INTO span_acks VALUES (?,?,?) ON CONFLICT(destination, trace_id) "
-                "DO UPDATE SET spans = spans + excluded.spans",
+            _insert(
+                db,
+                "INSERT INTO span_acks",
                 [(destination, trace_id, count) for trace_id, count in delivered.items()],
+                "ON CONFLICT(destination, trace_id) DO UPDATE SET spans = spans + excluded.spans",
             )
 
     def unsent_traces(self, destination: str, *, run_id: str | None = None) -> list[tuple[str, bytes, int]]:
@@ -647,6 +652,17 @@ def _insert(db: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]], 
         values = ",".join(["(" + ",".join("?" * width) + ")"] * count)
         chunk = rows[start : start + count]
         db.execute(f"{head} VALUES {values} {tail}", [value for row in chunk for value in row])
+        start += count
+
+
+def _in_chunks(db: sqlite3.Connection, head: str, keys: Sequence[str], first: tuple[Any, ...]) -> None:
+    """`head (key, key, ...)` with the parameters `first` before the keys, for all keys, many per
+    statement (one SQLite step each, as `_insert`, in statements of a power of two of keys)."""
+    most = min(_ROWS_PER_INSERT, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - len(first))
+    start = 0
+    while start < len(keys):
+        count = 1 << (min(len(keys) - start, most).bit_length() - 1)
+        db.execute(f"{head} ({','.join('?' * count)})", [*first, *keys[start : start + count]])
         start += count
 
 

@@ -178,6 +178,28 @@ def test_a_large_batch_is_recorded_whole_and_in_order(parameters: int | None) ->
     assert store.count_scores() == 300 * 3
 
 
+@pytest.mark.parametrize("parameters", [None, 999])
+def test_many_scores_are_marked_sent_and_many_traces_acknowledged_at_once(parameters: int | None) -> None:
+    """300 results of 3 scores: 900 ids marked sent in statements of up to 256 ids (fewer within
+    SQLite's limit on parameters), all of them and nothing else; acknowledgements add up per trace."""
+    store = Store(None)
+    if parameters is not None:
+        store._db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, parameters)
+    results = [replace(_result(["a"]), scenario_id=f"s{i:03d}", trace_id=f"{i:032x}") for i in range(301)]
+    finished = [Finished(r, scores_for(r, run_id="r"), b"spans", 2) for r in results]
+    store.record_many("r", finished, destination=DEST)
+    store.ack_spans(DEST, {r.trace_id: 1 for r in results[:300]})
+    assert len(store.unsent_traces(DEST)) == 301  # one span of two each
+    store.ack_spans(DEST, {r.trace_id: 1 for r in results[:300]})
+    assert [t for t, _, _ in store.unsent_traces(DEST)] == [results[300].trace_id]
+    store.mark_sent([s.id for f in finished[:300] for s in f.scores], "2026-11-22T10:00:02Z")
+    status = store.delivery_status(DEST)
+    assert (status.scores_confirmed, status.scores_waiting) == (900, 3)
+    store.mark_sent([], "2026-11-22T10:00:03Z")
+    store.mark_rejected({})
+    assert store.delivery_status(DEST).scores_confirmed == 900
+
+
 @pytest.mark.parametrize("late", [False, True])
 def test_a_trace_with_late_spans_is_whole_only_once_sent_again(late: bool) -> None:
     # The exporter counts spans per trace: a timed-out target's late spans could make up the count of
