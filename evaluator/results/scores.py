@@ -57,9 +57,10 @@ class Score:
         metadata: Mapping[str, Any],
         session_id: str | None = None,
     ) -> Score:
-        """The score of these values, as the constructor gives it, for the values `scores_for` made
-        itself: its fields set straight, not one by one through `object.__setattr__` (a frozen
-        dataclass's `__init__`), a third of the cost, for the many scores a run records."""
+        """The score of these values, as the constructor gives it, for values already of their types
+        (made by `scores_for`, or read back from the store): its fields set straight, not one by one
+        through `object.__setattr__` (a frozen dataclass's `__init__`), a third of the cost, for the many
+        scores a run records and delivers."""
         score = object.__new__(cls)
         score.__dict__.update(
             id=id,

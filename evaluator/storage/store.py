@@ -106,12 +106,13 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (run_id, scenario_id)
 );
 CREATE TABLE IF NOT EXISTS scores (
-    id TEXT PRIMARY KEY, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL, trace_id TEXT NOT NULL,
+    id TEXT NOT NULL, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL, trace_id TEXT NOT NULL,
     name TEXT NOT NULL, value REAL NOT NULL, data_type TEXT NOT NULL, comment TEXT,
     metadata TEXT NOT NULL, timestamp TEXT NOT NULL,
     destination TEXT,  -- the Langfuse it is bound for; NULL: an embedded run's score, kept locally only
     sent_at TEXT, rejected TEXT,
-    session_id TEXT  -- a session score's session (its subject); NULL: a score of its trace
+    session_id TEXT,  -- a session score's session (its subject); NULL: a score of its trace
+    PRIMARY KEY (run_id, scenario_id, id)  -- see below
 );
 CREATE TABLE IF NOT EXISTS traces (  -- every span a connected run captured, durable with its result
     destination TEXT NOT NULL, trace_id TEXT NOT NULL, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL,
@@ -132,7 +133,17 @@ CREATE TABLE IF NOT EXISTS verdicts (
 );
 CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id)
     WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL;
+CREATE INDEX IF NOT EXISTS scores_waiting_id ON scores(id)
+    WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL;
 """
+# A score's id (results/scores.py) is a UUID5 of its run, a subject of one scenario (a trace of it, its
+# session, an observation or agent of those) and its name, so an id names one (run, scenario) and the
+# key (run_id, scenario_id, id) is as unique as the id. Keyed so, a scenario's scores sit together in
+# the key's index: recording them touches a page or two of it, where keyed by the id alone (random)
+# each score touched a page of its own, written again at every commit (a dialogue turn records some
+# 14 scores). Scores are looked up by id only while they wait to be sent: `scores_waiting_id` holds
+# those alone, so it stays small. Stores made before keep their key on the id (`_score_key`).
+_WAITING = "destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL"  # scores_waiting_id's
 # A score waits when it is bound for a Langfuse, not yet acknowledged and not rejected. It may go once
 # its trace is in Langfuse (or when forced), so no score lands on a trace Langfuse does not have: a
 # trace is in Langfuse when it was re-sent from the store, or the exporter delivered as many of its
@@ -204,6 +215,7 @@ class Store:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
             self._db = _open(path)
+            self._score_key = _score_key(self._db)
         except (OSError, sqlite3.Error) as exc:
             raise _store_error(path, exc, writing=False) from None
 
@@ -354,7 +366,7 @@ class Store:
                     for f in finished
                     for s in f.scores
                 ],
-                """ON CONFLICT(id) DO UPDATE SET
+                f"""ON CONFLICT({self._score_key}) DO UPDATE SET
                        sent_at = CASE WHEN value = excluded.value AND comment IS excluded.comment
                                       THEN sent_at END,
                        value = excluded.value, comment = excluded.comment, metadata = excluded.metadata""",
@@ -413,8 +425,9 @@ class Store:
         them with `force`), oldest first (one run, or all)."""
         with self._reading() as db:
             rows = db.execute(_UNSENT_QUERY, (destination, run_id, run_id, force)).fetchall()
+        decoded: dict[str, Any] = {}  # a scenario's scores mostly share one metadata text: decoded once
         return [
-            Score(
+            Score.built(
                 id=r[0],
                 trace_id=r[1],
                 name=r[2],
@@ -422,7 +435,7 @@ class Store:
                 data_type=r[4],
                 comment=r[5],
                 timestamp=r[6],
-                metadata=json.loads(r[7]),
+                metadata=decoded[r[7]] if r[7] in decoded else decoded.setdefault(r[7], json.loads(r[7])),
                 session_id=r[8],
             )
             for r in rows
@@ -438,14 +451,16 @@ class Store:
         if not score_ids:
             return
         with self._transaction() as db:
-            _in_chunks(db, "UPDATE scores SET sent_at=? WHERE id IN", score_ids, (sent_at,))
+            head = f"UPDATE scores SET sent_at=? WHERE {_WAITING} AND id IN"  # noqa: S608 - constants only
+            _in_chunks(db, head, score_ids, (sent_at,))
 
     def mark_rejected(self, reasons: Mapping[str, str]) -> None:
         if not reasons:
             return
         with self._transaction() as db:
             db.executemany(
-                "UPDATE scores SET rejected=? WHERE id=?", [(r, sid) for sid, r in reasons.items()]
+                f"UPDATE scores SET rejected=? WHERE {_WAITING} AND id=?",  # noqa: S608 - constants only
+                [(r, sid) for sid, r in reasons.items()],
             )
 
     def retry_rejected(self, destination: str) -> int:
@@ -599,6 +614,13 @@ def _open(path: Path | None) -> sqlite3.Connection:
             db.close()
             raise
         return db
+
+
+def _score_key(db: sqlite3.Connection) -> str:
+    """The columns of the scores table's key: (run_id, scenario_id, id), or the id alone in a store
+    made before."""
+    key = sorted((row[5], row[1]) for row in db.execute("PRAGMA table_info(scores)") if row[5])
+    return ", ".join(name for _, name in key)
 
 
 def _add_late_spans(db: sqlite3.Connection) -> None:

@@ -259,6 +259,48 @@ def test_a_store_from_before_session_scores_gets_the_column(tmp_path: Path) -> N
     assert unsent == {"old": None, "new": "r:s1"}
 
 
+def _keyed_on(db: sqlite3.Connection) -> list[str]:
+    return [row[1] for row in sorted(db.execute("PRAGMA table_info(scores)"), key=lambda r: r[5]) if row[5]]
+
+
+def test_a_store_keyed_on_the_score_id_alone_records_replaces_and_marks_as_before(tmp_path: Path) -> None:
+    """A store made before scores were keyed by (run, scenario, id) keeps its key, and works the same:
+    a score recorded again is replaced (sent again only when changed), marks find it by id."""
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:  # the scores table as earlier versions made it
+        db.execute(
+            "CREATE TABLE scores (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL, "
+            "trace_id TEXT NOT NULL, name TEXT NOT NULL, value REAL NOT NULL, data_type TEXT NOT NULL, "
+            "comment TEXT, metadata TEXT NOT NULL, timestamp TEXT NOT NULL, destination TEXT, sent_at TEXT, "
+            "rejected TEXT, session_id TEXT)"
+        )
+    db.close()
+    store = Store(path)
+    assert _keyed_on(store._db) == ["id"]
+    before, after = scores_for(_result(["a"]), run_id="r"), scores_for(_result([]), run_id="r")
+    store.record("r", _result(["a"]), before, destination=DEST)
+    store.record("r", _result(["a"]), before, destination=DEST)
+    store.mark_sent([s.id for s in before], "2026-11-22T10:00:02Z")
+    store.record("r", _result([]), after, destination=DEST)  # pass -> fail: those two go again
+    assert {s.name for s in store.unsent_scores(DEST)} == {"workflow_pass", "workflow_tools_pass"}
+    store.mark_rejected({after[0].id: "bad value"})
+    assert store.count_scores() == 3 and store.count_scores(rejected_only=True) == 1
+
+
+def test_a_new_store_keys_scores_by_run_scenario_and_id() -> None:
+    """Each scenario's scores sit together in the key; the id stays unique across scenarios and runs
+    (it is made of the run and the scenario's trace or session), and recording again replaces."""
+    store = Store(None)
+    assert _keyed_on(store._db) == ["run_id", "scenario_id", "id"]
+    first = _result(["a"])
+    second = replace(first, scenario_id="s2", trace_id="f" * 32)
+    for run_id in ("r1", "r2"):
+        for result in (first, second, first):
+            store.record(run_id, result, scores_for(result, run_id=run_id), destination=DEST)
+    ids = [s.id for s in store.unsent_scores(DEST)]
+    assert len(ids) == len(set(ids)) == store.count_scores() == 2 * 2 * 3
+
+
 def test_stores_opened_at_once_on_a_new_file_all_open(tmp_path: Path) -> None:
     # Two runs started together set up the same new store; SQLite does not wait out every lock of
     # that (switching to WAL), so the later ones try again.
