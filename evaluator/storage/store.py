@@ -228,8 +228,9 @@ class Store:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
-                    self._db.executemany(
-                        "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?)",
+                    _insert(
+                        self._db,
+                        "INSERT OR REPLACE INTO verdicts",
                         [(*key, *row) for key, row in self._kept.items()],
                     )
                     yield self._db
