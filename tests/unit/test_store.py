@@ -237,15 +237,27 @@ def test_a_store_from_before_late_spans_gets_the_column(tmp_path: Path) -> None:
     assert [t for t, _, _ in store.unsent_traces(DEST)] == [result.trace_id]
 
 
+# The scores table as versions before session scores made it (keyed on the score id alone).
+_SCORES_BEFORE_SESSIONS = (
+    "CREATE TABLE scores (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL, "
+    "trace_id TEXT NOT NULL, name TEXT NOT NULL, value REAL NOT NULL, data_type TEXT NOT NULL, "
+    "comment TEXT, metadata TEXT NOT NULL, timestamp TEXT NOT NULL, destination TEXT, sent_at TEXT, "
+    "rejected TEXT)"
+)
+
+
+def _made_before(folder: Path, table: str) -> Path:
+    """A store file holding `table` as an earlier version made it."""
+    path = folder / "old.db"
+    with sqlite3.connect(path) as db:
+        db.execute(table)
+    db.close()
+    return path
+
+
 def test_a_store_from_before_session_scores_gets_the_column(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    with sqlite3.connect(path) as db:  # the scores table as earlier versions made it
-        db.execute(
-            "CREATE TABLE scores (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL, "
-            "trace_id TEXT NOT NULL, name TEXT NOT NULL, value REAL NOT NULL, data_type TEXT NOT NULL, "
-            "comment TEXT, metadata TEXT NOT NULL, timestamp TEXT NOT NULL, destination TEXT, sent_at TEXT, "
-            "rejected TEXT)"
-        )
+    path = _made_before(tmp_path, _SCORES_BEFORE_SESSIONS)
+    with sqlite3.connect(path) as db:
         db.execute(
             "INSERT INTO scores VALUES ('old', 'r0', 's1', 't0', 'workflow_pass', 1, 'BOOLEAN', NULL, '{}', "
             "'2026-11-22T10:00:00Z', ?, NULL, NULL)",
@@ -266,16 +278,11 @@ def _keyed_on(db: sqlite3.Connection) -> list[str]:
 def test_a_store_keyed_on_the_score_id_alone_records_replaces_and_marks_as_before(tmp_path: Path) -> None:
     """A store made before scores were keyed by (run, scenario, id) keeps its key, and works the same:
     a score recorded again is replaced (sent again only when changed), marks find it by id."""
-    path = tmp_path / "old.db"
-    with sqlite3.connect(path) as db:  # the scores table as earlier versions made it
-        db.execute(
-            "CREATE TABLE scores (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, scenario_id TEXT NOT NULL, "
-            "trace_id TEXT NOT NULL, name TEXT NOT NULL, value REAL NOT NULL, data_type TEXT NOT NULL, "
-            "comment TEXT, metadata TEXT NOT NULL, timestamp TEXT NOT NULL, destination TEXT, sent_at TEXT, "
-            "rejected TEXT, session_id TEXT)"
+    store = Store(
+        _made_before(
+            tmp_path, _SCORES_BEFORE_SESSIONS.replace("rejected TEXT", "rejected TEXT, session_id TEXT")
         )
-    db.close()
-    store = Store(path)
+    )
     assert _keyed_on(store._db) == ["id"]
     before, after = scores_for(_result(["a"]), run_id="r"), scores_for(_result([]), run_id="r")
     store.record("r", _result(["a"]), before, destination=DEST)
