@@ -382,3 +382,21 @@ def test_scores_sharing_one_metadata_object_each_store_its_json() -> None:
     store.record("r", result, scores, destination=DEST)
     stored = {s.id: s.metadata for s in store.unsent_scores(DEST)}
     assert stored == {"1": shared, "2": shared, "3": {"scenario_id": "s1", "run_id": "r", "turn": 4}}
+
+
+def test_scores_are_marked_through_the_index_of_waiting_ones_not_a_scan_of_all() -> None:
+    store = Store(None)
+    result = _result(["a"])
+    scores = scores_for(result, run_id="r")
+    store.record("r", result, scores, destination=DEST)
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    store.mark_sent([s.id for s in scores[:2]], "2026-11-22T10:00:02Z")
+    store.mark_rejected({scores[2].id: "bad value"})
+    store._db.set_trace_callback(None)
+    updates = [s for s in statements if s.startswith("UPDATE scores")]
+    assert len(updates) == 2
+    for update in updates:  # the values are bound in the traced text
+        plan = store._db.execute(f"EXPLAIN QUERY PLAN {update}").fetchall()
+        assert [row[3] for row in plan] == ["SEARCH scores USING INDEX scores_waiting_id (id=?)"]
+    assert store.delivery_status(DEST).scores_waiting == 0
