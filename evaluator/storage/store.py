@@ -133,8 +133,6 @@ CREATE TABLE IF NOT EXISTS verdicts (
 );
 CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id)
     WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL;
-CREATE INDEX IF NOT EXISTS scores_waiting_id ON scores(id)
-    WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL;
 """
 # A score's id (results/scores.py) is a UUID5 of its run, a subject of one scenario (a trace of it, its
 # session, an observation or agent of those) and its name, so an id names one (run, scenario) and the
@@ -144,6 +142,7 @@ CREATE INDEX IF NOT EXISTS scores_waiting_id ON scores(id)
 # 14 scores). Scores are looked up by id only while they wait to be sent: `scores_waiting_id` holds
 # those alone, so it stays small. Stores made before keep their key on the id (`_score_key`).
 _WAITING = "destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL"  # scores_waiting_id's
+_WAITING_ID_INDEX = f"CREATE INDEX IF NOT EXISTS scores_waiting_id ON scores(id) WHERE {_WAITING}"
 # A score waits when it is bound for a Langfuse, not yet acknowledged and not rejected. It may go once
 # its trace is in Langfuse (or when forced), so no score lands on a trace Langfuse does not have: a
 # trace is in Langfuse when it was re-sent from the store, or the exporter delivered as many of its
@@ -597,6 +596,8 @@ def _open(path: Path | None) -> sqlite3.Connection:
                 # only an OS crash or power loss can take the last commits back.
                 db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
+            if _score_key(db) != "id":  # a store keyed on the id alone finds scores by it already
+                db.execute(_WAITING_ID_INDEX)
             _add_late_spans(db)
             _add_column(db, "scores", "session_id TEXT")  # stores made before session scores
             _add_column(db, "traces", "session_id TEXT")  # before dialogues kept their turns apart
@@ -681,7 +682,7 @@ def _insert(db: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]], 
 def _in_chunks(db: sqlite3.Connection, head: str, keys: Sequence[str], first: tuple[Any, ...]) -> None:
     """`head (key, key, ...)` with the parameters `first` before the keys, for all keys, many per
     statement (one SQLite step each, as `_insert`, in statements of a power of two of keys)."""
-    most = min(_ROWS_PER_INSERT, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - len(first))
+    most = min(_ROWS_PER_INSERT, max(1, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - len(first)))
     start = 0
     while start < len(keys):
         count = 1 << (min(len(keys) - start, most).bit_length() - 1)

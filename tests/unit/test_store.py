@@ -284,6 +284,8 @@ def test_a_store_keyed_on_the_score_id_alone_records_replaces_and_marks_as_befor
         )
     )
     assert _keyed_on(store._db) == ["id"]
+    indexes = {row[1] for row in store._db.execute("PRAGMA index_list(scores)")}
+    assert "scores_waiting_id" not in indexes  # its key on the id finds scores by id already
     before, after = scores_for(_result(["a"]), run_id="r"), scores_for(_result([]), run_id="r")
     store.record("r", _result(["a"]), before, destination=DEST)
     store.record("r", _result(["a"]), before, destination=DEST)
