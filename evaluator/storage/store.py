@@ -213,7 +213,8 @@ class Store:
         try:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
-            self._db, self._score_key = _open(path)
+            self._db = _open(path)
+            self._score_key = _score_key(self._db)
         except (OSError, sqlite3.Error) as exc:
             raise _store_error(path, exc, writing=False) from None
 
@@ -580,9 +581,8 @@ _OPEN_SECONDS = 10.0  # how long opening a store another process is setting up m
 _BUSY_TIMEOUT_MS = 5000  # how long a statement waits for another program's lock before it fails
 
 
-def _open(path: Path | None) -> tuple[sqlite3.Connection, str]:
-    """A connection to the store, its schema in place, and the columns of its scores' key
-    (`_score_key`). Two processes setting up the same new store
+def _open(path: Path | None) -> sqlite3.Connection:
+    """A connection to the store, its schema in place. Two processes setting up the same new store
     at once (two runs started together) can find it locked in a way SQLite does not wait out (the
     switch to WAL): the later one tries again for a while."""
     ends = time.monotonic() + _OPEN_SECONDS
@@ -596,8 +596,7 @@ def _open(path: Path | None) -> tuple[sqlite3.Connection, str]:
                 # only an OS crash or power loss can take the last commits back.
                 db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
-            score_key = _score_key(db)
-            if score_key != "id":  # a store keyed on the id alone finds scores by it already
+            if _score_key(db) != "id":  # a store keyed on the id alone finds scores by it already
                 db.execute(_WAITING_ID_INDEX)
             _add_late_spans(db)
             _add_column(db, "scores", "session_id TEXT")  # stores made before session scores
@@ -616,7 +615,7 @@ def _open(path: Path | None) -> tuple[sqlite3.Connection, str]:
         except BaseException:
             db.close()
             raise
-        return db, score_key
+        return db
 
 
 def _score_key(db: sqlite3.Connection) -> str:
