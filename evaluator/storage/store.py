@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from evaluator._time import utc_now
 from evaluator.errors import StoreError
@@ -95,7 +95,10 @@ class Finished(NamedTuple):
     traces: Sequence[KeptTrace] = ()
 
 
-_SCHEMA = """
+T = TypeVar("T")
+# A score waits when it is bound for a Langfuse, not yet acknowledged and not rejected (more below).
+_WAITING = "destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL"
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
     interrupted INTEGER NOT NULL DEFAULT 0, info TEXT NOT NULL
@@ -131,8 +134,7 @@ CREATE TABLE IF NOT EXISTS verdicts (
     inputs_sha256 TEXT NOT NULL, entry TEXT NOT NULL, kept_at TEXT NOT NULL,
     PRIMARY KEY (prompt_name, prompt_version, model, inputs_sha256)
 );
-CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id)
-    WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL;
+CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id) WHERE {_WAITING};
 """
 # A score's id (results/scores.py) is a UUID5 of its run, a subject of one scenario (a trace of it, its
 # session, an observation or agent of those) and its name, so an id names one (run, scenario) and the
@@ -141,7 +143,6 @@ CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id)
 # each score touched a page of its own, written again at every commit (a dialogue turn records some
 # 14 scores). Scores are looked up by id only while they wait to be sent: `scores_waiting_id` holds
 # those alone, so it stays small. Stores made before keep their key on the id (`_score_key`).
-_WAITING = "destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL"  # scores_waiting_id's
 _WAITING_ID_INDEX = f"CREATE INDEX IF NOT EXISTS scores_waiting_id ON scores(id) WHERE {_WAITING}"
 # A score waits when it is bound for a Langfuse, not yet acknowledged and not rejected. It may go once
 # its trace is in Langfuse (or when forced), so no score lands on a trace Langfuse does not have: a
@@ -183,8 +184,7 @@ _UNSENT_TRACES_QUERY = """SELECT traces.trace_id, payload, traces.spans FROM tra
         ON span_acks.destination = traces.destination AND span_acks.trace_id = traces.trace_id
     WHERE traces.destination = ? AND (? IS NULL OR run_id = ?) AND sent_at IS NULL
     AND (late_spans OR COALESCE(span_acks.spans, 0) < traces.spans) ORDER BY traces.rowid"""
-_WAITING_QUERY = """SELECT destination, COUNT(*) FROM scores
-    WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL GROUP BY destination"""
+_WAITING_QUERY = f"SELECT destination, COUNT(*) FROM scores WHERE {_WAITING} GROUP BY destination"  # noqa: S608
 _HISTORY_QUERY = """SELECT results.run_id, runs.name, results.finished_at, results.result FROM results
     JOIN runs ON runs.id = results.run_id
     WHERE results.run_id IN (SELECT id FROM runs ORDER BY started_at DESC LIMIT ?)
@@ -196,8 +196,7 @@ _RUNS_QUERY = """SELECT id, name, started_at, finished_at, info FROM
      ORDER BY started_at DESC, rowid DESC LIMIT ?) ORDER BY started_at, rowid"""
 _COUNT_QUERIES = {
     "all": "SELECT COUNT(*) FROM scores",
-    "waiting": """SELECT COUNT(*) FROM scores
-        WHERE destination IS NOT NULL AND sent_at IS NULL AND rejected IS NULL""",
+    "waiting": f"SELECT COUNT(*) FROM scores WHERE {_WAITING}",  # noqa: S608 - constants only
     "rejected": "SELECT COUNT(*) FROM scores WHERE rejected IS NOT NULL",
 }
 
@@ -670,23 +669,25 @@ def _insert(db: sqlite3.Connection, head: str, rows: Sequence[tuple[Any, ...]], 
         return
     width = len(rows[0])
     most = min(_ROWS_PER_INSERT, max(1, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // width))
-    start = 0
-    while start < len(rows):
-        count = 1 << (min(len(rows) - start, most).bit_length() - 1)
-        values = ",".join(["(" + ",".join("?" * width) + ")"] * count)
-        chunk = rows[start : start + count]
+    for chunk in _power_of_two_chunks(rows, most):
+        values = ",".join(["(" + ",".join("?" * width) + ")"] * len(chunk))
         db.execute(f"{head} VALUES {values} {tail}", [value for row in chunk for value in row])
-        start += count
 
 
 def _in_chunks(db: sqlite3.Connection, head: str, keys: Sequence[str], first: tuple[Any, ...]) -> None:
     """`head (key, key, ...)` with the parameters `first` before the keys, for all keys, many per
     statement (one SQLite step each, as `_insert`, in statements of a power of two of keys)."""
     most = min(_ROWS_PER_INSERT, max(1, db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - len(first)))
+    for chunk in _power_of_two_chunks(keys, most):
+        db.execute(f"{head} ({','.join('?' * len(chunk))})", [*first, *chunk])
+
+
+def _power_of_two_chunks(items: Sequence[T], most: int) -> Iterator[Sequence[T]]:
+    """`items` in order, in slices of the largest power of two up to `most` that the rest holds."""
     start = 0
-    while start < len(keys):
-        count = 1 << (min(len(keys) - start, most).bit_length() - 1)
-        db.execute(f"{head} ({','.join('?' * count)})", [*first, *keys[start : start + count]])
+    while start < len(items):
+        count = 1 << (min(len(items) - start, most).bit_length() - 1)
+        yield items[start : start + count]
         start += count
 
 
