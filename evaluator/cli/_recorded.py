@@ -21,6 +21,7 @@ from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, err, langfuse, out
 from evaluator.config import Config
 from evaluator.errors import ConfigError, LangfuseUnavailableError
 from evaluator.langfuse import LangfuseConnection
+from evaluator.metrics import dialogue as dm
 from evaluator.reports import notice, print_judges, summary_table
 from evaluator.results import ScenarioResult, builtin_metrics, with_dialogues
 from evaluator.run import (
@@ -226,20 +227,7 @@ def validate_turns(config: Config, path: Path, *, as_json: bool, no_judge: bool,
     raise typer.Exit(EXIT_PASSED)
 
 
-_COLUMNS = (
-    ("total", "turns"),
-    ("correct", "correct"),
-    ("correct_exact", "exact"),
-    ("miss", "miss"),
-    ("hallucination", "halluc."),
-    ("accuracy", "accuracy"),
-    ("exact_match", "exact match"),
-    ("missing", "missing"),
-    ("hallucination_rate", "halluc. rate"),
-    ("truthfulness_score", "truthfulness"),
-    ("mean_multi_turn_conversation_score", "multi-turn score"),
-    ("unjudged", "not decided"),
-)
+_COLUMNS = (*dm.CRAG_SCORE_LABELS, ("unjudged", "not decided"))  # the runner's count of turns not decided
 
 
 def _print_scores(path: Path, records: Sequence[CragRecord], scored: TurnScores) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import pytest
 
 from evaluator.metrics.dialogue import (
+    CRAG_SCORE_LABELS,
     DIALOGUE_KEYS,
     QUALITY_KEYS,
     RUN_KEYS,
@@ -804,6 +805,7 @@ def test_crag_scores_dictionary() -> None:
     assert scores["truthfulness_score"] == pytest.approx(0.0)
     assert scores["mean_multi_turn_conversation_score"] == pytest.approx(0.0)
     assert crag_scores([[], []]) is None
+    assert {key for key, _ in CRAG_SCORE_LABELS} == set(scores)  # every figure has its table column
 
 
 # --- _run: each figure by its own dataset rule -----------------------------------------------------

@@ -4,7 +4,12 @@ multi-turn rules. Definitions and edge cases are in each function's docstring; a
 not measure is None, never 0.
 """
 
-from evaluator.metrics.dialogue._crag import apply_two_errors_rule, conversation_score, crag_scores
+from evaluator.metrics.dialogue._crag import (
+    CRAG_SCORE_LABELS,
+    apply_two_errors_rule,
+    conversation_score,
+    crag_scores,
+)
 from evaluator.metrics.dialogue._dialogue import (
     TRANSFERABLE_SLOTS,
     DialogueFigures,
@@ -66,6 +71,7 @@ from evaluator.metrics.dialogue._values import (
 
 __all__ = [
     "BOOLEAN_KEYS",
+    "CRAG_SCORE_LABELS",
     "DIALOGUE_KEYS",
     "HOW_TO_REPORT",
     "MEAN_OF_DIALOGUE_MEANS",

@@ -18,7 +18,22 @@ from collections.abc import Sequence
 
 from evaluator.metrics.dialogue._values import CragTurn
 
-__all__ = ["apply_two_errors_rule", "conversation_score", "crag_scores"]
+__all__ = ["CRAG_SCORE_LABELS", "apply_two_errors_rule", "conversation_score", "crag_scores"]
+
+CRAG_SCORE_LABELS: tuple[tuple[str, str], ...] = (
+    ("total", "turns"),
+    ("correct", "correct"),
+    ("correct_exact", "exact"),
+    ("miss", "miss"),
+    ("hallucination", "halluc."),
+    ("accuracy", "accuracy"),
+    ("exact_match", "exact match"),
+    ("missing", "missing"),
+    ("hallucination_rate", "halluc. rate"),
+    ("truthfulness_score", "truthfulness"),
+    ("mean_multi_turn_conversation_score", "multi-turn score"),
+)
+"""Each key of `crag_scores`' dictionary, with its short label for a table's column."""
 
 _MISSED = CragTurn(verdict="miss")
 
