@@ -15,7 +15,10 @@ judge endpoint; results and scores stored in SQLite), at the same `--concurrency
 
 - single: dialogues x turns single-turn scenarios, each one of the turns alone (its message, its
   single-turn expectations: the agent, tools unchecked, the ground truth), against the same target;
-- dialogue: the dialogues, their turns run in order, each turn with its history and session.
+- dialogue: the dialogues, their turns run in order, each turn with its history and session;
+- then (with `--then CHECKOUT`): the single-turn scenarios through the evaluator of an earlier checkout,
+  in a fresh process each round (benchmarks/single_then.py), for the issue's "today": the code of
+  d83b685, before the dialogue work (`git worktree add /tmp/then d83b685`).
 
 CPU is this process's `time.process_time()` around each side, over turns (or scenarios): the figure is
 ms of CPU per turn, and the ratio dialogue / single (goal, issue 23: at most 1, a turn costs no more
@@ -25,7 +28,7 @@ own cost: the pure functions (`score_dialogue` on each dialogue's turns as the m
 once more under cProfile (one profiler per thread, merged) and prints its top entries per turn.
 
     PYTHONPATH=. python benchmarks/bench_dialogues.py [--dialogues 1000] [--turns 8] [--concurrency 8]
-        [--repeat 3] [--profile dialogue|single] [--profile-out FILE]
+        [--repeat 3] [--profile dialogue|single] [--profile-out FILE] [--then CHECKOUT]
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ import json
 import os
 import sqlite3
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -175,18 +180,21 @@ def dialogues(script: Sequence[Step], count: int) -> list[Scenario]:
     ]
 
 
-def singles(script: Sequence[Step], count: int) -> list[Scenario]:
+def single_files(script: Sequence[Step], count: int) -> list[dict[str, Any]]:
+    """The single-turn scenarios as their files say them (also what `--then` hands the checkout)."""
     return [
-        Scenario.model_validate(
-            {
-                "id": f"s{index:05d}",
-                "target": "desk",
-                "input": script[index % len(script)].user,
-                "expected": _single_expected(script[index % len(script)]),
-            }
-        )
+        {
+            "id": f"s{index:05d}",
+            "target": "desk",
+            "input": script[index % len(script)].user,
+            "expected": _single_expected(script[index % len(script)]),
+        }
         for index in range(count)
     ]
+
+
+def singles(script: Sequence[Step], count: int) -> list[Scenario]:
+    return [Scenario.model_validate(scenario) for scenario in single_files(script, count)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -198,6 +206,7 @@ class Setup:
     turns: int  # turns (or single-turn scenarios) per side
 
 
+THEN = "then"  # the side `--then` adds: the single-turn scenarios through an earlier checkout
 SCORES: dict[str, float] = {}  # scores per turn (or scenario) each side stored, from its last run
 
 
@@ -230,6 +239,37 @@ def measure(setup: Setup, name: str, run_id: str) -> Sample:
     by_thread = THREAD_CPU.since(threads)
     count_scores(setup, name, run)
     return Sample(cpu=cpu, calls_cpu=0.0, wall=wall, peak_rss_mb=0.0, rss_mb=0.0, threads=by_thread)
+
+
+def measure_then(args: argparse.Namespace, run_id: str) -> Sample:
+    """The single-turn scenarios through the evaluator of the checkout `args.then`, in a fresh process
+    (benchmarks/single_then.py): its CPU around its timed run, after its own warm-up."""
+    script = _script(args.turns)
+    side = {
+        "scenarios": single_files(script, args.dialogues * args.turns),
+        "steps": {
+            step.user: {"reply": step.reply, "found": step.found, "reported": step.reported}
+            for step in script
+        },
+        "concurrency": args.concurrency,
+        "warmup": args.warmup * args.turns,
+        "run_name": run_id,
+    }
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, str(Path(__file__).with_name("single_then.py"))],
+        input=json.dumps(side),
+        env={**os.environ, "PYTHONPATH": str(args.then)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"--then {args.then}: single_then.py failed:\n{done.stderr[-3000:]}")
+    figures = json.loads(done.stdout.splitlines()[-1])
+    SCORES[THEN] = figures["scores"]
+    return Sample(
+        cpu=figures["cpu"], calls_cpu=0.0, wall=figures["wall"], peak_rss_mb=0.0, rss_mb=0.0, threads={}
+    )
 
 
 # --- the dialogue metrics alone, on the same data -------------------------------------------------------
@@ -302,7 +342,9 @@ def report(
         groups = {g for s in runs for g in s.threads}
         by_thread = {g: statistics.median(s.threads.get(g, 0.0) for s in runs) / n * 1000 for g in groups}
         ranked = sorted(by_thread.items(), key=lambda item: -item[1])
-        print("    by thread (ms, medians): " + ", ".join(f"{g} {ms:.2f}" for g, ms in ranked if ms >= 0.01))
+        if ranked:  # none for `then`: its process is not this one
+            shown = ", ".join(f"{g} {ms:.2f}" for g, ms in ranked if ms >= 0.01)
+            print(f"    by thread (ms, medians): {shown}")
         for s in runs:
             print(f"    round: CPU {s.cpu:6.2f} s, wall {s.wall:6.2f} s")
     ratios = sorted(d.cpu / s.cpu for d, s in zip(samples["dialogue"], samples["single"], strict=True))
@@ -310,6 +352,12 @@ def report(
         f"  dialogue / single, CPU per turn over CPU per scenario, paired by round: median "
         f"{statistics.median(ratios):.2f} (range {ratios[0]:.2f} to {ratios[-1]:.2f})"
     )
+    if THEN in samples:
+        ratios = sorted(d.cpu / t.cpu for d, t in zip(samples["dialogue"], samples[THEN], strict=True))
+        print(
+            f"  dialogue / then, CPU per turn over CPU per scenario of {args.then}, paired by round: median "
+            f"{statistics.median(ratios):.2f} (range {ratios[0]:.2f} to {ratios[-1]:.2f})"
+        )
     dialogue_us, run_us = metrics_us
     print(
         f"  the dialogue metrics alone (pure functions, same data): score_dialogue {dialogue_us:.1f} "
@@ -353,13 +401,19 @@ def main() -> None:
     parser.add_argument("--profile", choices=("dialogue", "single"), help="then profile this side")
     parser.add_argument("--top", type=int, default=40, help="profile entries printed")
     parser.add_argument("--profile-out", type=Path, help="also save the profile there (pstats)")
+    parser.add_argument(
+        "--then",
+        type=Path,
+        help="a checkout of an earlier revision: its single-turn scenarios run too, as the side `then`, "
+        "in a fresh process each round (e.g. git worktree add /tmp/then d83b685, the issue's 'today')",
+    )
     args = parser.parse_args()
     if args.turns < 5:
         parser.error("--turns must be at least 5 (the script changes domain on turn 3 and books last)")
     for name in [n for n in os.environ if n.startswith(("LANGFUSE_", "OPENAI_", "EVALUATOR_"))]:
         del os.environ[name]  # embedded, and no judge endpoint
     profiles = ThreadProfiles() if args.profile else None
-    samples: dict[str, list[Sample]] = {"single": [], "dialogue": []}
+    samples: dict[str, list[Sample]] = {"single": [], "dialogue": [], **({THEN: []} if args.then else {})}
     names = list(samples)
     with tempfile.TemporaryDirectory() as folder:
         setup = make_setup(args, folder)
@@ -367,11 +421,13 @@ def main() -> None:
             "single": setup.sides["single"][: args.warmup * args.turns],
             "dialogue": setup.sides["dialogue"][: args.warmup],
         }
-        for name in names:
-            run_side(setup, name, f"warmup-{name}", warm[name])
+        for name, scenarios in warm.items():
+            run_side(setup, name, f"warmup-{name}", scenarios)
         for attempt in range(args.repeat):
             for name in names[attempt % len(names) :] + names[: attempt % len(names)]:
-                samples[name].append(measure(setup, name, f"{name}-{attempt}"))
+                run_id = f"{name}-{attempt}"
+                sample = measure_then(args, run_id) if name == THEN else measure(setup, name, run_id)
+                samples[name].append(sample)
         if profiles is not None:
             side = args.profile
             stats = profiles.profile(lambda: run_side(setup, side, "profiled", setup.sides[side]))
