@@ -91,14 +91,18 @@ class TurnExpected(Expected):
         that names no `agents` (or no `tools`) leaves them unchecked: a dialogue's turns are mostly
         about the state, and a strict check against an empty list would call every agent and tool of
         every turn unexpected."""
-        unchecked = Expectation(strict=False)
         return Expected(
-            agents=self.agents if "agents" in self.model_fields_set else unchecked,
-            tools=self.tools if "tools" in self.model_fields_set else unchecked,
+            agents=self.agents if "agents" in self.model_fields_set else _UNCHECKED,
+            tools=self.tools if "tools" in self.model_fields_set else _UNCHECKED,
             trajectory=self.trajectory,
             answer=self.answer,
             agent_tools=self.agent_tools,
         )
+
+
+_UNCHECKED = Expectation(strict=False)
+"""A turn's agents or tools when it names none: one for every turn (it is frozen), not validated again
+for each turn of each dialogue."""
 
 
 class DialogueTurn(_Strict):
