@@ -121,15 +121,22 @@ class DialogueOutcome:
         }
 
 
-def score_type(key: str) -> Literal["BOOLEAN", "NUMERIC"]:
+ScoreType = Literal["BOOLEAN", "NUMERIC"]
+
+
+def score_type(key: str) -> ScoreType:
     """A per-turn score's type: BOOLEAN for the yes/no keys, NUMERIC for the rates."""
     return "BOOLEAN" if key in dm.BOOLEAN_KEYS else "NUMERIC"
 
 
-def turn_scores(figures: dm.TurnFigures) -> Sequence[tuple[str, float, str]]:
-    """(name, value, comment) of each `turn_<key>` a turn measured."""
+_TURN_SCORES = tuple((key, f"turn_{key}", score_type(key)) for key in dm.TURN_KEYS)
+"""Each per-turn key with its score's name and type, spelled once, not for each turn's nine scores."""
+
+
+def turn_scores(figures: dm.TurnFigures) -> Sequence[tuple[str, ScoreType, float, str]]:
+    """(name, type, value, comment) of each `turn_<key>` a turn measured."""
     return [
-        (f"turn_{key}", value, str(figure.reason or ""))
-        for key in dm.TURN_KEYS
+        (name, data_type, value, str(figure.reason or ""))
+        for key, name, data_type in _TURN_SCORES
         if (value := (figure := figures.figure(key)).value) is not None
     ]

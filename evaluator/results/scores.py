@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.metrics import DataType, ScoreValue, session_id
-from evaluator.results.dialogue import score_type, turn_scores
+from evaluator.results.dialogue import turn_scores
 from evaluator.results.model import ScenarioResult
 
 __all__ = ["OBSERVATION_KEY", "Score", "score_id", "scores_for"]
@@ -143,7 +143,7 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
     scores = _turn_scores(result, run_id=run_id, metadata=metadata) if result.dialogue is not None else []
     types, levels = result.metrics.score_types, result.metrics.score_levels
     session = session_id(run_id, result.scenario_id)
-    ids = {result.trace_id: _ScoreIds(run_id, result.trace_id), session: _ScoreIds(run_id, session)}
+    ids: dict[str, _ScoreIds] = {}  # by subject, made when a score first has it (a turn has no session's)
     for value in _values(result):
         in_session = levels[value.name] == "session"
         subject = session if in_session else result.trace_id
@@ -153,9 +153,12 @@ def scores_for(result: ScenarioResult, *, run_id: str) -> list[Score]:
             own = {**own, OBSERVATION_KEY: value.observation_id}
         elif in_session and isinstance(agent := own.get("agent"), str):  # one per agent of the session
             subject = f"{session}/agent/{agent}"
+        subject_ids = ids.get(subject)
+        if subject_ids is None:
+            subject_ids = ids[subject] = _ScoreIds(run_id, subject)
         scores.append(
             Score.built(
-                id=ids[subject].of(value.name) if subject in ids else score_id(run_id, subject, value.name),
+                id=subject_ids.of(value.name),
                 trace_id=result.trace_id,
                 name=value.name,
                 value=_typed(value.value, types[value.name]),
@@ -185,14 +188,14 @@ def _turn_scores(result: ScenarioResult, *, run_id: str, metadata: Mapping[str, 
         trace = turn.result.trace_id
         ids = _ScoreIds(run_id, trace)  # the hash of (run, trace) once per turn, not per score
         shared = {**metadata, "turn": turn.turn}  # the turn's scores share one (the store writes it once)
-        for name, value, comment in turn_scores(turn.figures):
+        for name, data_type, value, comment in turn_scores(turn.figures):
             scores.append(
                 Score.built(
                     id=ids.of(name),
                     trace_id=trace,
                     name=name,
                     value=value,
-                    data_type=score_type(name.removeprefix("turn_")),
+                    data_type=data_type,
                     comment=comment or None,
                     timestamp=result.finished_at,
                     metadata=shared,
