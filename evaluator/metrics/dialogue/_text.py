@@ -21,14 +21,21 @@ def _words(text: str) -> str:
 
 
 @lru_cache(maxsize=16_384)
-def _padded(phrase: str) -> str:
-    """A phrase as whole words between spaces; cached, as the same catalog is looked for every turn."""
-    return f" {_words(phrase)} "
+def _padded(phrase: str) -> str | None:
+    """A phrase as whole words between spaces (None: it has no word); cached, as the same catalog is
+    looked for every turn."""
+    words = _words(phrase)
+    return f" {words} " if words else None
 
 
 def mentioned(texts: Iterable[str], phrases: Iterable[str]) -> list[str]:
     """The phrases (as given, in their order) that any of the texts mentions; an empty phrase never is.
     The texts are normalised once and searched as one, however many phrases are looked for (a catalog
-    may be long): "|" joins them, which no normalised phrase holds, so no phrase spans two texts."""
+    may be long): "|" joins them, which no normalised phrase holds, so no phrase spans two texts. With
+    no phrase to look for (a goal with nothing to inform, a reply that named no entity), the texts are
+    not read at all."""
+    wanted = [(phrase, padded) for phrase in phrases if (padded := _padded(phrase)) is not None]
+    if not wanted:
+        return []
     said = f" {' | '.join(_words(text) for text in texts)} "
-    return [phrase for phrase in phrases if (wanted := _padded(phrase)).strip() and wanted in said]
+    return [phrase for phrase, padded in wanted if padded in said]

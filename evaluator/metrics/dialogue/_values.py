@@ -48,6 +48,8 @@ def normalise_label(text: str) -> str:
 def normalise_value(value: object) -> str:
     """A slot value as normalised text: None is "" (absent); a bool is "true" / "false"; an integral
     float is its integer (a target that reports 2.0 nights matches "2"); anything else its `str`."""
+    if isinstance(value, str):  # most values are: straight to the label's normalisation
+        return normalise_label(value)
     if value is None:
         return ""
     if isinstance(value, float) and value.is_integer():
