@@ -282,9 +282,12 @@ class _Dialogue:
         done: Finished,
         trace: Trace | None,
         reply: Mapping[str, Any] | None,
+        *,
+        turn: Scenario,
     ) -> None:
-        """A turn came back (in the worker, or in the watchdog's thread at a timeout): on to the
-        judges when the run has them; an error ends the dialogue at once."""
+        """A turn (`turn`: its single-turn scenario, as it ran) came back, in the worker or in the
+        watchdog's thread at a timeout: on to the judges when the run has them; an error ends the
+        dialogue at once."""
         state = read_state(trace, reply, self._settings.state_keys)
         judge = self._judge if trace is not None and done.result.status != "error" else None
         with self._lock:
@@ -294,8 +297,6 @@ class _Dialogue:
             if judge is not None:
                 self._judging.add(index)
         if judge is not None and trace is not None:
-            scenario = self.item.scenario
-            turn = turn_scenario(scenario, index, (scenario.turns or ())[index])
             judge(
                 TurnToJudge(
                     scenario=LoadedScenario(scenario=judged_turn_scenario(turn), path=self.item.path),
@@ -602,14 +603,16 @@ def run_dialogue(
             break
         if dialogue.ended:
             break
+        before = tuple(history)
+        single = turn_scenario(scenario, index, turn)
         call = TurnCall(
             scenario_id=scenario.id,
             index=index,
-            history=tuple(history),
+            history=before,
             session_id=dialogue.session,
-            deliver=partial(dialogue.deliver, index, tuple(history)),
+            deliver=partial(dialogue.deliver, index, before, turn=single),  # the judges' scenario too
         )
-        attempt_turn(LoadedScenario(scenario=turn_scenario(scenario, index, turn), path=item.path), call)
+        attempt_turn(LoadedScenario(scenario=single, path=item.path), call)
         got = dialogue.ran.get(index)
         if got is None and not dialogue.ended:
             unfinished = f"turn {index} gave no result"
