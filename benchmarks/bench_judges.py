@@ -2,8 +2,9 @@
 
 Each item makes one agent chat call and one judge chat call to a loopback OpenAI-compatible stand-in
 (tests/standin/judge_server.py, its own process, `--latency-ms` per reply), at most `--concurrency`
-items in flight. Three sides run in this one process, `--repeat` rounds, the order rotated each round
-(the machine is shared and noisy: each project side is compared with the bare run of its own round):
+items in flight. Three sides (four with `--langfuse-runner`) run in this one process, `--repeat`
+rounds, the order rotated each round (the machine is shared and noisy: each side is compared with the
+bare run of its own round):
 
 - bare: `asyncio` + one `AsyncOpenAI` client, a semaphore of `concurrency`; per item the agent call,
   then the judge call with the quality prompt's messages (the same system message and the same user
@@ -18,7 +19,10 @@ items in flight. Three sides run in this one process, `--repeat` rounds, the ord
   its own process): the agent's and the judge's spans exported, scores delivered, then everything
   `run_suite()` does after the run. The stand-in keeps connections alive, as Langfuse does
   (`--langfuse-http10`: one request per connection, the stand-in's default for its fault tests, where
-  every span batch and score batch opens a new connection).
+  every span batch and score batch opens a new connection);
+- langfuse (with `--langfuse-runner`): Langfuse's own `run_experiment` on the same items, the task
+  making the agent call and an async evaluator the judge call (the bare side's messages), exporting
+  to a second Langfuse stand-in with keys of its own: the issue's reference row, in the same harness.
 
 CPU is this process's `time.process_time()` around each side (the servers' CPU is not counted); the
 figure is (CPU of a side - CPU of the bare side of the same round) / items, median over rounds. Peak
@@ -28,7 +32,7 @@ runs that side once more under cProfile (one profiler per thread, merged) and pr
 per item, by own time and by cumulative time.
 
     PYTHONPATH=. python benchmarks/bench_judges.py [--items 200] [--concurrency 32] [--latency-ms 100]
-        [--repeat 3] [--profile embedded|export]
+        [--repeat 3] [--profile embedded|export] [--langfuse-runner]
     # the issue's second column: --items 1000 --concurrency 64 --latency-ms 50
 """
 
@@ -70,6 +74,7 @@ MODEL = "bench"
 CRITERIA = "Names DIN-SQL and its 85.3% execution accuracy on Spider."
 NO_SOURCES_NOTE = "The agents used no tool output: there are no sources."  # what the project says then
 QUALITY_KEYS = {"answer_quality", "factual_correctness", "completeness", "reasoning"}
+DIMENSIONS = sorted(QUALITY_KEYS - {"reasoning"})  # the scored ones (Langfuse's runner: one evaluation each)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,10 +89,19 @@ class Setup:
     response_format: dict[str, Any]
     config: Config
     langfuse: dict[str, str]  # the LANGFUSE_* variables of the export side
+    # ... and of Langfuse's runner (`--langfuse-runner`): a stand-in of its own, with its own keys. The
+    # SDK keeps one client core per key per process, and the export side's run shuts its down at its end.
+    runner: dict[str, str]
     meter: CallMeter  # bench_overhead.measure reads it; the async calls are not metered (0)
 
 
-def make_setup(args: argparse.Namespace, chat_url: str, langfuse: dict[str, str], folder: str) -> Setup:
+def make_setup(
+    args: argparse.Namespace,
+    chat_url: str,
+    langfuse: dict[str, str],
+    folder: str,
+    runner: dict[str, str] | None = None,
+) -> Setup:
     prompt = PromptLibrary(ROOT / "prompts").get("evaluation/quality")
     system, user = (m.content for m in prompt.messages)
     return Setup(
@@ -105,6 +119,7 @@ def make_setup(args: argparse.Namespace, chat_url: str, langfuse: dict[str, str]
             source=None,
         ),
         langfuse=langfuse,
+        runner=runner or {},
         meter=CallMeter(),
     )
 
@@ -131,28 +146,32 @@ async def _bare(setup: Setup, run_id: str, items: int) -> list[dict[str, Any]]:
             agent = await client.chat.completions.create(
                 model=MODEL, messages=[{"role": "user", "content": asked}]
             )
-            answer = agent.choices[0].message.content or ""
-            user = (
-                setup.user_template.replace("{{input}}", asked)
-                .replace("{{criteria}}", CRITERIA)
-                .replace("{{sources_note}}", NO_SOURCES_NOTE)
-                .replace("{{sources}}", "(none)")
-                .replace("{{answer}}", answer)
-            )
-            judge = await client.chat.completions.create(
-                model=MODEL,
-                messages=[{"role": "system", "content": setup.system}, {"role": "user", "content": user}],
-                temperature=0.0,
-                max_tokens=600,
-                response_format=setup.response_format,  # type: ignore[arg-type]
-            )
-            verdict: dict[str, Any] = json.loads(judge.choices[0].message.content or "")
-            return verdict
+            return await judged(client, setup, asked, agent.choices[0].message.content or "")
 
     try:
         return await asyncio.gather(*(item(i) for i in range(items)))
     finally:
         await client.close()
+
+
+async def judged(client: AsyncOpenAI, setup: Setup, asked: str, answer: str) -> dict[str, Any]:
+    """The judge call as the bare loop (and Langfuse's runner) makes it, its reply read as JSON."""
+    user = (
+        setup.user_template.replace("{{input}}", asked)
+        .replace("{{criteria}}", CRITERIA)
+        .replace("{{sources_note}}", NO_SOURCES_NOTE)
+        .replace("{{sources}}", "(none)")
+        .replace("{{answer}}", answer)
+    )
+    judge = await client.chat.completions.create(
+        model=MODEL,
+        messages=[{"role": "system", "content": setup.system}, {"role": "user", "content": user}],
+        temperature=0.0,
+        max_tokens=600,
+        response_format=setup.response_format,  # type: ignore[arg-type]
+    )
+    verdict: dict[str, Any] = json.loads(judge.choices[0].message.content or "")
+    return verdict
 
 
 # --- the project: run_suite with its quality judge ---------------------------------------------------
@@ -229,7 +248,48 @@ def export(setup: Setup, run_id: str, items: int) -> None:
             del os.environ[name]
 
 
+# --- Langfuse's own runner (`--langfuse-runner`): run_experiment, the same two calls ----------------------
+
+
+def langfuse_runner(setup: Setup, run_id: str, items: int) -> None:
+    """Langfuse's `run_experiment` on the same items, exporting to the stand-in: the task makes the
+    agent call, an async evaluator the judge call (the bare side's messages), one `Evaluation` per
+    quality dimension. The issue's reference row: less work than the project's (no validation, no
+    trajectory, no store). Imported here, so that the other sides' processes import what they did."""
+    from langfuse import Evaluation, Langfuse
+
+    os.environ.update(setup.runner)
+    client = Langfuse()
+    agents = AgentClients(setup.chat_url)
+
+    async def task(*, item: dict[str, Any], **_: Any) -> str:
+        reply = await agents.get().chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": item["input"]}]
+        )
+        return reply.choices[0].message.content or ""
+
+    async def quality(*, input: str, output: str, **_: Any) -> list[Any]:
+        verdict = await judged(agents.get(), setup, input, output)
+        return [Evaluation(name=key, value=float(verdict[key])) for key in DIMENSIONS]
+
+    try:
+        result = client.run_experiment(
+            name=f"bench-{run_id}",
+            data=[{"input": question(run_id, i)} for i in range(items)],
+            task=task,
+            evaluators=[quality],
+            max_concurrency=setup.concurrency,
+        )
+        client.flush()
+    finally:
+        for name in setup.runner:
+            del os.environ[name]
+    evaluated = [r for r in result.item_results if len(r.evaluations) == len(DIMENSIONS)]
+    assert len(evaluated) == items, f"{len(evaluated)} of {items} items evaluated"
+
+
 SIDES: dict[str, Callable[[Setup, str, int], None]] = {"bare": bare, "embedded": embedded, "export": export}
+LANGFUSE_RUNNER = "langfuse"  # the side `--langfuse-runner` adds (not in SIDES: not run by default)
 
 
 def push_prompts(env: dict[str, str]) -> None:
@@ -250,7 +310,9 @@ def _one_side_alone(side: str, args: argparse.Namespace, env: dict[str, Any], co
     """In a fresh process: one run of `side`; sends back that process's peak RSS in MB."""
     os.environ.update(env["judge"])
     with tempfile.TemporaryDirectory() as folder:
-        SIDES[side](make_setup(args, env["chat"], env["langfuse"], folder), f"alone-{side}", args.items)
+        run = SIDES.get(side, langfuse_runner)
+        setup = make_setup(args, env["chat"], env["langfuse"], folder, env["runner"])
+        run(setup, f"alone-{side}", args.items)
     conn.send(_peak_rss_mb())
 
 
@@ -366,7 +428,7 @@ def report(args: argparse.Namespace, samples: dict[str, list[Sample]], alone: di
     )
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--items", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=32)
@@ -380,47 +442,67 @@ def main() -> None:
         help="the Langfuse stand-in answers one request per connection (its default for fault tests) "
         "instead of over keep-alive connections, as Langfuse does",
     )
+    parser.add_argument(
+        "--langfuse-runner",
+        action="store_true",
+        help="a fourth side: Langfuse's run_experiment making the same calls (the issue's reference row)",
+    )
     parser.add_argument("--profile", choices=("bare", "embedded", "export"), help="then profile this side")
     parser.add_argument("--top", type=int, default=40, help="profile entries printed")
     parser.add_argument("--profile-out", type=Path, help="also save the profile there (pstats)")
-    args = parser.parse_args()
+    return parser
+
+
+def start_langfuse(args: argparse.Namespace) -> tuple[Server, dict[str, str]]:
+    """A Langfuse stand-in of its own keys, and the LANGFUSE_* variables that reach it."""
+    public_key, secret_key = f"pk-lf-{uuid.uuid4().hex}", f"sk-lf-{uuid.uuid4().hex}"
+    server = Server.start(_serve_langfuse, public_key, secret_key, not args.langfuse_http10)
+    keys = {"LANGFUSE_PUBLIC_KEY": public_key, "LANGFUSE_SECRET_KEY": secret_key}
+    return server, {**keys, "LANGFUSE_BASE_URL": server.url}
+
+
+def rounds(
+    sides: dict[str, Callable[[Setup, str, int], None]], setup: Setup, args: argparse.Namespace
+) -> dict[str, list[Sample]]:
+    """Each side warmed up, then `--repeat` rounds of all of them, the order rotated each round."""
+    samples: dict[str, list[Sample]] = {name: [] for name in sides}
+    names = list(sides)
+    for name, side in sides.items():
+        side(setup, f"warmup-{name}", args.warmup)
+    for attempt in range(args.repeat):
+        for name in names[attempt % len(names) :] + names[: attempt % len(names)]:
+            samples[name].append(measure(sides[name], setup, f"{name}-{attempt}"))
+    return samples
+
+
+def main() -> None:
+    args = _parser().parse_args()
     for name in [n for n in os.environ if n.startswith(("LANGFUSE_", "OPENAI_", "EVALUATOR_"))]:
         del os.environ[name]  # the embedded side must be embedded, and the judge's endpoint ours
     profiles = ThreadProfiles() if args.profile else None
-    public_key, secret_key = f"pk-lf-{uuid.uuid4().hex}", f"sk-lf-{uuid.uuid4().hex}"
     chat, chat_url = start_standin(args.latency_ms / 1000)
-    langfuse = Server.start(_serve_langfuse, public_key, secret_key, not args.langfuse_http10)
+    langfuse, env = start_langfuse(args)
     judge_env = {"EVALUATOR_JUDGE_BASE_URL": chat_url, "EVALUATOR_JUDGE_API_KEY": "k"}
     os.environ.update(judge_env)
-    env = {
-        "LANGFUSE_PUBLIC_KEY": public_key,
-        "LANGFUSE_SECRET_KEY": secret_key,
-        "LANGFUSE_BASE_URL": langfuse.url,
-    }
     push_prompts(env)
-    samples: dict[str, list[Sample]] = {name: [] for name in SIDES}
-    names = list(SIDES)
+    servers = [langfuse]
+    sides, runner_env = dict(SIDES), {}
+    if args.langfuse_runner:
+        runner, runner_env = start_langfuse(args)
+        servers.append(runner)
+        sides[LANGFUSE_RUNNER] = langfuse_runner
     try:
         with tempfile.TemporaryDirectory() as folder:
-            setup = make_setup(args, chat_url, env, folder)
-            for name, side in SIDES.items():
-                side(setup, f"warmup-{name}", args.warmup)
-            for attempt in range(args.repeat):
-                for name in names[attempt % len(names) :] + names[: attempt % len(names)]:
-                    samples[name].append(measure(SIDES[name], setup, f"{name}-{attempt}"))
+            setup = make_setup(args, chat_url, env, folder, runner_env)
+            samples = rounds(sides, setup, args)
             if profiles is not None:
                 stats = profiles.profile(lambda: SIDES[args.profile](setup, "profiled", args.items))
-        alone = (
-            {}
-            if args.no_rss
-            else {
-                name: peak_rss_alone(name, args, {"chat": chat_url, "langfuse": env, "judge": judge_env})
-                for name in SIDES
-            }
-        )
+        every = {"chat": chat_url, "langfuse": env, "judge": judge_env, "runner": runner_env}
+        alone = {} if args.no_rss else {name: peak_rss_alone(name, args, every) for name in sides}
     finally:
-        langfuse.conn.send("stop")
-        langfuse.stop()
+        for server in servers:
+            server.conn.send("stop")
+            server.stop()
         chat.terminate()
         chat.wait(10)
     if args.repeat:
