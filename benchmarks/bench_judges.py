@@ -252,7 +252,7 @@ def export(setup: Setup, run_id: str, items: int) -> None:
 
 
 def langfuse_runner(setup: Setup, run_id: str, items: int) -> None:
-    """Langfuse's `run_experiment` on the same items, exporting to the stand-in: the task makes the
+    """Langfuse's `run_experiment` on the same items, exporting to its own stand-in: the task makes the
     agent call, an async evaluator the judge call (the bare side's messages), one `Evaluation` per
     quality dimension. The issue's reference row: less work than the project's (no validation, no
     trajectory, no store). Imported here, so that the other sides' processes import what they did."""
