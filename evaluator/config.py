@@ -246,15 +246,16 @@ class LangfuseConfig(_Section):
 
 
 class CompareConfig(_Section):
-    """Regression thresholds of `evaluator compare` (defaults: the seed's regression table). Rates and
-    means of 0-1 scores drop in points (0-100); quality in its own 0-1 units; latency rises in percent.
-    A change *more than* a threshold is a regression; a change of exactly the threshold is not."""
+    """Regression thresholds of `evaluator compare`. Rates and means of 0-1 scores drop in points
+    (0-100); quality in its own 0-1 units; latency rises in percent. A change *more than* a threshold
+    is a regression; a change of exactly the threshold is not. A threshold left unset (None) is its
+    metric's own (its gate's: the seed's regression table), so each default is spelled once, there."""
 
-    workflow_pass_rate_drop: float = Field(default=2.0, ge=0)
-    full_workflow_drop: float = Field(default=3.0, ge=0)
-    quality_drop: float = Field(default=0.1, ge=0)
-    accuracy_drop: float = Field(default=2.0, ge=0)
-    latency_increase_percent: float = Field(default=20.0, ge=0)
+    workflow_pass_rate_drop: float | None = Field(default=None, ge=0)
+    full_workflow_drop: float | None = Field(default=None, ge=0)
+    quality_drop: float | None = Field(default=None, ge=0)
+    accuracy_drop: float | None = Field(default=None, ge=0)
+    latency_increase_percent: float | None = Field(default=None, ge=0)
     # A latency rise must also exceed this many milliseconds: on fast targets 20 % is timer noise.
     latency_floor_ms: float = Field(default=50.0, ge=0)
     min_scenarios: int = Field(default=10, ge=1)  # fewer paired scenarios: the verdict is flagged

@@ -157,6 +157,18 @@ def test_a_gate_takes_its_threshold_from_compare_thresholds_else_its_own() -> No
     assert list(own)[-2:] == ["gated_rate", "latency_ms"]  # in the figures' order
 
 
+def test_a_built_in_gate_takes_its_compare_setting_else_compare_thresholds_else_its_metrics_own() -> None:
+    # the [compare] keys default to unset: the metric's gate holds the default (spelled once)
+    def threshold(config: CompareConfig) -> float:
+        [check] = [c for c in checks(config) if c.figure == "workflow_pass_rate"]
+        return check.threshold
+
+    assert CompareConfig().workflow_pass_rate_drop is None
+    assert threshold(CompareConfig()) == 2.0
+    assert threshold(CompareConfig(thresholds={"workflow_pass_rate": 4})) == 4.0
+    assert threshold(CompareConfig(workflow_pass_rate_drop=1, thresholds={"workflow_pass_rate": 4})) == 1.0
+
+
 class _Agrees(MetricBase):
     """A judge of its own: asks the correctness prompt whether the answer agrees with `criteria`."""
 
