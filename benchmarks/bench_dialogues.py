@@ -49,6 +49,7 @@ from typing import Any
 
 from bench_judges import ThreadProfiles, print_profile
 from bench_overhead import THREAD_CPU, Sample
+from single_then import desk
 
 from evaluator.config import Config, Settings, StoreConfig, TargetConfig
 from evaluator.metrics import dialogue as dm
@@ -137,19 +138,15 @@ def _script(turns: int) -> list[Step]:
 
 
 def make_target(script: Sequence[Step]) -> Callable[[TargetRequest], str]:
-    """The desk: the step of the request's turn (a single-turn scenario's message names its turn)."""
-    by_message = {step.user: step for step in script}
+    """The desk (single_then.desk: the same in the `--then` process), answering each step's message."""
+    return desk(replies(script))
 
-    def desk(request: TargetRequest) -> str:
-        step = by_message[request.input]
-        client = request.langfuse
-        with client.start_as_current_observation(as_type="agent", name="desk") as agent:
-            with client.start_as_current_observation(as_type="tool", name="search") as tool:
-                tool.update(output=step.found)
-            agent.update(metadata=step.reported)
-        return step.reply
 
-    return desk
+def replies(script: Sequence[Step]) -> dict[str, dict[str, Any]]:
+    """What the desk does for each step, by its message (a single-turn scenario's message names its turn)."""
+    return {
+        step.user: {"reply": step.reply, "found": step.found, "reported": step.reported} for step in script
+    }
 
 
 def _single_expected(step: Step) -> dict[str, Any]:
@@ -247,10 +244,7 @@ def measure_then(args: argparse.Namespace, run_id: str) -> Sample:
     script = _script(args.turns)
     side = {
         "scenarios": single_files(script, args.dialogues * args.turns),
-        "steps": {
-            step.user: {"reply": step.reply, "found": step.found, "reported": step.reported}
-            for step in script
-        },
+        "steps": replies(script),
         "concurrency": args.concurrency,
         "warmup": args.warmup * args.turns,
         "run_name": run_id,

@@ -18,6 +18,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,10 @@ from evaluator.run import run_suite
 from evaluator.scenarios import Scenario
 
 
-def desk(by_message: dict[str, dict[str, Any]]) -> Any:
-    """The same desk as bench_dialogues.make_target: an agent observation, a search tool, the reply."""
+def desk(by_message: dict[str, dict[str, Any]]) -> Callable[[Any], str]:
+    """bench_dialogues' booking desk (its `make_target`), here so that both processes run the same one:
+    for the request's message, an agent observation reporting the turn's state, a search tool returning
+    names, then the reply."""
 
     def answer(request: Any) -> str:
         step = by_message[request.input]
