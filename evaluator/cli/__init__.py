@@ -50,11 +50,13 @@ def main(args: Sequence[str] | None = None) -> None:
 def _main(args: Sequence[str] | None) -> None:
     from evaluator.cli._common import EXIT_BAD_INPUT, EXIT_STORE, err
     from evaluator.errors import EvaluatorError, InputError, StoreError
+    from evaluator.langfuse import one_command
     from evaluator.reports import notice
 
     command_line = _app()
     try:
-        command_line(args=list(args) if args is not None else None)
+        with one_command():  # the process ends with the command: a run shuts the SDK down at its end
+            command_line(args=list(args) if args is not None else None)
     except InputError as exc:
         for problem in exc.problems:
             notice(err, "error", str(problem))

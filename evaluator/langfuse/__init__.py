@@ -1,12 +1,14 @@
-"""The only package that imports `langfuse`: settings, tracing with in-process capture, experiments (a
-trace linked to its dataset item through span attributes), and one connected project split by role
-(scores, span re-sending, trace read-back, prompt management, datasets, score read-back)."""
+"""The only package that imports `langfuse`: settings, tracing with in-process capture (and the SDK
+client's lifetime after a run), experiments (a trace linked to its dataset item through span
+attributes), and one connected project split by role (scores, span re-sending, trace read-back, prompt
+management, datasets, score read-back)."""
 
 from evaluator.langfuse.connection import LangfuseConnection
 from evaluator.langfuse.datasets import DatasetItem, LangfuseDatasets, item_id
 from evaluator.langfuse.experiments import Experiment, ExperimentLink, experiment_id
 from evaluator.langfuse.experiments import available as experiments_available
 from evaluator.langfuse.judging import JudgeTracing
+from evaluator.langfuse.lifetime import one_command
 from evaluator.langfuse.prompts import LangfusePrompts, OwnPromptFetchLines
 from evaluator.langfuse.score_history import LangfuseScoreHistory
 from evaluator.langfuse.scores import LangfuseScores
@@ -37,4 +39,5 @@ __all__ = [
     "experiment_id",
     "experiments_available",
     "item_id",
+    "one_command",
 ]

@@ -73,6 +73,13 @@ class LangfuseConnection:
         self._api.close()
         return done
 
+    def end_of_run(self, timeout_seconds: float, *, at_exit_seconds: float) -> bool:
+        """The SDK's flush (bounded; its shutdown only in a command: `Tracing.end_of_run`), then our
+        connection pool."""
+        done = self.tracing.end_of_run(timeout_seconds, at_exit_seconds=at_exit_seconds)
+        self._api.close()
+        return done
+
     def trace_url(self, trace_id: str) -> str | None:
         """The trace's page in the Langfuse UI, once the project is known."""
         if self._project_id is None:

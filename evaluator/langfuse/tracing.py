@@ -48,6 +48,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from evaluator.langfuse._http import bounded, tls_context
 from evaluator.langfuse.experiments import ExperimentLink, linked
+from evaluator.langfuse.lifetime import in_command, shut_down_at_exit, shut_down_now
 from evaluator.langfuse.otlp_transport import span_exporter
 from evaluator.langfuse.settings import EMBEDDED_PUBLIC_KEY, LangfuseSettings
 from evaluator.langfuse.span_outbox import Ack, AckingExporter
@@ -381,7 +382,18 @@ class Tracing:
         the process-wide embedded client serves later runs in this process too."""
         if self._embedded:
             return self.flush(timeout_seconds)
-        return bounded(self.client.shutdown, timeout_seconds)
+        return shut_down_now(self._public_key, self.client, timeout_seconds)
+
+    def end_of_run(self, timeout_seconds: float, *, at_exit_seconds: float) -> bool:
+        """A run is over: flush, waiting at most `timeout_seconds`. Connected, in a process that ends
+        with the run (`one_command()`) the SDK is shut down too; elsewhere it keeps running for the
+        team's own client with the key (the SDK's one per key, which stays shut down once it is) and
+        is shut down at the process's exit, waiting at most `at_exit_seconds` (see `lifetime`)."""
+        if self._embedded or in_command():
+            return self.shutdown(timeout_seconds)
+        done = self.flush(timeout_seconds)
+        shut_down_at_exit(self._public_key, self.client, at_exit_seconds)
+        return done
 
 
 def _sdk_http(timeout: float) -> httpx.Client:

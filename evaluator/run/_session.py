@@ -177,7 +177,7 @@ class Session:
                 deadline_seconds=limits.verify_deadline_seconds,
                 rules=trace_rules(self._config),
             )
-        connection.shutdown(deadline.remaining())
+        connection.end_of_run(deadline.remaining(), at_exit_seconds=limits.flush_timeout_seconds)
         # What the exporter sends from now on is not this run's to acknowledge (a span it could not
         # send in time is confirmed by `sync`, which sends it again); nor is the store kept alive.
         self.tracing.acknowledge_with(None)

@@ -10,9 +10,13 @@ import json
 import os
 import re
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from langfuse import Langfuse
 
 from evaluator.langfuse import LangfuseSettings, Tracing
 from evaluator.results import ScenarioResult, default_metrics
@@ -263,3 +267,60 @@ def test_a_slow_langfuse_cannot_hold_the_run(with_langfuse: Path, langfuse_stand
     assert unsent == suite.waiting  # the summary counts what really waits
     assert sent <= set(langfuse_standin.scores)  # marked sent only once Langfuse has it
     assert len(sent) + unsent == len(local)  # each score is sent or waiting, never lost
+
+
+def test_a_script_keeps_its_langfuse_client_after_a_run(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn
+) -> None:
+    """`run_suite()` from a script leaves the SDK running for the key (the team's `Langfuse()` with the
+    same key is the same SDK client): a score sent after the run reaches Langfuse, not "dropped: Langfuse
+    client has been shut down"."""
+    run_suite([SUITE], SuiteOptions(tags=["smoke"]))
+    client = Langfuse()  # the keys from the environment, as the team's own code makes it
+    trace_id = Langfuse.create_trace_id(seed="after-the-run")
+    client.create_score(name="user_feedback", value=1.0, trace_id=trace_id, score_id="after-the-run")
+    client.flush()
+    assert langfuse_standin.scores["after-the-run"]["name"] == "user_feedback"
+
+
+_SCRIPT = """
+import sys, time
+from langfuse import Langfuse
+from evaluator.run import SuiteOptions, run_suite
+
+run_suite([sys.argv[1]], SuiteOptions(tags=["smoke"]))
+print("ran", flush=True)
+sys.stdin.readline()  # the test makes Langfuse hang now
+Langfuse().create_score(name="user_feedback", value=1.0, trace_id="0" * 32, score_id="at-exit")
+print(time.monotonic(), flush=True)
+"""
+
+
+def test_a_hung_langfuse_holds_a_script_s_exit_no_longer_than_the_flush_timeout(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn
+) -> None:
+    """The SDK left running after `run_suite()` is shut down at the script's exit within
+    `flush_timeout_seconds` (1 s here), not after its own unbounded flush: a score stuck in a request
+    Langfuse does not answer for 30 s (the SDK's request timeout is 10 s) does not hold the exit."""
+    langfuse_deadlines(with_langfuse, flush=1)
+    with subprocess.Popen(
+        [sys.executable, "-c", _SCRIPT, SUITE],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    ) as script:
+        try:
+            assert script.stdin is not None and script.stdout is not None
+            assert script.stdout.readline() == "ran\n"
+            langfuse_standin.slow = 30.0
+            script.stdin.write("go\n")
+            script.stdin.flush()
+            scored_at = float(script.stdout.readline())
+            script.wait(timeout=60)
+            exit_took = time.monotonic() - scored_at
+        finally:
+            script.kill()
+            langfuse_standin.slow = 0.0
+    assert script.returncode == 0
+    assert exit_took < 1 + 5, f"the script's exit took {exit_took:.1f} s"

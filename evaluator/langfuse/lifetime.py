@@ -1,0 +1,80 @@
+"""How long the SDK's client for a key lives once a run is over.
+
+The SDK keeps one client (its resource manager) per public key for the whole process, and one that was
+shut down stays shut down: every later `Langfuse()` or `get_client()` with that key gets it back, and
+drops what it is given ("Score dropped: Langfuse client has been shut down"). So a run shuts the SDK
+down at its end only when the process ends with it (a command: `evaluator run`, inside `one_command()`).
+Anywhere else (a script, a notebook, a test session running several suites) the run flushes and leaves
+the client running for the team's own code, and the client is shut down at the process's exit, waiting
+at most the bound it was left with: the SDK's own exit hook flushes without one.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from langfuse import Langfuse
+
+from evaluator.langfuse._http import bounded
+
+__all__ = ["in_command", "one_command", "shut_down_at_exit", "shut_down_now"]
+
+_lock = threading.Lock()
+_commands = 0  # nesting depth of one_command()
+_at_exit: dict[str, tuple[Langfuse, float]] = {}  # public key -> (client, seconds to wait at exit)
+
+
+@contextmanager
+def one_command() -> Iterator[None]:
+    """Within: the process ends when this work does (the console script), so a run shuts the SDK down
+    at its end, within the run's own deadline, and nothing is left to wait for at exit."""
+    global _commands  # noqa: PLW0603 - one flag for the process: the run's end may be on any thread
+    with _lock:
+        _commands += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _commands -= 1
+
+
+def in_command() -> bool:
+    with _lock:
+        return _commands > 0
+
+
+def shut_down_at_exit(public_key: str, client: Langfuse, seconds: float) -> None:
+    """Shut `client` down when the process exits, waiting at most `seconds` (the last bound given for
+    the key wins). Registered after the SDK's own hook, so it runs first: the SDK's shutdown takes its
+    own hook off, and a Langfuse that hangs cannot hold the exit."""
+    with _lock:
+        if not _at_exit:
+            atexit.register(_shut_down_all)
+        _at_exit[public_key] = (client, seconds)
+
+
+def shut_down_now(public_key: str, client: Langfuse, seconds: float) -> bool:
+    """Shut `client` down now, waiting at most `seconds`; nothing is left for the exit. False when it
+    did not finish in time (its thread cannot keep the process alive)."""
+    with _lock:
+        _at_exit.pop(public_key, None)
+    return bounded(client.shutdown, seconds)
+
+
+def _shut_down_all() -> None:
+    with _lock:
+        clients = list(_at_exit.values())
+        _at_exit.clear()
+    # Side by side, each waited for at most its own seconds from now (a test session leaves many keys).
+    start = time.monotonic()
+    workers = []
+    for client, seconds in clients:
+        worker = threading.Thread(target=client.shutdown, daemon=True, name="langfuse-shutdown")
+        worker.start()
+        workers.append((worker, seconds))
+    for worker, seconds in workers:
+        worker.join(max(0.0, start + seconds - time.monotonic()))
