@@ -49,12 +49,13 @@ def in_command() -> bool:
 
 def shut_down_at_exit(public_key: str, client: Langfuse, seconds: float) -> None:
     """Shut `client` down when the process exits, waiting at most `seconds` (the last bound given for
-    the key wins). Registered after the SDK's own hook, so it runs first: the SDK's shutdown takes its
+    the key wins). The exit hook is registered again each time, so it comes after the SDK's own hook of
+    every client so far (exit hooks run last first) and runs before them: the SDK's shutdown takes its
     own hook off, and a Langfuse that hangs cannot hold the exit."""
     with _lock:
-        if not _at_exit:
-            atexit.register(_shut_down_all)
         _at_exit[public_key] = (client, seconds)
+        atexit.unregister(_shut_down_all)
+        atexit.register(_shut_down_all)
 
 
 def shut_down_now(public_key: str, client: Langfuse, seconds: float) -> bool:

@@ -17,19 +17,24 @@ from evaluator.langfuse.lifetime import in_command
 ROOT = Path(__file__).resolve().parents[2]
 
 _SCRIPT = """
-import time
+import atexit, time
 from evaluator.langfuse.lifetime import shut_down_at_exit, shut_down_now
 
-class Client:  # the SDK client's one method used here
+class Client:  # as the SDK's: its own exit hook flushes without a bound; shutdown() takes it off first
     def __init__(self, name, seconds):
         self.name, self.seconds = name, seconds
+        atexit.register(self._flush_at_exit)
+
+    def _flush_at_exit(self):
+        time.sleep(self.seconds)
 
     def shutdown(self):
+        atexit.unregister(self._flush_at_exit)
         time.sleep(self.seconds)
         print("shut down", self.name, flush=True)
 
 shut_down_at_exit("pk-quick", Client("quick", 0), 5)
-shut_down_at_exit("pk-hung", Client("hung", 60), 1)
+shut_down_at_exit("pk-hung", Client("hung", 60), 1)  # made after the first: its own hook came later
 shut_down_at_exit("pk-now", Client("now, at exit", 0), 5)
 shut_down_now("pk-now", Client("now", 0), 5)
 print(time.monotonic(), flush=True)
