@@ -90,7 +90,8 @@ class Setup:
     config: Config
     langfuse: dict[str, str]  # the LANGFUSE_* variables of the export side
     # ... and of Langfuse's runner (`--langfuse-runner`): a stand-in of its own, with its own keys. The
-    # SDK keeps one client core per key per process, and the export side's run shuts its down at its end.
+    # SDK keeps one client core per key per process: with the export side's key, the runner would use
+    # the one the evaluator set up (its provider, exporter and batch size), not the SDK's own.
     runner: dict[str, str]
     meter: CallMeter  # bench_overhead.measure reads it; the async calls are not metered (0)
 
