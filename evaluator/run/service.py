@@ -10,8 +10,9 @@ up the dataset whose experiment the run's traces join: experiment.py), runs the 
 result, writes `output` (before the steps after the run), then spends at most one deadline
 (`[langfuse] delivery_deadline_seconds`) on every Langfuse step after the run (_session.py): the
 batches still in flight, the span flush, re-sending traces Langfuse has not got whole, the score
-sweep, the score configs, the experiment's run-level scores and the SDK's shutdown. Progress and
-warnings go to the callbacks; nothing is printed.
+sweep, the score configs, the experiment's run-level scores and the SDK's last flush (its shutdown
+too in a command; from Python it keeps running for the caller's own client, until the process's
+exit: langfuse/lifetime.py). Progress and warnings go to the callbacks; nothing is printed.
 """
 
 from __future__ import annotations
