@@ -16,11 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from langfuse import Langfuse
+from langfuse import Langfuse, get_client
 
 from evaluator.langfuse import LangfuseSettings, Tracing
 from evaluator.results import ScenarioResult, default_metrics
-from evaluator.run import SuiteOptions, run_suite
+from evaluator.run import SuiteOptions, TargetRequest, run_suite
+from tests.builders import scenario
 from tests.integration.conftest import ROOT, Cli, langfuse_deadlines, without_per_agent
 from tests.standin.langfuse_server import LangfuseStandIn
 from tests.standin.openai_server import openai_standin
@@ -273,8 +274,8 @@ def test_a_script_keeps_its_langfuse_client_after_a_run(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn
 ) -> None:
     """`run_suite()` from a script leaves the SDK running for the key (the team's `Langfuse()` with the
-    same key is the same SDK client): a score sent after the run reaches Langfuse, not "dropped: Langfuse
-    client has been shut down"."""
+    same key is the same SDK client): a score sent after the run, or by the next run's target, reaches
+    Langfuse, not "dropped: Langfuse client has been shut down"."""
     run_suite([SUITE], SuiteOptions(tags=["smoke"]))
     client = Langfuse()  # the keys from the environment, as the team's own code makes it
     trace_id = Langfuse.create_trace_id(seed="after-the-run")
@@ -282,11 +283,22 @@ def test_a_script_keeps_its_langfuse_client_after_a_run(
     client.flush()
     assert langfuse_standin.scores["after-the-run"]["name"] == "user_feedback"
 
+    def rated(request: TargetRequest) -> str:  # a target that scores its own trace, as teams' do
+        get_client().score_current_trace(name="user_rating", value=4.0)
+        return "rated"
+
+    suite = run_suite(scenarios=[scenario(id="rated", target="rated")], targets={"rated": rated})
+    [result] = suite.results
+    client.flush()
+    ratings = [s for s in langfuse_standin.scores.values() if s["name"] == "user_rating"]
+    assert [(s["traceId"], s["value"]) for s in ratings] == [(result.trace_id, 4.0)]
+
 
 _SCRIPT = """
 import sys, time
-from langfuse import Langfuse
-from evaluator.run import SuiteOptions, run_suite
+from langfuse import Langfuse, get_client
+from evaluator.run import SuiteOptions, TargetRequest, run_suite
+from tests.builders import scenario
 
 run_suite([sys.argv[1]], SuiteOptions(tags=["smoke"]))
 print("ran", flush=True)
