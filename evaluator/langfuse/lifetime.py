@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import atexit
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from langfuse import Langfuse
 
-from evaluator.langfuse._http import bounded
+from evaluator.langfuse._http import bounded, bounded_together
 
 __all__ = ["in_command", "one_command", "shut_down_at_exit", "shut_down_now"]
 
@@ -70,12 +69,4 @@ def _shut_down_all() -> None:
     with _lock:
         clients = list(_at_exit.values())
         _at_exit.clear()
-    # Side by side, each waited for at most its own seconds from now (a test session leaves many keys).
-    start = time.monotonic()
-    workers = []
-    for client, seconds in clients:
-        worker = threading.Thread(target=client.shutdown, daemon=True, name="langfuse-shutdown")
-        worker.start()
-        workers.append((worker, seconds))
-    for worker, seconds in workers:
-        worker.join(max(0.0, start + seconds - time.monotonic()))
+    bounded_together([(client.shutdown, seconds) for client, seconds in clients])  # side by side: many keys
