@@ -11,8 +11,8 @@ the same dataset is the same experiment), its metadata what is known before the 
 the prompt versions pinned with `--prompt`, the git commit, the targets). Each scenario with an item
 gets an `ExperimentLink`, which its trace carries as span attributes while it runs (langfuse.experiments):
 that is how Langfuse v4 records experiments. After the run (`report_experiment`), the run-level metrics
-are posted as scores of the experiment (`run_pass_rate`, `run_workflow_pass_rate`,
-`run_trajectory_full_workflow`, ...), with every prompt version the results used in their metadata. In
+are posted as scores of the experiment (`run_<figure>`, each named by its metric), with every prompt
+version the results used in their metadata. In
 Langfuse: the dataset's page lists its experiments with these scores; select two and compare them item by
 item.
 
