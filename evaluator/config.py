@@ -23,8 +23,8 @@
                  input_price_per_million_tokens, output_price_per_million_tokens   # optional
     [langfuse]   flush_timeout_seconds = 30, delivery_deadline_seconds = 60, score_batch_size = 50,
                  read_deadline_seconds = 60, verify_deadline_seconds = 120
-    [compare]    workflow_pass_rate_drop = 2, full_workflow_drop = 3, quality_drop = 0.1,
-                 accuracy_drop = 2, latency_increase_percent = 20, latency_floor_ms = 50,
+    [compare]    workflow_pass_rate_drop, full_workflow_drop, quality_drop, accuracy_drop,
+                 latency_increase_percent (unset: each metric's own gate), latency_floor_ms = 50,
                  min_scenarios = 10, alpha = 0.05, thresholds = {figure = points or units}
     [metrics]    extra = ["module:metric"]   # metrics of your own, after the built-in ones
     [per_agent]  recommend_below = 0.7       # per-agent analysis: a score below it recommends
