@@ -1,7 +1,14 @@
-"""Safe YAML reading for user files: size cap, no duplicate keys, problems instead of tracebacks."""
+"""Safe YAML reading for user files: size cap, no duplicate keys, problems instead of tracebacks.
+
+Plain scalars resolve as YAML 1.2 does, not as PyYAML's YAML 1.1: only `true` / `false` are booleans
+(`yes`, `no`, `on`, `off` stay text: a slot `parking: yes` means "yes"), there are no base-60 numbers
+(`leaveat: 17:15` stays "17:15", not 1035) and no timestamps (`day: 2026-11-28` stays text). A number
+with a leading zero stays text as well (`0800`, `01223`), since as a number it would lose its zero.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +20,32 @@ MAX_YAML_BYTES = 1024 * 1024
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a mapping with the same key twice (YAML would keep the last)."""
+    """SafeLoader that refuses a mapping with the same key twice (YAML would keep the last) and resolves
+    plain scalars as the module's docstring says."""
+
+
+_RESOLVED_AGAIN = {f"tag:yaml.org,2002:{name}" for name in ("bool", "int", "float", "timestamp")}
+_UniqueKeyLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in _RESOLVED_AGAIN]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_UniqueKeyLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_UniqueKeyLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789")
+)
+_UniqueKeyLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"""^(?:[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?
+        |[-+]?\.[0-9]+(?:[eE][-+]?[0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    list("-+0123456789."),
+)
 
 
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:

@@ -63,6 +63,29 @@ def test_design_dialogue_loads(tmp_path: Path) -> None:
     assert scenario.goal is not None and scenario.goal.book == ("hotel",)
 
 
+def test_plain_slot_values_keep_their_text_as_yaml_1_2_reads_them(tmp_path: Path) -> None:
+    # PyYAML's YAML 1.1 would read `yes` as True, `17:15` as 1035 (base 60) and the day as a date;
+    # each would then fail to match the target's "yes", "17:15" and "2026-11-28".
+    slots = (
+        "{hotel: {parking: yes, internet: no, bookday: 2026-11-28, phone: 01223, stars: 4, price: 2.5},"
+        " train: {leaveat: 17:15, bikes: off, pets: true}}"
+    )
+    text = DIALOGUE.replace('{hotel: {bookpeople: "2", bookday: saturday}}', slots)
+    [loaded] = load_scenarios([str(_write(tmp_path, "d.yaml", text))], targets=CATALOG)
+    assert loaded.scenario.turns is not None
+    assert loaded.scenario.turns[0].expected.slots == {
+        "hotel": {
+            "parking": "yes",
+            "internet": "no",
+            "bookday": "2026-11-28",
+            "phone": "01223",
+            "stars": 4,
+            "price": 2.5,
+        },
+        "train": {"leaveat": "17:15", "bikes": "off", "pets": True},
+    }
+
+
 def test_dialogue_lint_problems_are_reported_together(tmp_path: Path) -> None:
     beside = _write(
         tmp_path, "a.yaml", DIALOGUE.replace("tags:", "input: hello\ntags:").replace("hotel-book", "a")
