@@ -36,6 +36,7 @@ from evaluator.metrics.base import (
     number,
     number_at,
     session_id,
+    weighted_mean,
 )
 from evaluator.metrics.metric_set import MetricSet
 from evaluator.metrics.trajectory import TrajectoryMetric, TrajectoryScore, score_paths, score_trajectory
@@ -81,4 +82,5 @@ __all__ = [
     "score_trajectory",
     "session_id",
     "validate_kind",
+    "weighted_mean",
 ]

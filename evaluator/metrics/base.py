@@ -42,6 +42,7 @@ __all__ = [
     "number",
     "number_at",
     "session_id",
+    "weighted_mean",
 ]
 
 DataType = Literal["BOOLEAN", "NUMERIC", "CATEGORICAL"]
@@ -115,14 +116,17 @@ def _none(_: Mapping[str, Any]) -> float | None:
 class Figure:
     """A run-level figure: each result's value drawn from its JSON (`value`: None when the result does
     not have it), aggregated over the results that have it (`aggregate`: the mean, the only one so far;
-    a session figure's per-result value is its session's). `rate`: a 0-1 rate, shown in % and compared in
-    points. `label`: its column in the history tables (None: not a column); `chart`: its trend chart's
-    title in the HTML report; `delta`: shown in the history's change column; `change`: listed among a
-    scenario's changes by compare (latency and cost always differ a little)."""
+    a session figure's per-result value is its session's). `weight`: how much a result weighs in that
+    mean (None: each the same); a dialogue's mean over its turns weighs the turns that measured it, so
+    that the run's figure is the mean over every measured turn of the run. `rate`: a 0-1 rate, shown in
+    % and compared in points. `label`: its column in the history tables (None: not a column); `chart`:
+    its trend chart's title in the HTML report; `delta`: shown in the history's change column;
+    `change`: listed among a scenario's changes by compare (latency and cost always differ a little)."""
 
     name: str
     value: Callable[[Mapping[str, Any]], float | None] = _none
     aggregate: Literal["mean"] = "mean"
+    weight: Callable[[Mapping[str, Any]], float] | None = None
     level: Level = "trace"
     rate: bool = False
     gate: Gate | None = None
@@ -149,6 +153,15 @@ class Breakdown:
     group_kind: str = "group"  # what a group is, for people ("agent")
     rate: bool = False
     gate: Gate
+
+
+def weighted_mean(values: Sequence[float], weights: Sequence[float] | None = None) -> float | None:
+    """The mean of `values`, each weighing its `weights` entry (None: each 1); None when there is no
+    value, or no weight."""
+    if weights is None:
+        return sum(values) / len(values) if values else None
+    total = sum(weights)
+    return sum(v * w for v, w in zip(values, weights, strict=True)) / total if total else None
 
 
 def number(value: Any) -> float | None:

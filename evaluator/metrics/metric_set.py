@@ -8,14 +8,15 @@ the result's own first figure (`pass_rate`), every metric's figures in order, th
 ones (`latency_ms`, `cost`). Everything the set derives (figure names, rates, score types, gates) is
 computed once, when it is built.
 
-Every figure is the mean of a per-result value over the results that have it, so a run, a prompt
-version, a scenario's history and a pair of runs are all summarised the same way. Results with an
+Every figure is the mean of a per-result value over the results that have it (weighted where the
+figure says: a dialogue by the turns it measured), so a run, a prompt version, a scenario's history and
+a pair of runs are all summarised the same way. Results with an
 `evaluator_error` are counted but never enter a figure: the evaluator failed, not the agent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from evaluator.errors import ConfigError
@@ -31,6 +32,7 @@ from evaluator.metrics.base import (
     Verdict,
     at,
     number_at,
+    weighted_mean,
 )
 
 __all__ = ["COST", "LATENCY", "PASS_RATE", "MetricSet"]
@@ -77,6 +79,7 @@ class MetricSet:
         "_judges",
         "_metrics",
         "_sessions",
+        "_weights",
         "breakdowns",
         "definitions",
         "figure_names",
@@ -118,6 +121,9 @@ class MetricSet:
             b.name for b in self.breakdowns if b.rate
         }
         self.gated: tuple[Figure, ...] = tuple(f for f in self.figures if f.gate is not None)
+        self._weights: tuple[tuple[str, Callable[[Mapping[str, Any]], float]], ...] = tuple(
+            (f.name, f.weight) for f in self.figures if f.weight is not None
+        )
 
     def __iter__(self) -> Iterator[Metric]:
         return iter(self._metrics)
@@ -191,6 +197,12 @@ class MetricSet:
                 values[figure.name] = value
         return values
 
+    def scenario_weights(self, result: Mapping[str, Any]) -> dict[str, float]:
+        """The weight of this result in each weighted figure it has (`Figure.weight`); a figure missing
+        here weighs 1."""
+        values = self.scenario_values(result)
+        return {name: weight(result) for name, weight in self._weights if name in values}
+
     def group_values(self, result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
         """Per breakdown (by name), this result object's value per group (none for an evaluator error)."""
         if result.get("evaluator_error"):
@@ -198,11 +210,12 @@ class MetricSet:
         return {b.name: dict(b.groups(result)) for b in self.breakdowns}
 
     def summarize(self, results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-        """Counts, then every figure's mean (None when no result has it) and how many results it rests
-        on (`n`: {figure: count})."""
+        """Counts, then every figure's mean (weighted as its `weight` says; None when no result has it)
+        and how many results it rests on (`n`: {figure: count})."""
         counts = {"scenarios": 0, "passed": 0, "failed": 0, "errors": 0, "evaluator_errors": 0}
         unscored = 0
         sums: dict[str, list[float]] = {}
+        weights: dict[str, list[float]] = {}
         for result in results:
             counts["scenarios"] += 1
             status = result.get("status")
@@ -213,8 +226,10 @@ class MetricSet:
             unscored += at(result, ("judge_status", "status")) == "unscored"
             for name, value in self.scenario_values(result).items():
                 sums.setdefault(name, []).append(value)
+            for name, weight in self.scenario_weights(result).items():
+                weights.setdefault(name, []).append(weight)
         names = self.figure_names
-        means = {name: round(sum(v) / len(v), 4) if (v := sums.get(name)) else None for name in names}
+        means = {name: _rounded(weighted_mean(sums.get(name, []), weights.get(name))) for name in names}
         return {
             **counts,
             "judge_unscored": unscored,
@@ -235,6 +250,10 @@ class MetricSet:
 
     def judge_models(self, result: Mapping[str, Any]) -> list[str]:
         return [m for metric in self._judges if isinstance(m := at(result, (metric.key, "model")), str)]
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _unique(what: str, names: Sequence[str]) -> None:

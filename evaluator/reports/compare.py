@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evaluator.config import CompareConfig
-from evaluator.metrics import Breakdown, Figure, Gate, MetricSet, Unit
+from evaluator.metrics import Breakdown, Figure, Gate, MetricSet, Unit, weighted_mean
 from evaluator.reports.noise import METHOD, sign_flip_p
 from evaluator.reports.runs import RunRecord
 from evaluator.results import agent_prompts, default_metrics
@@ -121,25 +121,41 @@ def _by_scenario(run: RunRecord) -> dict[str, Mapping[str, Any]]:
     return {str(r.get("scenario_id")): r for r in run.results}
 
 
+Pairs = dict[str, list[tuple[float, float]]]
+
+
 def _paired_values(
     base: Mapping[str, Mapping[str, Any]],
     cand: Mapping[str, Mapping[str, Any]],
     shared: Sequence[str],
     metrics: MetricSet,
-) -> dict[str, list[tuple[float, float]]]:
-    """Per figure, the (baseline, candidate) values of the scenarios that have it in both runs."""
+) -> tuple[Pairs, Pairs]:
+    """Per figure, the (baseline, candidate) values of the scenarios that have it in both runs; and
+    per weighted figure (`Figure.weight`), those scenarios' (baseline, candidate) weights."""
     names = metrics.figure_names
-    pairs: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
+    pairs: Pairs = {name: [] for name in names}
+    weights: Pairs = {}
     for scenario_id in shared:
-        b, c = metrics.scenario_values(base[scenario_id]), metrics.scenario_values(cand[scenario_id])
+        before, after = base[scenario_id], cand[scenario_id]
+        b, c = metrics.scenario_values(before), metrics.scenario_values(after)
+        wb, wc = metrics.scenario_weights(before), metrics.scenario_weights(after)
         for name in names:
             if name in b and name in c:
                 pairs[name].append((b[name], c[name]))
-    return pairs
+                if name in wb:
+                    weights.setdefault(name, []).append((wb[name], wc[name]))
+    return pairs, weights
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return round(sum(values) / len(values), 4) if values else None
+def _means(
+    pairs: Sequence[tuple[float, float]], weights: Sequence[tuple[float, float]] | None
+) -> tuple[float | None, float | None]:
+    """Each side's mean of the paired values, weighted when weights are given."""
+    sides = list(zip(*pairs, strict=True)) or [(), ()]
+    if weights is None:
+        return weighted_mean(sides[0]), weighted_mean(sides[1])
+    by_side = list(zip(*weights, strict=True))
+    return weighted_mean(sides[0], by_side[0]), weighted_mean(sides[1], by_side[1])
 
 
 def _change(unit: Unit, before: float, after: float) -> float | None:
@@ -150,8 +166,24 @@ def _change(unit: Unit, before: float, after: float) -> float | None:
     return round(after - before, 6)
 
 
+def _figure_row(
+    name: str, pairs: Sequence[tuple[float, float]], weights: Sequence[tuple[float, float]] | None
+) -> dict[str, Any]:
+    before, after = _means(pairs, weights)
+    return {
+        "figure": name,
+        "baseline": None if before is None else round(before, 4),
+        "candidate": None if after is None else round(after, 4),
+        "n": len(pairs),
+    }
+
+
 def _check(
-    check: Check, pairs: Sequence[tuple[float, float]], config: CompareConfig, strict: bool
+    check: Check,
+    pairs: Sequence[tuple[float, float]],
+    config: CompareConfig,
+    strict: bool,
+    weights: Sequence[tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
     row: dict[str, Any] = {
         "figure": check.figure,
@@ -170,8 +202,8 @@ def _check(
     }
     if not pairs:
         return row
-    before = sum(p[0] for p in pairs) / len(pairs)
-    after = sum(p[1] for p in pairs) / len(pairs)
+    before, after = _means(pairs, weights)
+    assert before is not None and after is not None  # noqa: S101 - pairs is not empty
     change = _change(check.unit, before, after)
     p_value = round(sign_flip_p([c - b for b, c in pairs]), 4)
     worse = change is not None and (-change if check.direction == "down" else change) > check.threshold
@@ -282,21 +314,14 @@ def compare_runs(
     metrics = metrics or default_metrics()
     base, cand = _by_scenario(baseline), _by_scenario(candidate)
     shared = sorted(set(base) & set(cand))
-    pairs = _paired_values(base, cand, shared, metrics)
+    pairs, weights = _paired_values(base, cand, shared, metrics)
     gated = [
-        _check(check, pairs[check.figure], config, significant_only) for check in checks(config, metrics)
+        _check(check, pairs[check.figure], config, significant_only, weights.get(check.figure))
+        for check in checks(config, metrics)
     ]
     group_checks, apart = _groups(base, cand, shared, metrics, config, strict=significant_only)
     regressions = [row["label"] for row in (*gated, *group_checks) if row["regression"]]
-    figures = [
-        {
-            "figure": name,
-            "baseline": _mean([p[0] for p in pairs[name]]),
-            "candidate": _mean([p[1] for p in pairs[name]]),
-            "n": len(pairs[name]),
-        }
-        for name in metrics.figure_names
-    ]
+    figures = [_figure_row(name, pairs[name], weights.get(name)) for name in metrics.figure_names]
     return {
         "baseline": baseline.ref(),
         "candidate": candidate.ref(),

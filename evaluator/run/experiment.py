@@ -23,8 +23,8 @@ item as run once per turn. So only the first turn (`<scenario id>#0`, the trace 
 names) carries the link; the other turns are in its session (Sessions, `<run id>:<scenario id>`), which
 the linked trace names. The dialogues' dataset-level figures (the run's `run.dialogue`, each by its own
 rule: DESIGN.md, "Dialogues") are posted as the experiment's `run_dialogue_<key>` scores (CRAG's
-dictionary as `run_dialogue_crag_<name>`), in place of the per-dialogue means `report` charts under
-those figure names.
+dictionary as `run_dialogue_crag_<name>`), in place of the figures the run's summary has under those
+names (the same values, by the same rules: metrics/dialogue/_metric.py), with the counts beside them.
 """
 
 from __future__ import annotations
@@ -254,7 +254,7 @@ def run_scores(
 ) -> dict[str, float]:
     """The run-level figures of `metrics` (MetricSet.summarize) that have a value, as experiment score
     names; with `dialogues` (the run's dataset-level dialogue figures, `run.dialogue`), each of its
-    numbers as `run_dialogue_<key>` (in place of the per-dialogue means of the figures so named) and
+    numbers as `run_dialogue_<key>` (in place of the summary's figures so named) and
     CRAG's dictionary as `run_dialogue_crag_<name>`."""
     scores = {
         f"{RUN_SCORE_PREFIX}{name}": float(value)

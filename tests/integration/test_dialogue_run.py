@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -212,6 +213,46 @@ def test_run_output_has_the_dialogue_figures_and_says_what_was_never_reported(pr
     assert document["results"][1]["dialogue"]["task_completion"] == 0.0
     assert document["results"][1]["status"] == "failed"
     assert document["run"]["metrics"]["dialogue_task_completion"] == 0.5
+
+
+def test_report_and_compare_show_the_dialogue_figures_by_their_dataset_rule(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JGA's run figure is the mean over every measured turn, in `run.dialogue`, in the run's stored
+    figures, in `report` and in `compare` alike; intent accuracy's is the mean of the dialogue means.
+    Baseline: 'booking' matches both its turns with slots, 'sunday' misses its one turn: JGA 2/3 (the
+    mean of the dialogue means would say 1/2). Candidate: 'sunday' expects what the user said: 3/3."""
+    from evaluator.cli import main
+
+    def sunday(day: str) -> Scenario:
+        expected = {"intent": "book_hotel", "slots": {"hotel": {"bookpeople": "2", "bookday": day}}}
+        turn = {"user": "A hotel for 2 people on Sunday", "expected": expected}
+        return _dialogue("sunday", "plain", [turn])
+
+    documents = []
+    for name, day in (("base", "saturday"), ("cand", "sunday")):
+        output = project / f"{name}.json"
+        run_suite(
+            scenarios=[_dialogue("booking", "plain", BOOKING), sunday(day)],
+            options=SuiteOptions(output=output, run_name=name),
+            targets={"plain": dialogue_targets.plain},
+        )
+        documents.append(json.loads(output.read_text())["run"])
+    base, cand = documents
+    assert round(base["dialogue"]["jga"], 4) == round(2 / 3, 4) == base["metrics"]["dialogue_jga"]
+    assert cand["dialogue"]["jga"] == 1.0 == cand["metrics"]["dialogue_jga"]
+    assert base["dialogue"]["intent_accuracy"] == 1.0 == base["metrics"]["dialogue_intent_accuracy"]
+
+    def cli(*args: str) -> dict[str, Any]:
+        monkeypatch.setattr(sys, "argv", ["evaluator", *args, "--json"])
+        with pytest.raises(SystemExit):
+            main()
+        return dict(json.loads(capsys.readouterr().out))
+
+    rows = cli("report", "--by", "run")["rows"]
+    assert [r["dialogue_jga"] for r in rows] == [round(2 / 3, 4), 1.0]
+    [check] = [c for c in cli("compare", "base", "cand")["checks"] if c["figure"] == "dialogue_jga"]
+    assert (check["baseline"], check["candidate"], check["change"]) == (round(2 / 3, 4), 1.0, 33.33)
 
 
 def test_with_judges_the_turns_are_judged_and_verify_skips_dialogues(project: Path) -> None:

@@ -220,8 +220,8 @@ def test_a_dialogue_is_linked_through_its_first_turn_only() -> None:
 
 def test_a_runs_dialogue_figures_are_its_dataset_level_ones() -> None:
     """`run_dialogue_<key>` is the dataset-level figure of `run.dialogue` (JGA over every measured turn,
-    here 0.5), never the mean of the dialogue means the report charts under `dialogue_jga` (here 0.75):
-    a name has one meaning; counts and CRAG's dictionary come along, lists and null figures do not."""
+    here 0.5), not the summary's `dialogue_jga` (set apart here, 0.75, to tell the two apart): a name
+    has one source; counts and CRAG's dictionary come along, lists and null figures do not."""
     metrics = with_dialogues(default_metrics())
     summary = {"pass_rate": 1.0, "dialogue_jga": 0.75, "dialogue_memory_transfer": 0.5}
     dialogues = {

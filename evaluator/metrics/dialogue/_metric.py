@@ -6,20 +6,31 @@ run figures and run summary; it also declares the `turn_<key>` scores, which go 
 The figures are computed by the dialogue runner (run/dialogue.py), which knows the dialogue's policy,
 goal and entity catalog: a single trace's `evaluate` has nothing to say, so it is not implemented. The run's
 dataset-level dictionary (`run_summary`, the run's `metrics.dialogue`) follows each metric's own rule
-(`score_run`); the run figures that reports and `compare` chart and gate are per-dialogue means, the
-unit `compare` pairs.
+(`score_run`), and so do the run figures that reports and `compare` chart and gate: each is a mean of the
+dialogues' figures (the unit `compare` pairs), and for the figures whose rule is the mean over every
+measured turn (`MEAN_OVER_TURNS`) each dialogue weighs the turns that measured it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.metrics.base import Figure, Gate, MetricBase, ScoreDefinition, ScoreValue, Verdict, number_at
+from evaluator.metrics.base import (
+    Figure,
+    Gate,
+    MetricBase,
+    ScoreDefinition,
+    ScoreValue,
+    Verdict,
+    at,
+    number,
+    number_at,
+)
 from evaluator.metrics.dialogue._dialogue import DialogueFigures
 from evaluator.metrics.dialogue._figures import BOOLEAN_KEYS, DIALOGUE_KEYS, TURN_KEYS
-from evaluator.metrics.dialogue._run import score_run
+from evaluator.metrics.dialogue._run import MEAN_OVER_TURNS, score_run
 
 __all__ = ["HOW_TO_REPORT", "DialogueMetric", "DialogueVerdict"]
 
@@ -82,10 +93,24 @@ class DialogueVerdict:
         return []
 
 
+def _turns_measuring(key: str) -> Callable[[Mapping[str, Any]], float]:
+    """A dialogue's weight in a figure that is a mean over turns: its turns that measured `key` (1 for
+    a result that keeps no turns)."""
+
+    def weight(document: Mapping[str, Any]) -> float:
+        turns = document.get("turns")
+        if not isinstance(turns, list):
+            return 1.0
+        return float(sum(number(at(turn, ("metrics", key))) is not None for turn in turns)) or 1.0
+
+    return weight
+
+
 def _figure(key: str, label: str, *, gated: bool, threshold: float = 5.0) -> Figure:
     return Figure(
         name=f"dialogue_{key}",
         value=number_at("dialogue", key),
+        weight=_turns_measuring(key) if key in MEAN_OVER_TURNS else None,
         level="session",
         rate=True,
         gate=Gate(label=f"dialogue {label}", threshold=threshold) if gated else None,
