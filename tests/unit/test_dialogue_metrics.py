@@ -99,6 +99,33 @@ def test_normalisation_changes_nothing_but_case_and_whitespace() -> None:
     assert slot_accuracy(expected, predicted).value == 0.0
 
 
+def test_multiwoz_conventions_are_read_as_they_mean() -> None:
+    """MultiWOZ states mark an unfilled slot `none` or `not mentioned` (absent, as an empty value is;
+    `dontcare` is a value), and MultiWOZ 2.2 names a slot with its domain's prefix and gives its value
+    as a list. Worked by hand: expected hotel {area: centre}; reported area (prefixed, a list of one),
+    parking none, stars not mentioned, internet dontcare: 2 reported pairs, 1 of them expected."""
+    reported = {
+        "hotel": {
+            "hotel-area": ["Centre"],
+            "parking": "none",
+            "stars": "Not Mentioned",
+            "internet": "dontcare",
+        }
+    }
+    assert normalise_slots(reported) == {"hotel": {"area": "centre", "internet": "dontcare"}}
+    expected, predicted = S(slots={"hotel": {"area": "centre"}}), S(slots=reported, domain="hotel")
+    match = slot_accuracy(expected, predicted)
+    assert (match.value, match.precision, match.predicted) == (1.0, 0.5, 2)
+    assert joint_goal_accuracy(expected, predicted).value == 0.0  # dontcare is a pair the turn lacks
+    assert slot_hallucination(expected, predicted).hallucinated == ("hotel-internet=dontcare",)
+    del reported["hotel"]["internet"]
+    assert joint_goal_accuracy(expected, S(slots=reported)).value == 1.0
+    # only the slot's own domain's prefix is taken off, and an empty list is no value
+    assert normalise_slots({"hotel": {"restaurant-area": "north", "type": []}}) == {
+        "hotel": {"restaurant-area": "north"}
+    }
+
+
 # --- _turn: domain accuracy (MAS4CS metric 1) -------------------------------------------------------
 
 

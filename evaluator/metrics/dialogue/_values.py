@@ -4,7 +4,10 @@ evaluated, a dialogue's goal and policy, and the one normalisation every compari
 Normalisation (the seed names none; DESIGN.md's own example expects `bookday: saturday` for a user who
 said "Saturday"): labels (intents, domains, acts, actions, slot names) and slot values are compared with
 their case folded and their whitespace trimmed and collapsed, nothing else: `" Saturday "` is
-`"saturday"`, but `"the acorn"` is not `"acorn"`. A slot whose value is empty is absent, not a pair.
+`"saturday"`, but `"the acorn"` is not `"acorn"`. Three MultiWOZ conventions are read as they mean:
+a slot whose value is empty, `none` or `not mentioned` is absent, not a pair (`dontcare` is a value);
+a slot named with its domain's prefix (`hotel-area` in `hotel`, MultiWOZ 2.2's names) is that slot
+(`area`); a value given as a list of one (MultiWOZ 2.2's `slot_values`) is that value.
 """
 
 from __future__ import annotations
@@ -45,28 +48,44 @@ def normalise_label(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+ABSENT_VALUES = frozenset({"", "none", "not mentioned"})
+"""Normalised values that mean "no value": the slot is absent from the state."""
+
+
 def normalise_value(value: object) -> str:
     """A slot value as normalised text: None is "" (absent); a bool is "true" / "false"; an integral
-    float is its integer (a target that reports 2.0 nights matches "2"); anything else its `str`."""
+    float is its integer (a target that reports 2.0 nights matches "2"); a list or tuple of one value
+    is that value, an empty one is "" (absent); anything else its `str`."""
     if isinstance(value, str):  # most values are: straight to the label's normalisation
         return normalise_label(value)
     if value is None:
         return ""
+    if isinstance(value, list | tuple) and len(value) <= 1:
+        return normalise_value(value[0]) if value else ""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return normalise_label(str(value))
 
 
+def _slot_name(domain: str, name: str) -> str:
+    """A slot's name without its domain's prefix (`hotel-area` in `hotel` is `area`)."""
+    name = normalise_label(name)
+    prefix = f"{domain}-"
+    return name[len(prefix) :] if name.startswith(prefix) and len(name) > len(prefix) else name
+
+
 def normalise_slots(raw: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str, str]]:
-    """A raw belief state normalised: names as labels, values as values. A slot whose value is empty
-    after normalisation is left out, and so is a domain left with no slot (an empty domain and an absent
-    one are the same state). Two names that normalise alike keep the later value."""
+    """A raw belief state normalised: names as labels (without their domain's prefix), values as
+    values. A slot whose value means none (`ABSENT_VALUES`) is left out, and so is a domain left with
+    no slot (an empty domain and an absent one are the same state). Two names that normalise alike keep
+    the later value."""
     state: dict[str, dict[str, str]] = {}
-    for domain, slots in raw.items():
-        pairs = {normalise_label(name): normalise_value(value) for name, value in slots.items()}
-        kept = {name: value for name, value in pairs.items() if value}
+    for raw_domain, slots in raw.items():
+        domain = normalise_label(raw_domain)
+        pairs = {_slot_name(domain, name): normalise_value(value) for name, value in slots.items()}
+        kept = {name: value for name, value in pairs.items() if value not in ABSENT_VALUES}
         if kept:
-            state.setdefault(normalise_label(domain), {}).update(kept)
+            state.setdefault(domain, {}).update(kept)
     return state
 
 
