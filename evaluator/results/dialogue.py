@@ -112,11 +112,15 @@ class DialogueOutcome:
 
     def to_json(self) -> dict[str, Any]:
         """The result object's dialogue fields but `dialogue` (the dialogue metric's field: the
-        figures by key, in the metric set's place)."""
+        figures by key, in the metric set's place); its details add the means of the turns' recall,
+        precision and F1 (`means`)."""
+        figures = self.figures
         return {
             "kind": "dialogue",
             "session_id": self.session_id,
-            "dialogue_details": self.figures.details() if self.figures is not None else {},
+            "dialogue_details": {**figures.details(), "means": dm.detail_means(figures.turns)}
+            if figures
+            else {},
             "turns": [turn.to_json() for turn in self.turns],
         }
 

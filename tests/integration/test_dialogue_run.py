@@ -242,6 +242,8 @@ def test_report_and_compare_show_the_dialogue_figures_by_their_dataset_rule(
     assert round(base["dialogue"]["jga"], 4) == round(2 / 3, 4) == base["metrics"]["dialogue_jga"]
     assert cand["dialogue"]["jga"] == 1.0 == cand["metrics"]["dialogue_jga"]
     assert base["dialogue"]["intent_accuracy"] == 1.0 == base["metrics"]["dialogue_intent_accuracy"]
+    # slot precision over the three turns with slots: 2/2, 4/4, then 1 of 2 (sunday for saturday)
+    assert base["dialogue"]["details"]["slot_accuracy"]["precision"] == pytest.approx(2.5 / 3)
 
     def cli(*args: str) -> dict[str, Any]:
         monkeypatch.setattr(sys, "argv", ["evaluator", *args, "--json"])

@@ -29,6 +29,7 @@ from evaluator.metrics.dialogue import (
     apply_two_errors_rule,
     conversation_score,
     crag_scores,
+    detail_means,
     domain_accuracy,
     entity_hallucination,
     intent_accuracy,
@@ -755,6 +756,40 @@ def test_run_response_quality_is_the_mean_of_the_dialogue_means() -> None:
     assert run.metrics["response_quality"] == pytest.approx(0.55)
     assert run.metrics["response_factual_correctness"] == pytest.approx(0.5)
     assert run.metrics["response_completeness"] == pytest.approx(1.0)
+
+
+def test_recall_precision_and_f1_are_averaged_as_their_figures_are() -> None:
+    """MAS4CS 3 and 4 average the turns' F1 (and precision) too, dialogue by dialogue, then by each
+    figure's dataset rule. Worked by hand. Dialogue A, turn 0: acts {inform, request} expected,
+    {inform} reported (recall 1/2, precision 1, F1 2/3); slots {area, pricerange} expected, {area}
+    reported (precision 1, F1 2/3). Turn 1: acts {inform} for {inform, book} (1, 1/2, 2/3); slots
+    {area} for {area, stars} (precision 1/2, F1 2/3). Dialogue B, one turn: acts right (1, 1, 1);
+    slots area north for south (precision 0, F1 0). Run: acts by the mean of the dialogue means
+    (recall (3/4 + 1) / 2, F1 (2/3 + 1) / 2); slots by the mean over the three turns."""
+    area, cheap = {"area": "centre"}, {"pricerange": "cheap"}
+    a = dialogue(
+        turn(
+            S(acts=["Hotel-Inform", "Hotel-Request"], slots={"hotel": {**area, **cheap}}),
+            S(acts=["Hotel-Inform"], slots={"hotel": area}),
+        ),
+        turn(
+            S(acts=["Hotel-Inform"], slots={"hotel": area}),
+            S(acts=["Hotel-Inform", "Hotel-Book"], slots={"hotel": {**area, "stars": "4"}}),
+        ),
+    )
+    b = dialogue(
+        turn(
+            S(acts=["Hotel-Inform"], slots={"hotel": {"area": "north"}}),
+            S(acts=["Hotel-Inform"], slots={"hotel": {"area": "south"}}),
+        )
+    )
+    means = detail_means(a.turns)
+    assert means["act_accuracy"] == pytest.approx({"recall": 0.75, "precision": 0.75, "f1": 2 / 3})
+    assert means["slot_accuracy"] == pytest.approx({"precision": 0.75, "f1": 2 / 3})
+    assert means["intent_accuracy"] == {"recall": None, "precision": None, "f1": None}  # never expected
+    run = score_run([a, b]).details
+    assert run["act_accuracy"] == pytest.approx({"recall": 0.875, "precision": 0.875, "f1": 5 / 6})
+    assert run["slot_accuracy"] == pytest.approx({"precision": 0.5, "f1": 4 / 9})
 
 
 def test_an_empty_dialogue_measures_nothing() -> None:

@@ -25,10 +25,12 @@ from evaluator.metrics.dialogue._turn import expected_domain, score_turn
 from evaluator.metrics.dialogue._values import CragTurn, Goal, Policy, Turn, normalise_label
 
 __all__ = [
+    "DETAIL_PARTS",
     "TRANSFERABLE_SLOTS",
     "DialogueFigures",
     "MemoryTransfer",
     "Transfer",
+    "detail_means",
     "mean_measured",
     "memory_transfer",
     "policy_violations",
@@ -52,6 +54,22 @@ def mean_measured(values: Sequence[float | None]) -> float | None:
 def turn_means(turns: Sequence[TurnFigures]) -> dict[str, float | None]:
     """Seed step 2 of metrics 1-6: per per-turn key, the mean over the turns that measured it."""
     return {key: mean_measured([turn.figure(key).value for turn in turns]) for key in TURN_KEYS}
+
+
+DETAIL_PARTS: Mapping[str, tuple[str, ...]] = {
+    "intent_accuracy": ("recall", "precision", "f1"),
+    "act_accuracy": ("recall", "precision", "f1"),
+    "slot_accuracy": ("precision", "f1"),
+}
+"""The per-turn details that seeds 2-4 also average (the slot accuracy is itself the recall)."""
+
+
+def detail_means(turns: Sequence[TurnFigures]) -> dict[str, dict[str, float | None]]:
+    """Per key of `DETAIL_PARTS`, each part's mean over the turns that measured that part."""
+    return {
+        key: {part: mean_measured([getattr(turn.figure(key), part) for turn in turns]) for part in parts}
+        for key, parts in DETAIL_PARTS.items()
+    }
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -171,7 +171,7 @@ class DialogueMetric(MetricBase):
             return None
         run = score_run([v.figures for v in dialogues])
         never = set.intersection(*(set(v.unreported) for v in dialogues))
-        return {**run.metrics, "crag": run.crag, "unreported": sorted(never)}
+        return {**run.metrics, "crag": run.crag, "details": run.details, "unreported": sorted(never)}
 
     def summary_line(self, summary: Mapping[str, Any]) -> str | None:
         """One line: how many dialogues and turns, the headline figures, and (once) the keys no target

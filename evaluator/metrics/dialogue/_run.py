@@ -19,6 +19,8 @@ step 3 of each metric; DESIGN.md, "Dialogues"), so two figures of one run may av
         scored a turn of
     dialogues, turns     how many dialogues, and turns that ran
     crag                 CRAG's scores dictionary over every judged turn (`crag_scores`)
+    details              the means of the turns' recall, precision and F1 (intent, acts, slots), each
+        by its figure's rule (intent and acts: of the dialogue means; slots: over every turn)
 
 A figure no dialogue measured is None, never 0; an empty run has every figure None.
 """
@@ -26,10 +28,10 @@ A figure no dialogue measured is None, never 0; an empty run has every figure No
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evaluator.metrics.dialogue._crag import crag_scores
-from evaluator.metrics.dialogue._dialogue import DialogueFigures, mean_measured
+from evaluator.metrics.dialogue._dialogue import DETAIL_PARTS, DialogueFigures, detail_means, mean_measured
 from evaluator.metrics.dialogue._figures import QUALITY_KEYS
 
 __all__ = ["MEAN_OF_DIALOGUE_MEANS", "MEAN_OVER_TURNS", "RunFigures", "score_run"]
@@ -51,6 +53,7 @@ class RunFigures:
 
     metrics: Mapping[str, float | int | None]
     crag: Mapping[str, float | int] | None
+    details: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)  # see the module
 
 
 def _over_turns(dialogues: Sequence[DialogueFigures], key: str) -> float | None:
@@ -85,4 +88,18 @@ def score_run(dialogues: Sequence[DialogueFigures]) -> RunFigures:
         figures[key] = mean_measured([d.response_quality.get(key) for d in dialogues])
     figures["dialogues"] = len(dialogues)
     figures["turns"] = sum(len(d.turns) for d in dialogues)
-    return RunFigures(metrics=figures, crag=crag_scores([d.crag_turns for d in dialogues]))
+    return RunFigures(
+        metrics=figures, crag=crag_scores([d.crag_turns for d in dialogues]), details=_details(dialogues)
+    )
+
+
+def _details(dialogues: Sequence[DialogueFigures]) -> dict[str, dict[str, float | None]]:
+    """`detail_means` at the run's level, each key by its figure's rule."""
+    by_dialogue = [detail_means(d.turns) for d in dialogues]
+    over_turns = detail_means([turn for d in dialogues for turn in d.turns])
+    return {
+        key: over_turns[key]
+        if key in MEAN_OVER_TURNS
+        else {part: mean_measured([means[key][part] for means in by_dialogue]) for part in parts}
+        for key, parts in DETAIL_PARTS.items()
+    }
