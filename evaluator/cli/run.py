@@ -38,7 +38,7 @@ from evaluator.reports import (
     resolve_run,
     write_junit,
 )
-from evaluator.results import ScenarioResult, builtin_metrics
+from evaluator.results import ScenarioResult, builtin_metrics, with_dialogues_for
 from evaluator.run import SuiteOptions, SuiteRun, run_suite
 
 __all__ = ["run"]
@@ -176,7 +176,8 @@ def _compare_with(base: RunRecord, suite: SuiteRun, config_path: Path | None) ->
     config = load_config(config_path)
     runs = stored_runs(config)
     candidate = resolve_run(runs, suite.run.id, where=str(config.store_path))
-    metrics = builtin_metrics(config)
+    # as `compare` reads them: with the dialogue figures when either run has dialogues
+    metrics = with_dialogues_for(builtin_metrics(config), [*base.results, *candidate.results])
     document = compare_runs(base, candidate, config.settings.compare, metrics=metrics)
     out.print()
     if not document["paired_scenarios"]:

@@ -169,6 +169,18 @@ def _get(standin: LangfuseStandIn, path: str, **params: str) -> list[dict[str, A
     return rows
 
 
+def test_run_with_a_baseline_gates_on_the_dialogue_figures(
+    dialogue_project: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run --baseline` compares as `compare` does: a candidate that never books fails its goal, and the
+    dialogue task completion is a regression (before, the run's own comparison left dialogues out)."""
+    _run(cli, "base")
+    monkeypatch.setattr(dialogue_targets, "books", False)
+    code, text = cli("run", "dialogues", "--no-judge", "--baseline", "base")
+    assert code == 1
+    assert "REGRESSION" in text and "dialogue task completion" in text
+
+
 def test_a_dialogue_is_one_experiment_item_its_first_turns_trace(
     dialogue_project: Path, langfuse_standin: LangfuseStandIn, cli: Cli
 ) -> None:
