@@ -245,15 +245,24 @@ def test_report_and_compare_show_the_dialogue_figures_by_their_dataset_rule(
     # slot precision over the three turns with slots: 2/2, 4/4, then 1 of 2 (sunday for saturday)
     assert base["dialogue"]["details"]["slot_accuracy"]["precision"] == pytest.approx(2.5 / 3)
 
-    def cli(*args: str) -> dict[str, Any]:
-        monkeypatch.setattr(sys, "argv", ["evaluator", *args, "--json"])
+    def cli(*args: str) -> str:
+        monkeypatch.setattr(sys, "argv", ["evaluator", *args])
+        monkeypatch.setenv("COLUMNS", "200")
         with pytest.raises(SystemExit):
             main()
-        return dict(json.loads(capsys.readouterr().out))
+        return capsys.readouterr().out
 
-    rows = cli("report", "--by", "run")["rows"]
+    rows = json.loads(cli("report", "--by", "run", "--json"))["rows"]
     assert [r["dialogue_jga"] for r in rows] == [round(2 / 3, 4), 1.0]
-    [check] = [c for c in cli("compare", "base", "cand")["checks"] if c["figure"] == "dialogue_jga"]
+    # the terminal's table has the headline dialogue figures as columns (no goal here: no task column)
+    table = cli("report", "--by", "run")
+    assert all(column in table for column in ("sys ok", "JGA", "slots", "policy")), table
+    assert "66.7%" in table, table
+    [check] = [
+        c
+        for c in json.loads(cli("compare", "base", "cand", "--json"))["checks"]
+        if c["figure"] == "dialogue_jga"
+    ]
     assert (check["baseline"], check["candidate"], check["change"]) == (round(2 / 3, 4), 1.0, 33.33)
 
 

@@ -106,7 +106,10 @@ def _turns_measuring(key: str) -> Callable[[Mapping[str, Any]], float]:
     return weight
 
 
-def _figure(key: str, label: str, *, gated: bool, threshold: float = 5.0) -> Figure:
+def _figure(
+    key: str, label: str, *, gated: bool, threshold: float = 5.0, column: str | None = None
+) -> Figure:
+    """A dialogue figure; `column`: its column in the terminal's history tables (the headline ones)."""
     return Figure(
         name=f"dialogue_{key}",
         value=number_at("dialogue", key),
@@ -114,6 +117,7 @@ def _figure(key: str, label: str, *, gated: bool, threshold: float = 5.0) -> Fig
         level="session",
         rate=True,
         gate=Gate(label=f"dialogue {label}", threshold=threshold) if gated else None,
+        label=column,
     )
 
 
@@ -132,13 +136,13 @@ class DialogueMetric(MetricBase):
         *(_definition(f"dialogue_{key}", key, "dialogue") for key in (*TURN_KEYS, *DIALOGUE_KEYS)),
     )
     figures = (
-        _figure("task_completion", "task completion", gated=True),
-        _figure("system_correctness", "system correctness", gated=True),
-        _figure("jga", "joint goal accuracy", gated=True),
-        _figure("slot_accuracy", "slot accuracy", gated=True),
+        _figure("task_completion", "task completion", gated=True, column="task"),
+        _figure("system_correctness", "system correctness", gated=True, column="sys ok"),
+        _figure("jga", "joint goal accuracy", gated=True, column="JGA"),
+        _figure("slot_accuracy", "slot accuracy", gated=True, column="slots"),
         _figure("intent_accuracy", "intent accuracy", gated=True),
         _figure("domain_accuracy", "domain accuracy", gated=True),
-        _figure("policy_compliant", "policy compliance", gated=True),
+        _figure("policy_compliant", "policy compliance", gated=True, column="policy"),
         _figure("memory_transfer", "memory transfer", gated=False),
         # the LLM judge's scores: 10 points, as `quality_drop` gates a single-turn answer's (0.1)
         _figure("response_quality", "response quality", gated=True, threshold=10.0),
