@@ -401,6 +401,16 @@ def test_policy_compliance_seed_example() -> None:
     assert figure.reason == "book_hotel without bookstay"
 
 
+def test_a_policy_may_name_its_slots_with_the_domain_prefix_as_the_seed_does() -> None:
+    """MAS4CS 8: "the state must include required slots (e.g., `hotel-bookstay`, `hotel-bookday`,
+    `hotel-bookpeople`, `hotel-name`)": those are the hotel state's bookstay, bookday, ... slots."""
+    prefixed = normalise_policy(
+        {"book_hotel": ["hotel-bookstay", "hotel-bookday", "hotel-bookpeople", "hotel-name"]}
+    )
+    assert prefixed == {"book_hotel": ("bookstay", "bookday", "bookpeople", "name")}
+    assert policy_compliance(S(action="book_hotel", slots=NO_STAY), prefixed).missing == ("bookstay",)
+
+
 def test_a_plain_book_action_is_guarded_in_the_reported_domain() -> None:
     assert policy_compliance(S(action="book", domain="hotel", slots=NO_STAY), POLICY).value == 0.0
     assert policy_compliance(S(action="book", domain="hotel", slots=ALL_HOTEL_SLOTS), POLICY).value == 1.0

@@ -90,10 +90,13 @@ def normalise_slots(raw: Mapping[str, Mapping[str, object]]) -> dict[str, dict[s
 
 
 def normalise_policy(raw: Mapping[str, Iterable[str]]) -> dict[str, tuple[str, ...]]:
-    """A raw policy (action -> required slots) with every name normalised."""
-    return {
-        normalise_label(action): tuple(normalise_label(s) for s in slots) for action, slots in raw.items()
-    }
+    """A raw policy (action -> required slots) with every name normalised, a slot's without the prefix
+    of the action's domain (`book_hotel: [hotel-name]` requires `name`), as in a state."""
+    policy: dict[str, tuple[str, ...]] = {}
+    for raw_action, slots in raw.items():
+        action = normalise_label(raw_action)
+        policy[action] = tuple(_slot_name(domain_of(action), slot) for slot in slots)
+    return policy
 
 
 def domain_of(label: str) -> str:
