@@ -162,7 +162,34 @@ def print_summary(
         )
     if run.cut_off:
         console.print(f"[yellow]Stopped early: {escape(run.cut_off)}.[/yellow]")
+    print_warnings(console, results)
     print_judges(console, results)
+
+
+WARNINGS_SHOWN = 10
+
+
+def print_warnings(console: Console, results: Sequence[ScenarioResult]) -> None:
+    """What makes verdicts less certain (a result's `warnings`: a state of a shape the metrics cannot
+    read, a trace the SDK cut short, ...), a line per scenario and warning, the first `WARNINGS_SHOWN`;
+    every one of them is in the stored results and in --output."""
+    found = [(r.scenario_id, warning) for r in results for warning in r.warnings]
+    if not found:
+        return
+    scenarios = len({scenario for scenario, _ in found})
+    console.print(
+        f"[yellow]{len(found)} warning(s) in {scenarios} scenario(s)[/yellow]: what they say was not "
+        "measured, or measured less surely",
+        highlight=False,
+    )
+    for scenario, warning in found[:WARNINGS_SHOWN]:
+        console.print(f"  {escape(scenario)}: {escape(warning)}", highlight=False, soft_wrap=True)
+    if len(found) > WARNINGS_SHOWN:
+        console.print(
+            f"  and {len(found) - WARNINGS_SHOWN} more: every one is in `warnings` of the result objects "
+            "(--output, and the stored results)",
+            highlight=False,
+        )
 
 
 _UNSCORED_REASONS_SHOWN = 3
@@ -179,8 +206,8 @@ def print_judges(console: Console, results: Sequence[ScenarioResult]) -> None:
     for metric in metrics:  # in the set's order
         summary = summaries.get(metric.key)
         line = metric.summary_line(summary) if summary is not None else None
-        if line is not None:
-            console.print(line, highlight=False)
+        if line is not None:  # plain text: a "[targets.X]" in it is not markup
+            console.print(escape(line), highlight=False)
 
 
 def _print_judge_usage(console: Console, results: Sequence[ScenarioResult]) -> None:

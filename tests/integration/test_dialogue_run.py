@@ -357,3 +357,25 @@ def test_the_results_are_stored_while_the_collector_is_still_tuned_for_the_run(
     [(young, frozen)] = seen
     assert young == YOUNG_THRESHOLD and frozen > 1000
     assert after == (700, 0)  # restored once the run is over
+
+
+def test_the_console_names_a_state_of_a_shape_the_metrics_cannot_read(project: Path) -> None:
+    """A state the metrics cannot read is not measured; the run's console summary says so (it was only
+    in the result objects' `warnings`), and the "never reported" hint keeps its `[targets.X]`."""
+    from rich.console import Console
+
+    from evaluator.reports import print_summary
+    from evaluator.run import Reply
+
+    def garbled(request: Any) -> Reply:
+        return Reply("Done.", state={"domain": ["hotel"], "slots": "hotel-area=centre"})
+
+    turn = {"user": "A hotel", "expected": {"domain": "hotel", "slots": {"hotel": {"area": "centre"}}}}
+    suite = run_suite(scenarios=[_dialogue("garbled", "g", [turn])], targets={"g": garbled})
+    console = Console(record=True, width=300)
+    print_summary(console, suite.run, suite.results, expected_count=1)
+    text = console.export_text()
+    assert "2 warning(s) in 1 scenario(s)" in text
+    assert "garbled: turn 0: the reported domain ['hotel'] is not of a shape" in text
+    assert "garbled: turn 0: the reported slots 'hotel-area=centre' is not of a shape" in text
+    assert "renamed by [targets.X] state_keys" in text
