@@ -471,6 +471,14 @@ def test_system_correctness_seed_examples() -> None:
     assert _correct(S(action="book"), S(action="search", domain="hotel", slots=ALL_HOTEL_SLOTS)) == 0.0
 
 
+def test_a_correct_turn_s_reason_names_only_what_was_measured() -> None:
+    """A guarded action reported without slots leaves compliance not measured, and no tool ran: the
+    turn is correct on its action alone, and says so (not "no hallucination, compliant")."""
+    turn = Turn(expected=S(action="book_hotel"), predicted=S(action="book_hotel", domain="hotel"))
+    figure = score_turn(turn, policy=POLICY).system_correct
+    assert (figure.value, figure.reason) == (1.0, "right action")
+
+
 def test_a_violation_makes_the_turn_incorrect_even_with_the_expected_action() -> None:
     figures = score_turn(turn(S(action="book_hotel"), S(action="book_hotel", slots=NO_STAY)), policy=POLICY)
     assert figures.system_correct.value == 0.0

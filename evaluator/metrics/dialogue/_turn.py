@@ -252,9 +252,18 @@ def system_correct(
     measured = expected.action is not None or entities.value is not None or policy.value is not None
     if not measured:
         return Check(value=None, reason="no expected action, tool or reported action to judge")
-    return Check(
-        value=flag(not failures), reason="; ".join(failures) or "right action, no hallucination, compliant"
-    )
+    if failures:
+        return Check(value=0.0, reason="; ".join(failures))
+    passed = [
+        part
+        for part, measured in (
+            ("right action", expected.action is not None),
+            ("no hallucination", entities.value is not None),
+            ("compliant", policy.value is not None),
+        )
+        if measured
+    ]
+    return Check(value=1.0, reason=", ".join(passed))  # only what was measured
 
 
 def score_turn(turn: Turn, *, policy: Policy, entities: Collection[str] = ()) -> TurnFigures:
