@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 __all__ = [
     "AnswerSpec",
@@ -73,7 +74,17 @@ class Expected(_Strict):
     agent_tools: dict[str, tuple[str, ...]] | None = None
 
 
-SlotValue = str | int | float | bool
+def _one_value(value: object) -> object:
+    """A slot's value as written, or one clear problem (not one per type of the union)."""
+    if isinstance(value, str | int | float | bool):
+        return value
+    raise ValueError(
+        f"a slot's value is one value (text, a number or true/false), not {type(value).__name__} "
+        f"{value!r}; a list of one value is written as that value"
+    )
+
+
+SlotValue = Annotated[str | int | float | bool, BeforeValidator(_one_value)]
 
 
 class TurnExpected(Expected):

@@ -86,6 +86,16 @@ def test_plain_slot_values_keep_their_text_as_yaml_1_2_reads_them(tmp_path: Path
     }
 
 
+def test_a_slot_value_that_is_not_one_value_is_one_clear_problem(tmp_path: Path) -> None:
+    text = DIALOGUE.replace('{hotel: {bookpeople: "2", bookday: saturday}}', "{hotel: {area: [centre]}}")
+    path = _write(tmp_path, "d.yaml", text)
+    [problem] = _problems([str(path)], targets=CATALOG)
+    assert problem.startswith(
+        f"{path}: turns.0.expected.slots.hotel.area: a slot's value is one value (text, a number or "
+        "true/false), not list ['centre']; a list of one value is written as that value"
+    )
+
+
 def test_dialogue_lint_problems_are_reported_together(tmp_path: Path) -> None:
     beside = _write(
         tmp_path, "a.yaml", DIALOGUE.replace("tags:", "input: hello\ntags:").replace("hotel-book", "a")
