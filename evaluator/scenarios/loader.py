@@ -235,7 +235,12 @@ def _kind_problems(document: dict[str, Any], source: str) -> tuple[dict[str, Any
     for key in ("policy", "goal"):
         if key in document and "turns" not in document:
             problems.append(
-                Problem(source=source, field=key, found=f"{key} on a single-turn scenario", fix=_KIND_FIX)
+                Problem(
+                    source=source,
+                    field=key,
+                    found=f"{key} on a single-turn scenario",
+                    fix=f"remove {key}, or make this a dialogue: turns (- user: ...) in place of input",
+                )
             )
             document.pop(key)
     return document, problems + _policy_problems(document, source)
