@@ -214,7 +214,7 @@ def _state_table(turn: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
         if figure is None and not recorded:
             verdict = ("missing", _NOT_RECORDED)
         cells = (
-            f"<td>{_state_cell(state, key)}</td><td>{_state_cell(expected, key)}</td>"
+            f"<td>{_state_cell(state, key)}</td><td>{_state_cell(expected, key, expected=True)}</td>"
             if recorded
             else f'<td class="missing">{_NOT_RECORDED}</td>' * 2
         )
@@ -228,10 +228,19 @@ def _state_table(turn: Mapping[str, Any], metrics: Mapping[str, Any]) -> str:
     )
 
 
-def _state_cell(values: Mapping[str, Any], key: str) -> str:
+def _state_cell(values: Mapping[str, Any], key: str, *, expected: bool = False) -> str:
     if key not in values or values[key] is None:
+        if expected and key == "domain" and (implied := _implied_domain(values.get("intent"))) is not None:
+            return f'{escape(implied)} <span class="note">(from the intent)</span>'
         return '<span class="missing">-</span>'
     return escape(_text(values[key]))
+
+
+def _implied_domain(intent: Any) -> str | None:
+    """The domain an expected state without one is compared on: the one its intents all name."""
+    intents = [intent] if isinstance(intent, str) else intent if isinstance(intent, list) else []
+    domains = {dm.domain_of(dm.normalise_label(i)) for i in intents if isinstance(i, str)}
+    return domains.pop() if len(domains) == 1 else None
 
 
 def _verdict(value: Any) -> tuple[str, str]:

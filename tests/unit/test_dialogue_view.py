@@ -82,3 +82,20 @@ def test_a_run_of_many_dialogues_shows_the_failed_ones_first_and_at_most_a_hundr
 def test_no_dialogue_no_section() -> None:
     run = RunRecord(id="r", name="r", started_at="x", results=({"scenario_id": "s", "status": "passed"},))
     assert dialogues_html([run]) == ""
+
+
+def test_an_expected_domain_given_by_the_intent_is_shown_as_such() -> None:
+    """The domain a turn is compared on defaults to its intent's (`book_hotel` -> hotel): the expected
+    column says so instead of "-" beside a verdict; the reported column never derives one."""
+    asked = turn(
+        state={"intent": "book_restaurant"},
+        expected={"intent": "book_hotel"},
+        metrics=MEASURED_NOTHING | {"domain_accuracy": None},
+    )
+    run = RunRecord(
+        id="r", name="r", started_at="x", results=({**dialogue("d", "failed"), "turns": [asked]},)
+    )
+    row = dialogues_html([run]).split('<tr data-key="domain">', 1)[1].split("</tr>", 1)[0]
+    reported, expected = row.split("<td>")[2:4]
+    assert expected.startswith('hotel <span class="note">(from the intent)</span>')
+    assert reported.startswith('<span class="missing">-</span>')
