@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from evaluator.metrics import MetricSet
+from evaluator.metrics import Figure, MetricSet
 from evaluator.reports.compare_text import figure_value
 from evaluator.results import (
     RunInfo,
@@ -308,30 +308,55 @@ def _delta(row: Mapping[str, Any], metrics: MetricSet) -> str:
 def history_tables(rows: Sequence[Mapping[str, Any]], metrics: MetricSet | None = None) -> list[Table]:
     """One table per kind of row (agent prompt versions, judge prompt versions, scenarios or runs), a
     column per figure of `metrics` that has a label. Figures no row has a value for (no judge ran, say)
-    are left out."""
+    are left out. A dialogue's figures (session-level ones) are a table of their own after it, with the
+    rows that have them, so that the scenario table keeps its width."""
     metrics = metrics or default_metrics()
-    labelled = [(f.label, f.name) for f in metrics.figures if f.label is not None]
+    labelled = [f for f in metrics.figures if f.label is not None]
     tables = []
     for kind, title in _TITLES.items():
         chosen = [row for row in rows if row["group"] == kind]
         if not chosen:
             continue
-        columns = [(label, name) for label, name in labelled if any(r.get(name) is not None for r in chosen)]
-        table = Table(title=title)
-        table.add_column(kind.replace("_", " "), no_wrap=True)
-        for label in ("runs", "scenarios", *(label for label, _ in columns), "unscored", "runs from / to"):
-            table.add_column(label, justify="right")
-        table.add_column("change vs previous", overflow="fold")
-        for row in chosen:
-            span = row["first_run"]["name"]
-            if row["last_run"]["id"] != row["first_run"]["id"]:
-                span += f" .. {row['last_run']['name']}"
-            stopped = row["first_run"].get("stopped") if kind == "run" else None
-            key = row["key"] + (f" ({stopped})" if stopped else "")
-            table.add_row(
-                Text(key), str(row["runs"]), str(row["scenarios"]),
-                *(figure_value(name, row[name], metrics) for _, name in columns),
-                str(row["judge_unscored"]), Text(span), Text(_delta(row, metrics)),
-            )  # fmt: skip
-        tables.append(table)
+        tables.append(
+            _history_table(title, kind, chosen, [f for f in labelled if f.level != "session"], metrics)
+        )
+        sessions = [f for f in labelled if f.level == "session"]
+        with_sessions = [row for row in chosen if any(row.get(f.name) is not None for f in sessions)]
+        if with_sessions:
+            tables.append(
+                _history_table(f"{title}: dialogues", kind, with_sessions, sessions, metrics, rest=False)
+            )
     return tables
+
+
+def _history_table(
+    title: str,
+    kind: str,
+    chosen: Sequence[Mapping[str, Any]],
+    figures: Sequence[Figure],
+    metrics: MetricSet,
+    *,
+    rest: bool = True,
+) -> Table:
+    """The rows `chosen`, a column per figure of `figures` that some row has; with `rest`, the unscored,
+    run span and change columns too."""
+    columns = [(f.label, f.name) for f in figures if any(r.get(f.name) is not None for r in chosen)]
+    table = Table(title=title)
+    table.add_column(kind.replace("_", " "), no_wrap=True)
+    after = ("unscored", "runs from / to") if rest else ()
+    for label in ("runs", "scenarios" if rest else "dialogues", *(label for label, _ in columns), *after):
+        table.add_column(label, justify="right")
+    if rest:
+        table.add_column("change vs previous", overflow="fold")
+    for row in chosen:
+        span = row["first_run"]["name"]
+        if row["last_run"]["id"] != row["first_run"]["id"]:
+            span += f" .. {row['last_run']['name']}"
+        stopped = row["first_run"].get("stopped") if kind == "run" else None
+        key = row["key"] + (f" ({stopped})" if stopped else "")
+        cells: list[Text | str] = [Text(key), str(row["runs"]), str(row["scenarios"])]
+        cells += [figure_value(name, row[name], metrics) for _, name in columns]
+        if rest:
+            cells += [str(row["judge_unscored"]), Text(span), Text(_delta(row, metrics))]
+        table.add_row(*cells)
+    return table

@@ -256,6 +256,7 @@ def test_report_and_compare_show_the_dialogue_figures_by_their_dataset_rule(
     assert [r["dialogue_jga"] for r in rows] == [round(2 / 3, 4), 1.0]
     # the terminal's table has the headline dialogue figures as columns (no goal here: no task column)
     table = cli("report", "--by", "run")
+    assert "Per run: dialogues" in table
     assert all(column in table for column in ("sys ok", "JGA", "slots", "policy")), table
     assert "66.7%" in table, table
     [check] = [
