@@ -2,8 +2,9 @@
 
 Plain scalars resolve as YAML 1.2 does, not as PyYAML's YAML 1.1: only `true` / `false` are booleans
 (`yes`, `no`, `on`, `off` stay text: a slot `parking: yes` means "yes"), there are no base-60 numbers
-(`leaveat: 17:15` stays "17:15", not 1035) and no timestamps (`day: 2026-11-28` stays text). A number
-with a leading zero stays text as well (`0800`, `01223`), since as a number it would lose its zero.
+(`leaveat: 17:15` stays "17:15", not 1035) and no timestamps (`day: 2026-11-28` stays text). Numbers are
+plain decimals only: one with a leading zero stays text (`0800`, `01223`: as a number it would lose its
+zero), and so do `0x10`, `0o7` and `1_000`, which YAML 1.2 (or 1.1) would read as numbers.
 """
 
 from __future__ import annotations

@@ -197,10 +197,9 @@ class MetricSet:
                 values[figure.name] = value
         return values
 
-    def scenario_weights(self, result: Mapping[str, Any]) -> dict[str, float]:
-        """The weight of this result in each weighted figure it has (`Figure.weight`); a figure missing
-        here weighs 1."""
-        values = self.scenario_values(result)
+    def scenario_weights(self, result: Mapping[str, Any], values: Mapping[str, float]) -> dict[str, float]:
+        """The weight of this result in each weighted figure (`Figure.weight`) it has a value of in
+        `values` (its `scenario_values`); a figure missing here weighs 1."""
         return {name: weight(result) for name, weight in self._weights if name in values}
 
     def group_values(self, result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
@@ -224,9 +223,10 @@ class MetricSet:
             counts["errors"] += status == "error"
             counts["evaluator_errors"] += bool(result.get("evaluator_error"))
             unscored += at(result, ("judge_status", "status")) == "unscored"
-            for name, value in self.scenario_values(result).items():
+            values = self.scenario_values(result)
+            for name, value in values.items():
                 sums.setdefault(name, []).append(value)
-            for name, weight in self.scenario_weights(result).items():
+            for name, weight in self.scenario_weights(result, values).items():
                 weights.setdefault(name, []).append(weight)
         names = self.figure_names
         means = {name: _rounded(weighted_mean(sums.get(name, []), weights.get(name))) for name in names}

@@ -138,7 +138,7 @@ def _paired_values(
     for scenario_id in shared:
         before, after = base[scenario_id], cand[scenario_id]
         b, c = metrics.scenario_values(before), metrics.scenario_values(after)
-        wb, wc = metrics.scenario_weights(before), metrics.scenario_weights(after)
+        wb, wc = metrics.scenario_weights(before, b), metrics.scenario_weights(after, c)
         for name in names:
             if name in b and name in c:
                 pairs[name].append((b[name], c[name]))

@@ -354,7 +354,9 @@ def _history_table(
             span += f" .. {row['last_run']['name']}"
         stopped = row["first_run"].get("stopped") if kind == "run" else None
         key = row["key"] + (f" ({stopped})" if stopped else "")
-        cells: list[Text | str] = [Text(key), str(row["runs"]), str(row["scenarios"])]
+        # the dialogue table counts dialogues: the most results any of its figures rests on
+        count = row["scenarios"] if rest else max(row["n"].get(f.name, 0) for f in figures)
+        cells: list[Text | str] = [Text(key), str(row["runs"]), str(count)]
         cells += [figure_value(name, row[name], metrics) for _, name in columns]
         if rest:
             cells += [str(row["judge_unscored"]), Text(span), Text(_delta(row, metrics))]

@@ -237,10 +237,10 @@ def _state_cell(values: Mapping[str, Any], key: str, *, expected: bool = False) 
 
 
 def _implied_domain(intent: Any) -> str | None:
-    """The domain an expected state without one is compared on: the one its intents all name."""
-    intents = [intent] if isinstance(intent, str) else intent if isinstance(intent, list) else []
-    domains = {dm.domain_of(dm.normalise_label(i)) for i in intents if isinstance(i, str)}
-    return domains.pop() if len(domains) == 1 else None
+    """The domain an expected state without one is compared on (the metric's `expected_domain`)."""
+    if isinstance(intent, str) or (isinstance(intent, list) and all(isinstance(i, str) for i in intent)):
+        return dm.expected_domain(dm.DialogueState.of(intent=intent))
+    return None
 
 
 def _verdict(value: Any) -> tuple[str, str]:

@@ -75,8 +75,9 @@ class Expected(_Strict):
 
 
 def _one_value(value: object) -> object:
-    """A slot's value as written, or one clear problem (not one per type of the union)."""
-    if isinstance(value, str | int | float | bool):
+    """A slot's value as written (None, `area:` with nothing after it, is an absent slot, as an empty
+    value is), or one clear problem (not one per type of the union)."""
+    if value is None or isinstance(value, str | int | float | bool):
         return value
     raise ValueError(
         f"a slot's value is one value (text, a number or true/false), not {type(value).__name__} "
@@ -84,7 +85,7 @@ def _one_value(value: object) -> object:
     )
 
 
-SlotValue = Annotated[str | int | float | bool, BeforeValidator(_one_value)]
+SlotValue = Annotated[str | int | float | bool | None, BeforeValidator(_one_value)]
 
 
 class TurnExpected(Expected):

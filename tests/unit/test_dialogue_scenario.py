@@ -96,6 +96,24 @@ def test_a_slot_value_that_is_not_one_value_is_one_clear_problem(tmp_path: Path)
     )
 
 
+def test_a_slot_written_with_no_value_is_absent_and_policy_on_a_single_turn_says_what_to_do(
+    tmp_path: Path,
+) -> None:
+    text = DIALOGUE.replace('{hotel: {bookpeople: "2", bookday: saturday}}', "{hotel: {area: , stars: 4}}")
+    [loaded] = load_scenarios([str(_write(tmp_path, "d.yaml", text))], targets=CATALOG)
+    assert loaded.scenario.turns is not None
+    assert loaded.scenario.turns[0].expected.slots == {"hotel": {"area": None, "stars": 4}}
+    (tmp_path / "single").mkdir()
+    policy = _write(
+        tmp_path / "single", "f.yaml", "id: f\ntarget: concierge\ninput: hi\npolicy: {book_x: [a]}\n"
+    )
+    [problem] = _problems([str(policy)], targets=CATALOG)
+    assert problem == (
+        f"{policy}: policy: policy on a single-turn scenario. Fix: remove policy, or make this a "
+        "dialogue: turns (- user: ...) in place of input"
+    )
+
+
 def test_dialogue_lint_problems_are_reported_together(tmp_path: Path) -> None:
     beside = _write(
         tmp_path, "a.yaml", DIALOGUE.replace("tags:", "input: hello\ntags:").replace("hotel-book", "a")

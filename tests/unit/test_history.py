@@ -69,3 +69,35 @@ def test_per_run_and_per_scenario(tmp_path: Path) -> None:
     by_scenario = {r["key"]: r for r in history(runs, "scenario")}
     assert by_scenario["b"]["runs"] == 2 and by_scenario["b"]["pass_rate"] == 0.5
     assert by_scenario["b"]["change"] is None
+
+
+def test_the_terminal_s_dialogue_table_counts_the_dialogues_of_each_row() -> None:
+    """A run of two single-turn scenarios and one dialogue: its row in the scenario table counts 3
+    scenarios, its row in the dialogue table 1 dialogue (with the dialogue's figures)."""
+    from rich.console import Console
+
+    from evaluator.reports import RunRecord, history_tables
+    from evaluator.results import default_metrics, with_dialogues
+
+    single = {"scenario_id": "s", "status": "passed", "prompts": {}}
+    turns = [{"metrics": {"jga": 1.0}}, {"metrics": {"jga": 0.0}}]
+    talk = {
+        "scenario_id": "d", "status": "failed", "kind": "dialogue", "prompts": {},
+        "dialogue": {"jga": 0.5, "task_completion": 1.0}, "turns": turns,
+    }  # fmt: skip
+    run = RunRecord(
+        id="r",
+        name="r",
+        started_at="2026-11-28T10:00:00Z",
+        results=(single, {**single, "scenario_id": "t"}, talk),
+    )
+    metrics = with_dialogues(default_metrics())
+    console = Console(record=True, width=300)
+    for table in history_tables(history([run], "run", metrics), metrics):
+        console.print(table)
+    text = console.export_text()
+    scenarios, dialogues = text.split("Per run: dialogues")
+    rows = [line for line in scenarios.splitlines() if line.startswith("│ r")]
+    assert [[cell.strip() for cell in row.split("│")[2:4]] for row in rows] == [["1", "3"]]
+    row = next(line for line in dialogues.splitlines() if line.startswith("│ r"))
+    assert [cell.strip() for cell in row.split("│")[2:6]] == ["1", "1", "100%", "50%"]

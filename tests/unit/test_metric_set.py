@@ -213,3 +213,48 @@ def test_a_judge_of_its_own_runs_through_the_shared_runtime() -> None:
     assert outcome.judged["agrees"].to_json() == {"ok": True}
     assert outcome.judgements["agrees"].prompt is not None and len(fake.calls) == 1
     assert outcome.status.status == "scored"
+
+
+class _Weighed(MetricBase):
+    """A figure whose results weigh what their `w` says."""
+
+    key = "weighed"
+    figures = (
+        Figure(
+            name="weighed_rate",
+            value=number_at("weighed", "v"),
+            weight=lambda document: float(document["weighed"]["w"]),
+            rate=True,
+            gate=Gate(label="weighed rate", threshold=5.0),
+        ),
+    )
+
+
+def test_a_weighted_figure_is_the_weighted_mean_and_no_weight_is_not_measured() -> None:
+    """Summary and compare alike: (1 x 3 + 0 x 1) / 4 = 0.75, not the plain mean 0.5; when every
+    weight is 0 the figure is not measured (None), not a division by zero."""
+    from evaluator.metrics import MetricSet, weighted_mean
+    from evaluator.reports import RunRecord
+    from evaluator.reports.compare import compare_runs
+
+    metrics = MetricSet((_Weighed(),))
+
+    def results(*pairs: tuple[float, float]) -> tuple[dict[str, Any], ...]:
+        return tuple(
+            {"scenario_id": f"s{n}", "status": "passed", "weighed": {"v": v, "w": w}}
+            for n, (v, w) in enumerate(pairs)
+        )
+
+    assert weighted_mean([1.0, 0.0], [3.0, 1.0]) == 0.75 and weighted_mean([1.0], [0.0]) is None
+    assert weighted_mean([]) is None and weighted_mean([1.0, 0.0]) == 0.5
+    assert metrics.summarize(results((1.0, 3.0), (0.0, 1.0)))["weighed_rate"] == 0.75
+    base = RunRecord(id="a", name="a", started_at="x", results=results((1.0, 3.0), (0.0, 1.0)))
+
+    def weighed(candidate: RunRecord) -> dict[str, Any]:
+        document = compare_runs(base, candidate, CompareConfig(), metrics=metrics)
+        return next(c for c in document["checks"] if c["figure"] == "weighed_rate")
+
+    check = weighed(RunRecord(id="b", name="b", started_at="y", results=results((1.0, 1.0), (0.0, 3.0))))
+    assert (check["baseline"], check["candidate"], check["status"]) == (0.75, 0.25, "regression")
+    check = weighed(RunRecord(id="c", name="c", started_at="z", results=results((1.0, 0.0), (0.0, 0.0))))
+    assert (check["candidate"], check["status"]) == (None, "not measured")

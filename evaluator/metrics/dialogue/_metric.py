@@ -109,7 +109,8 @@ def _turns_measuring(key: str) -> Callable[[Mapping[str, Any]], float]:
 def _figure(
     key: str, label: str, *, gated: bool, threshold: float = 5.0, column: str | None = None
 ) -> Figure:
-    """A dialogue figure; `column`: its column in the terminal's history tables (the headline ones)."""
+    """A dialogue figure; `column` (the headline ones): its column in the reports' history tables (the
+    terminal's dialogue table, the HTML report's tables) and a trend chart in the HTML report."""
     return Figure(
         name=f"dialogue_{key}",
         value=number_at("dialogue", key),
@@ -118,6 +119,7 @@ def _figure(
         rate=True,
         gate=Gate(label=f"dialogue {label}", threshold=threshold) if gated else None,
         label=column,
+        chart=f"Dialogue {label}" if column else None,
     )
 
 

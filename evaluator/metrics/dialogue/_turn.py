@@ -242,28 +242,24 @@ def system_correct(
     report, or when no part was measured."""
     if expected.action is not None and predicted.action is None:
         return Check(value=None, reason="the target did not report its action")
-    failures: list[str] = []
-    if expected.action is not None and predicted.action != expected.action:
-        failures.append(f"action {predicted.action} instead of {expected.action}")
-    if entities.value:
-        failures.append(f"hallucinated {', '.join(entities.hallucinated)}")
-    if policy.value == 0.0:
-        failures.append(policy.reason)
-    measured = expected.action is not None or entities.value is not None or policy.value is not None
-    if not measured:
+    wrong_action = f"action {predicted.action} instead of {expected.action}"
+    invented = f"hallucinated {', '.join(entities.hallucinated)}"
+    parts = (  # (what was checked, whether it was measured, its failure or "")
+        (
+            "right action",
+            expected.action is not None,
+            wrong_action if predicted.action != expected.action else "",
+        ),
+        ("no hallucination", entities.value is not None, invented if entities.value else ""),
+        ("compliant", policy.value is not None, policy.reason if policy.value == 0.0 else ""),
+    )
+    checked = [(part, failure) for part, measured, failure in parts if measured]
+    if not checked:
         return Check(value=None, reason="no expected action, tool or reported action to judge")
+    failures = [failure for _, failure in checked if failure]
     if failures:
         return Check(value=0.0, reason="; ".join(failures))
-    passed = [
-        part
-        for part, measured in (
-            ("right action", expected.action is not None),
-            ("no hallucination", entities.value is not None),
-            ("compliant", policy.value is not None),
-        )
-        if measured
-    ]
-    return Check(value=1.0, reason=", ".join(passed))  # only what was measured
+    return Check(value=1.0, reason=", ".join(part for part, _ in checked))  # only what was measured
 
 
 def score_turn(turn: Turn, *, policy: Policy, entities: Collection[str] = ()) -> TurnFigures:
