@@ -242,15 +242,19 @@ def system_correct(
     report, or when no part was measured."""
     if expected.action is not None and predicted.action is None:
         return Check(value=None, reason="the target did not report its action")
-    wrong_action = f"action {predicted.action} instead of {expected.action}"
-    invented = f"hallucinated {', '.join(entities.hallucinated)}"
-    parts = (  # (what was checked, whether it was measured, its failure or "")
+    parts = (  # (what was checked, whether it was measured, its failure or ""; texts made only on failure)
         (
             "right action",
             expected.action is not None,
-            wrong_action if predicted.action != expected.action else "",
+            f"action {predicted.action} instead of {expected.action}"
+            if predicted.action != expected.action
+            else "",
         ),
-        ("no hallucination", entities.value is not None, invented if entities.value else ""),
+        (
+            "no hallucination",
+            entities.value is not None,
+            f"hallucinated {', '.join(entities.hallucinated)}" if entities.value else "",
+        ),
         ("compliant", policy.value is not None, policy.reason if policy.value == 0.0 else ""),
     )
     checked = [(part, failure) for part, measured, failure in parts if measured]
