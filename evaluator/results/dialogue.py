@@ -118,9 +118,7 @@ class DialogueOutcome:
         return {
             "kind": "dialogue",
             "session_id": self.session_id,
-            "dialogue_details": {**figures.details(), "means": dm.detail_means(figures.turns)}
-            if figures
-            else {},
+            "dialogue_details": {**figures.details(), "means": figures.turn_detail_means} if figures else {},
             "turns": [turn.to_json() for turn in self.turns],
         }
 

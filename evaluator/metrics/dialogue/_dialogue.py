@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from evaluator.metrics.dialogue._crag import apply_two_errors_rule, conversation_score
@@ -242,6 +243,12 @@ class DialogueFigures:
             **{key: self.response_quality.get(key) for key in QUALITY_KEYS},
         }
         return {**self.means, **{key: own[key] for key in DIALOGUE_KEYS}}
+
+    @cached_property
+    def turn_detail_means(self) -> dict[str, dict[str, float | None]]:
+        """`detail_means` of its turns, worked out once: the result object and the run's figures both
+        read them (and a result object is written twice: stored, then in the run's output)."""
+        return detail_means(self.turns)
 
     def details(self) -> dict[str, Any]:
         """What lies behind the dialogue figures, JSON-ready: why the task was (not) completed, each

@@ -95,7 +95,7 @@ def score_run(dialogues: Sequence[DialogueFigures]) -> RunFigures:
 
 def _details(dialogues: Sequence[DialogueFigures]) -> dict[str, dict[str, float | None]]:
     """`detail_means` at the run's level, each key by its figure's rule."""
-    by_dialogue = [detail_means(d.turns) for d in dialogues]
+    by_dialogue = [d.turn_detail_means for d in dialogues]
     over_turns = detail_means([turn for d in dialogues for turn in d.turns])
     return {
         key: over_turns[key]
