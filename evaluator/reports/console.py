@@ -312,15 +312,14 @@ def history_tables(rows: Sequence[Mapping[str, Any]], metrics: MetricSet | None 
     rows that have them, so that the scenario table keeps its width."""
     metrics = metrics or default_metrics()
     labelled = [f for f in metrics.figures if f.label is not None]
+    traces = [f for f in labelled if f.level != "session"]
+    sessions = [f for f in labelled if f.level == "session"]
     tables = []
     for kind, title in _TITLES.items():
         chosen = [row for row in rows if row["group"] == kind]
         if not chosen:
             continue
-        tables.append(
-            _history_table(title, kind, chosen, [f for f in labelled if f.level != "session"], metrics)
-        )
-        sessions = [f for f in labelled if f.level == "session"]
+        tables.append(_history_table(title, kind, chosen, traces, metrics))
         with_sessions = [row for row in chosen if any(row.get(f.name) is not None for f in sessions)]
         if with_sessions:
             tables.append(
@@ -349,9 +348,6 @@ def _history_table(
     if rest:
         table.add_column("change vs previous", overflow="fold")
     for row in chosen:
-        span = row["first_run"]["name"]
-        if row["last_run"]["id"] != row["first_run"]["id"]:
-            span += f" .. {row['last_run']['name']}"
         stopped = row["first_run"].get("stopped") if kind == "run" else None
         key = row["key"] + (f" ({stopped})" if stopped else "")
         # the dialogue table counts dialogues: the most results any of its figures rests on
@@ -359,6 +355,14 @@ def _history_table(
         cells: list[Text | str] = [Text(key), str(row["runs"]), str(count)]
         cells += [figure_value(name, row[name], metrics) for _, name in columns]
         if rest:
-            cells += [str(row["judge_unscored"]), Text(span), Text(_delta(row, metrics))]
+            cells += [str(row["judge_unscored"]), Text(_span(row)), Text(_delta(row, metrics))]
         table.add_row(*cells)
     return table
+
+
+def _span(row: Mapping[str, Any]) -> str:
+    """The runs a row covers: its first run's name, `.. ` its last's when they differ."""
+    span = str(row["first_run"]["name"])
+    if row["last_run"]["id"] != row["first_run"]["id"]:
+        span += f" .. {row['last_run']['name']}"
+    return span
