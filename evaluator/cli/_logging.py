@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from evaluator.langfuse import OwnPromptFetchLines
+from evaluator.langfuse import quiet_own_prompt_fetch_lines
 
 # The span exporter's lines on a batch it will retry or gave up retrying: a run accounts for every
 # span itself (what Langfuse acknowledged, what waits in the outbox for `sync`), so on a Langfuse that
@@ -21,11 +21,7 @@ class _AccountedExports(logging.Filter):
 def quiet_accounted_lines() -> None:
     """Filter the exporter's retry lines and the SDK's prompt-fetch lines (the run says which prompts
     it could not get); once per logger, however often it is called."""
-    _quiet(_EXPORTER_LOGGER, _AccountedExports)
-    _quiet("langfuse", OwnPromptFetchLines)
-
-
-def _quiet(logger: str, kind: type[logging.Filter]) -> None:
-    log = logging.getLogger(logger)
-    if not any(isinstance(f, kind) for f in log.filters):
-        log.addFilter(kind())
+    log = logging.getLogger(_EXPORTER_LOGGER)
+    if not any(isinstance(f, _AccountedExports) for f in log.filters):
+        log.addFilter(_AccountedExports())
+    quiet_own_prompt_fetch_lines()

@@ -15,12 +15,13 @@ from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi
 from evaluator.prompts import ChatMessage, Prompt
 
-__all__ = ["LangfusePrompts", "OwnPromptFetchLines"]
+__all__ = ["LangfusePrompts", "OwnPromptFetchLines", "quiet_own_prompt_fetch_lines"]
 
 
 class LangfusePrompts:
     def __init__(self, api: LangfuseApi) -> None:
         self._api = api
+        quiet_own_prompt_fetch_lines()  # a run from a script too, not only the commands
 
     def remote_prompt(self, name: str, version: int) -> Prompt | None:
         """One stored version (None when Langfuse has no such version)."""
@@ -154,3 +155,11 @@ def _prompt_from_api(raw: Any, *, link: Any) -> Prompt:
         source="langfuse",
         link=link,
     )
+
+
+def quiet_own_prompt_fetch_lines() -> None:
+    """Put `OwnPromptFetchLines` on the `langfuse` logger, once however often it is called. It drops
+    nothing but the SDK's lines on the evaluator's own fetches, so a script's or a target's stay."""
+    log = logging.getLogger("langfuse")
+    if not any(isinstance(f, OwnPromptFetchLines) for f in log.filters):
+        log.addFilter(OwnPromptFetchLines())

@@ -46,7 +46,7 @@ from evaluator.run.judging import JudgePlan
 from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
 from evaluator.run.provenance import git_state, model_names, targets_of
 from evaluator.run.selection import dialogue_settings, load_targets, pinned_and_selected, trace_rules
-from evaluator.run.suite import Notice, SuiteOptions, SuiteRun
+from evaluator.run.suite import Notice, SuiteOptions, SuiteRun, logged_notice
 from evaluator.run.target import Target
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
@@ -70,14 +70,16 @@ def run_suite(
     targets: Mapping[str, Target] | None = None,
     on_result: Callable[[ScenarioResult], None] = lambda _: None,
     on_start: Callable[[int], None] = lambda _: None,
-    on_notice: Notice = lambda kind, message: None,
+    on_notice: Notice = logged_notice,
     metrics: MetricSet | None = None,
 ) -> SuiteRun:
     """Run scenarios (files, folders, globs; default `scenarios/` beside the configuration) against
     their targets, as `options` say (SuiteOptions: tags, target, prompt pins, concurrency, judges,
     output, ...). `on_start` gets the number of scenarios, `on_result` each result once it is stored.
     The judges run when an endpoint is configured (or `options.judge_model` is given, e.g. a
-    `judge.FakeJudgeModel` in tests) and `options.no_judge` is not set.
+    `judge.FakeJudgeModel` in tests) and `options.no_judge` is not set. `on_notice` gets what the run
+    says along the way (kind "warning", "error" or "note", and the text); by default it is logged on
+    the `evaluator.run` logger.
 
     From Python, `scenarios` may be given as `Scenario` objects instead of files, and `targets` as
     callables by name instead of the configuration's `module:callable` entries. `metrics`: the run's

@@ -3,6 +3,7 @@ tells its caller what happens along the way (`Notice`)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,9 +14,18 @@ from evaluator.run.experiment import ExperimentReport
 from evaluator.run.verify import VerifyReport
 from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
 
-__all__ = ["Notice", "SuiteOptions", "SuiteRun"]
+__all__ = ["Notice", "SuiteOptions", "SuiteRun", "logged_notice"]
 
 Notice = Callable[[str, str], None]  # (kind: "warning" | "error" | "note", message)
+
+_NOTICES = logging.getLogger("evaluator.run")
+_LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "note": logging.INFO}
+
+
+def logged_notice(kind: str, message: str) -> None:
+    """`run_suite`'s notices when its caller takes none: on the `evaluator.run` logger at their
+    level, so a script without logging set up still sees the warnings and errors on stderr."""
+    _NOTICES.log(_LEVELS.get(kind, logging.WARNING), message)
 
 
 @dataclass(frozen=True, kw_only=True)

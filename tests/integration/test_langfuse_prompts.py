@@ -11,7 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from evaluator.langfuse import OwnPromptFetchLines
+from evaluator.run import run_suite
 from tests.integration.conftest import ROOT, Cli
 from tests.standin.langfuse_server import LangfuseStandIn
 
@@ -154,6 +157,20 @@ def test_the_sdks_line_on_a_prompt_it_could_not_fetch_is_left_to_the_runs_own_wa
     )
     assert "Using the local file agents/research@v1 instead" in run.stderr, run.stdout + run.stderr
     assert "not found during refresh" not in run.stderr, run.stderr  # the SDK's, once per call
+
+
+def test_a_run_from_a_script_logs_its_own_warning_and_leaves_out_the_sdks(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`run_suite()` from Python with no `on_notice` and no logging set up by a command: the run's
+    warning is logged (`evaluator.run`); the SDK's line on each prompt it could not fetch ("not found
+    during refresh", about a first fetch) is still left out."""
+    with caplog.at_level(logging.WARNING):
+        run_suite([str(ROOT / "scenarios/research/research-pdf-only.yaml")])
+    ours = [r.getMessage() for r in caplog.records if r.name == "evaluator.run"]
+    assert any("Using the local file agents/research@v1 instead" in line for line in ours), ours
+    sdk = [r.getMessage() for r in caplog.records if r.name.startswith("langfuse")]
+    assert not [line for line in sdk if "not found during refresh" in line], sdk
 
 
 def test_a_prompt_a_target_fetches_itself_keeps_the_sdks_lines() -> None:
