@@ -6,7 +6,7 @@ import typer
 
 from evaluator.cli._common import Command, ConfigOption, app, langfuse, out
 from evaluator.config import load_config
-from evaluator.errors import PromptError
+from evaluator.errors import Problem, PromptError
 from evaluator.prompts import PromptLibrary, push_prompts
 
 __all__ = ["prompts_push"]
@@ -21,6 +21,18 @@ def prompts_push(config_path: ConfigOption = None) -> None:
     content already there is not pushed again."""
     config = load_config(config_path)
     library = PromptLibrary(config.prompts_dir)
+    if not library.names():  # run from the wrong folder: say so, not "0 created"
+        where = f" ({config.not_found})" if config.not_found else ""
+        raise PromptError(
+            [
+                Problem(
+                    source=str(config.prompts_dir),
+                    field="",
+                    found=f"no prompt files (*.prompt) to push{where}",
+                    fix="run the command in your project's folder, pass --config, or set [prompts] dir",
+                )
+            ]
+        )
     with langfuse("prompts push", config) as connection:
         connection.project_id()
         outcomes, problems = push_prompts(library, connection.prompts)

@@ -138,6 +138,20 @@ def test_an_edited_pushed_version_is_a_conflict(
     assert text.count("differs from version 1 of agents/research") == 1  # said once, not per call
 
 
+def test_push_from_a_folder_without_prompts_says_so_instead_of_pushing_nothing(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = with_langfuse / "elsewhere"  # a configuration whose prompts folder is not there
+    elsewhere.mkdir()
+    (elsewhere / "evaluator.toml").write_text('[prompts]\ndir = "prompts"\n')
+    monkeypatch.chdir(elsewhere)
+    code, text = cli("prompts", "push")
+    assert code == 2, text
+    assert f"{elsewhere / 'prompts'}: no prompt files (*.prompt) to push. Fix: run the command in" in text
+    assert not langfuse_standin.prompt_versions  # nothing was pushed, and nothing said "0 created"
+    assert "0 created" not in text
+
+
 def test_push_without_keys_is_bad_input(demo_project: Path, cli: Cli) -> None:
     code, text = cli("prompts", "push")
     assert code == 2 and "prompts push needs Langfuse" in text
