@@ -9,9 +9,10 @@ restaurant to hotel on turn 3, a booking on the last turn under a policy), the a
 which only a judge could decide, so not measured). The target forgets the area on the change of domain and
 names a hotel its tool did not return on one turn, so the metrics find real failures.
 
-Two sides run in this one process, `--repeat` rounds, their order rotated each round (the machine is
-shared and noisy: compare within one run), both through `run_suite()` embedded (no Langfuse keys, no
-judge endpoint; results and scores stored in SQLite), at the same `--concurrency`:
+Two sides run in this one benchmark run, `--repeat` rounds, their order rotated each round (the machine
+is shared and noisy: compare within one run), each round of each side in a fresh process of its own
+(its warm-up, then the measured run, in a new store), both through `run_suite()` embedded (no Langfuse
+keys, no judge endpoint; results and scores stored in SQLite), at the same `--concurrency`:
 
 - single: dialogues x turns single-turn scenarios, each one of the turns alone (its message, its
   single-turn expectations: the agent, tools unchecked, the ground truth), against the same target;
@@ -20,7 +21,7 @@ judge endpoint; results and scores stored in SQLite), at the same `--concurrency
   in a fresh process each round (benchmarks/single_then.py), for the issue's "today": the code of
   d83b685, before the dialogue work (`git worktree add /tmp/then d83b685`).
 
-CPU is this process's `time.process_time()` around each side, over turns (or scenarios): the figure is
+CPU is the side's process's `time.process_time()` around its run, over turns (or scenarios): the figure is
 ms of CPU per turn, and the ratio dialogue / single (goal, issue 23: at most 1, a turn costs no more
 than a single-turn scenario). The target's own work (its SDK spans) is in both. Then the dialogue metrics'
 own cost: the pure functions (`score_dialogue` on each dialogue's turns as the metrics take them, then
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import sqlite3
 import statistics
@@ -44,6 +46,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -238,6 +241,33 @@ def measure(setup: Setup, name: str, run_id: str) -> Sample:
     return Sample(cpu=cpu, calls_cpu=0.0, wall=wall, peak_rss_mb=0.0, rss_mb=0.0, threads=by_thread)
 
 
+def warm_up(setup: Setup, name: str, args: argparse.Namespace) -> list[Scenario]:
+    """The side's first `--warmup` dialogues, or their turns as single-turn scenarios."""
+    return setup.sides[name][: args.warmup * (args.turns if name == "single" else 1)]
+
+
+def _measured_alone(options: dict[str, Any], name: str, run_id: str, conn: Connection) -> None:
+    """In a fresh process: the side's warm-up, then its measured run; sends back (sample, scores)."""
+    args = argparse.Namespace(**options)
+    with tempfile.TemporaryDirectory() as folder:
+        setup = make_setup(args, folder)
+        run_side(setup, name, f"warmup-{run_id}", warm_up(setup, name, args))
+        conn.send((measure(setup, name, run_id), SCORES[name]))
+
+
+def measure_alone(args: argparse.Namespace, name: str, run_id: str) -> Sample:
+    """The side measured in a fresh process of its own, with a new store, as `then` is: no side pays
+    for what the rounds before it left behind (a store every run added its rows to, some 130,000 score
+    rows a round at the default size; the heap they grew)."""
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    process = context.Process(target=_measured_alone, args=(vars(args), name, run_id, theirs))
+    process.start()
+    sample, SCORES[name] = ours.recv()
+    process.join()
+    return sample
+
+
 def measure_then(args: argparse.Namespace, run_id: str) -> Sample:
     """The single-turn scenarios through the evaluator of the checkout `args.then`, in a fresh process
     (benchmarks/single_then.py): its CPU around its timed run, after its own warm-up."""
@@ -409,21 +439,16 @@ def main() -> None:
     profiles = ThreadProfiles() if args.profile else None
     samples: dict[str, list[Sample]] = {"single": [], "dialogue": [], **({THEN: []} if args.then else {})}
     names = list(samples)
+    for attempt in range(args.repeat):
+        for name in names[attempt % len(names) :] + names[: attempt % len(names)]:
+            run_id = f"{name}-{attempt}"
+            sample = measure_then(args, run_id) if name == THEN else measure_alone(args, name, run_id)
+            samples[name].append(sample)
     with tempfile.TemporaryDirectory() as folder:
         setup = make_setup(args, folder)
-        warm = {
-            "single": setup.sides["single"][: args.warmup * args.turns],
-            "dialogue": setup.sides["dialogue"][: args.warmup],
-        }
-        for name, scenarios in warm.items():
-            run_side(setup, name, f"warmup-{name}", scenarios)
-        for attempt in range(args.repeat):
-            for name in names[attempt % len(names) :] + names[: attempt % len(names)]:
-                run_id = f"{name}-{attempt}"
-                sample = measure_then(args, run_id) if name == THEN else measure(setup, name, run_id)
-                samples[name].append(sample)
         if profiles is not None:
             side = args.profile
+            run_side(setup, side, f"warmup-{side}", warm_up(setup, side, args))
             stats = profiles.profile(lambda: run_side(setup, side, "profiled", setup.sides[side]))
     metrics_us = time_metrics(_script(args.turns), args.dialogues, args.repeat)
     if args.repeat:
