@@ -238,18 +238,35 @@ class MetricSet:
         }
 
     def judge_prompts(self, result: Mapping[str, Any]) -> list[tuple[str, int]]:
-        """(name, version) of each judge prompt a result was judged with, in the judges' order."""
+        """(name, version) of each judge prompt a result was judged with, in the judges' order (a
+        dialogue's: those its turns were judged with, in turn order)."""
         found = []
-        for metric in self._judges:
-            prompt = at(result, (metric.key, "prompt"))
-            if isinstance(prompt, Mapping) and isinstance(prompt.get("name"), str):
-                version = prompt.get("version")
-                if isinstance(version, int) and (prompt["name"], version) not in found:
-                    found.append((prompt["name"], version))
+        for judged in _judged_parts(result):
+            for metric in self._judges:
+                prompt = at(judged, (metric.key, "prompt"))
+                if isinstance(prompt, Mapping) and isinstance(prompt.get("name"), str):
+                    version = prompt.get("version")
+                    if isinstance(version, int) and (prompt["name"], version) not in found:
+                        found.append((prompt["name"], version))
         return found
 
     def judge_models(self, result: Mapping[str, Any]) -> list[str]:
-        return [m for metric in self._judges if isinstance(m := at(result, (metric.key, "model")), str)]
+        """The model of each judgement of a result (a dialogue's: of its turns')."""
+        return [
+            model
+            for judged in _judged_parts(result)
+            for metric in self._judges
+            if isinstance(model := at(judged, (metric.key, "model")), str)
+        ]
+
+
+def _judged_parts(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Where a result object's judgements are: in itself, and in a dialogue's turns (each judged as
+    a single-turn scenario)."""
+    turns = result.get("turns") if result.get("kind") == "dialogue" else None
+    if not isinstance(turns, Sequence):
+        return [result]
+    return [result, *(turn for turn in turns if isinstance(turn, Mapping))]
 
 
 def _rounded(value: float | None) -> float | None:

@@ -18,7 +18,7 @@ import pytest
 from evaluator.judge import TURN_CRITERIA, FakeJudgeModel, Judges, ModelCall, RetryPolicy
 from evaluator.langfuse import Tracing
 from evaluator.prompts import PromptLibrary
-from evaluator.results import scores_for
+from evaluator.results import default_metrics, scores_for
 from evaluator.run import Pipeline, RunOptions, SuiteOptions, run_suite
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
@@ -280,3 +280,36 @@ def test_a_crashing_judge_leaves_the_turns_standing(project: Path) -> None:
         "evaluator error in the judges: KeyError"
     )
     assert document["dialogue"]["response_quality"] is None
+
+
+def test_a_dialogue_run_names_the_judge_prompts_and_model_its_turns_used(project: Path) -> None:
+    """The turns' judgements are the dialogue's: the run lists their prompt versions and model, and
+    `report` groups the dialogue under each judge prompt version (the helper's outside-in check found
+    `judge_prompts: []` and no per-judge-prompt row for a judged dialogue run)."""
+    model = FakeJudgeModel(
+        default=_by_turn(
+            {
+                "A hotel for 2 people on Saturday": _quality(0.8, 1.0, 0.6),
+                "The Acorn, 3 nights": _quality(0.6, 0.5, 1.0),
+                "Book it": _quality(1.0, 1.0, 1.0),
+            },
+            correctness='{"verdict": "CORRECT", "reason": "the same booking"}',
+        )
+    )
+    output = project / "out.json"
+    run_suite(
+        scenarios=[_dialogue("judged", BOOKING)],
+        options=SuiteOptions(judge_model=model, output=output),
+        targets={"plain": dialogue_targets.plain},
+    )
+    run = json.loads(output.read_text())["run"]
+    assert run["judge_prompts"] == [
+        {"name": "evaluation/correctness", "version": 1},
+        {"name": "evaluation/turn_quality", "version": 1},
+    ]
+    [result] = json.loads(output.read_text())["results"]
+    assert run["models"]["judge"] == result["turns"][0]["quality"]["model"]
+    assert default_metrics().judge_prompts(result) == [
+        ("evaluation/turn_quality", 1),
+        ("evaluation/correctness", 1),
+    ]  # in turn order: turn 0 has no ground truth, so no correctness judge
