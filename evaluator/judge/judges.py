@@ -424,6 +424,11 @@ class Judges:
             )
         self._notice("warning", self._given_up.removeprefix("not asked: "))
 
+    def given_up(self) -> str | None:
+        """Why the run no longer asks the endpoint (None: it still does)."""
+        with self._lock:
+            return self._given_up
+
     # --- structured output, remembered for the run ---------------------------------------------------
 
     def request_shape(self, prompt: Prompt) -> _RequestShape:
@@ -451,6 +456,18 @@ class Judges:
                 "warning",
                 f"{exc}. The judges ask for plain JSON (and read it tolerantly) for the rest of this run.",
             )
+
+
+class _GivenUpError(JudgeUnavailableError):
+    """No more requests to an endpoint the run gave up on (`Judges._count_failure`): not retried."""
+
+    @property
+    def retryable(self) -> bool:
+        return False
+
+    @property
+    def about_the_endpoint(self) -> bool:
+        return True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -622,13 +639,22 @@ class _Conversation:
             return await judges.retry.acall(lambda: self._aonce(request, None))
 
     def _once(self, request: _Request, response_format: dict[str, Any] | None) -> ModelReply:
+        self._unless_given_up()
         self.calls += 1
         return self._judges.model.complete(request.messages, **self._options(request, response_format))
 
     async def _aonce(self, request: _Request, response_format: dict[str, Any] | None) -> ModelReply:
+        self._unless_given_up()
         self.calls += 1
         model = cast(AsyncJudgeModel, self._judges.model)  # _aask asks here only then: see awaitable
         return await model.acomplete(request.messages, **self._options(request, response_format))
+
+    def _unless_given_up(self) -> None:
+        """A judgement in flight when the run gave up on the endpoint asks it no more: without this, a
+        wave of judgements started while the first failures were being counted waited out every
+        retry's timeout again (a hung endpoint cost two full retry cycles, not one)."""
+        if self.calls and (given_up := self._judges.given_up()) is not None:
+            raise _GivenUpError(f"not retried: {given_up.removeprefix('not asked: ')}")
 
     def _options(self, request: _Request, response_format: dict[str, Any] | None) -> dict[str, Any]:
         settings = self._judges.settings

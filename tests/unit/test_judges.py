@@ -251,6 +251,33 @@ def test_an_endpoint_that_keeps_failing_is_not_asked_for_the_rest_of_the_run() -
     assert len(notices) == 1 and notices[0][0] == "warning"
 
 
+def test_a_judgement_in_flight_asks_no_more_once_the_run_gave_up_on_the_endpoint() -> None:
+    """Judgement A's first request fails; while it waits to retry, three others fail every try and
+    the run gives up on the endpoint. A does not retry: with a hung endpoint each retry waits out the
+    timeout, and such a wave cost a second full retry cycle."""
+    down = JudgeUnavailableError("connection refused", status=None)
+    fake = FakeJudgeModel(default=lambda call: (_ for _ in ()).throw(down))
+    others_ran: list[JudgeOutcome] = []
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:  # A's wait before its retry: the others run meanwhile
+        waits.append(seconds)
+        if len(waits) == 1:  # theirs come here too, and go on at once
+            others_ran.extend(
+                judges.judge(_scenario(criteria="c"), f"other{i}", _trace(), run_id="r") for i in range(3)
+            )
+
+    judges = Judges(
+        model=fake, prompts=PromptLibrary(PROMPTS), retry=RetryPolicy(max_attempts=3, sleep=sleep)
+    )
+    outcome = judges.judge(_scenario(criteria="c"), "a", _trace(), run_id="r")
+    assert [o.detail["quality"]["calls"] for o in others_ran] == [3, 3, 3]
+    assert len(fake.calls) == 1 + 9  # A's first request, then none: it would have made 3
+    detail = outcome.detail["quality"]
+    assert detail["status"] == "unscored" and detail["calls"] == 1
+    assert "not retried: the judge endpoint failed 3 judgements in a row" in detail["reason"]
+
+
 def test_requests_refused_for_their_content_do_not_stop_the_judges() -> None:
     refused = JudgeUnavailableError("content filter", status=400)
     fake = FakeJudgeModel([refused] * 4, default=QUALITY)
