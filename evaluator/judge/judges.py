@@ -351,9 +351,7 @@ class Judges:
             return reply, replace(
                 base, decided_by="cache", model=entry.get("model") or model, trace_id=entry.get("trace_id")
             )
-        with self._lock:
-            given_up = self._given_up
-        if given_up is not None:
+        if (given_up := self.given_up()) is not None:
             return None, replace(
                 base, status="unscored", reason=given_up, failed=True, messages=task.messages
             )
