@@ -74,7 +74,7 @@ def _app() -> typer.Typer:
     """The typer app with every command registered, its loggers quieted."""
     from evaluator.cli import compare, datasets, lint, prompts, report, run, sync, validate  # noqa: F401
     from evaluator.cli._common import app
-    from evaluator.cli._logging import quiet_accounted_lines
+    from evaluator.langfuse import quiet_accounted_lines
 
     quiet_accounted_lines()
     return app

@@ -9,7 +9,8 @@ from evaluator.langfuse.experiments import Experiment, ExperimentLink, experimen
 from evaluator.langfuse.experiments import available as experiments_available
 from evaluator.langfuse.judging import JudgeTracing
 from evaluator.langfuse.lifetime import one_command
-from evaluator.langfuse.prompts import LangfusePrompts, OwnPromptFetchLines, quiet_own_prompt_fetch_lines
+from evaluator.langfuse.log_lines import OwnPromptFetchLines, quiet_accounted_lines
+from evaluator.langfuse.prompts import LangfusePrompts
 from evaluator.langfuse.score_history import LangfuseScoreHistory
 from evaluator.langfuse.scores import LangfuseScores
 from evaluator.langfuse.settings import DEFAULT_BASE_URL, LangfuseSettings
@@ -40,5 +41,5 @@ __all__ = [
     "experiments_available",
     "item_id",
     "one_command",
-    "quiet_own_prompt_fetch_lines",
+    "quiet_accounted_lines",
 ]

@@ -3,8 +3,6 @@ time, linked, so that generations count toward their prompt version in Langfuse.
 
 from __future__ import annotations
 
-import logging
-import threading
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -13,9 +11,10 @@ from langfuse.api.core.api_error import ApiError
 
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi
+from evaluator.langfuse.log_lines import own_prompt_fetch, quiet_own_prompt_fetch_lines
 from evaluator.prompts import ChatMessage, Prompt
 
-__all__ = ["LangfusePrompts", "OwnPromptFetchLines", "quiet_own_prompt_fetch_lines"]
+__all__ = ["LangfusePrompts"]
 
 
 class LangfusePrompts:
@@ -80,23 +79,21 @@ class LangfusePrompts:
         selector: dict[str, Any] = (
             {"version": version} if version is not None else {"label": label or "production"}
         )
-        _own_fetch.active = True
         try:
-            served = self._api.client.get_prompt(
-                local.name,
-                type=local.type,
-                cache_ttl_seconds=60,
-                max_retries=0,
-                fetch_timeout_seconds=self._api.timeout,
-                **selector,
-            )
+            with own_prompt_fetch():
+                served = self._api.client.get_prompt(
+                    local.name,
+                    type=local.type,
+                    cache_ttl_seconds=60,
+                    max_retries=0,
+                    fetch_timeout_seconds=self._api.timeout,
+                    **selector,
+                )
         except Exception as exc:  # noqa: BLE001 - the SDK raises ApiError, httpx errors and others here
             reason = f"HTTP {exc.status_code}" if isinstance(exc, ApiError) else type(exc).__name__
             raise LangfuseUnavailableError(
                 f"Langfuse did not serve prompt {local.name} ({_selector_text(selector)}: {reason})"
             ) from None
-        finally:
-            _own_fetch.active = False
         if served.is_fallback:
             raise LangfuseUnavailableError(
                 f"Langfuse did not serve prompt {local.name} ({_selector_text(selector)})"
@@ -113,22 +110,6 @@ class LangfusePrompts:
             source="langfuse",
             link=served,
         )
-
-
-# While the evaluator itself fetches a prompt (this thread): the SDK's lines on one it could not get
-# are said by the run, once per prompt, with the local file it uses instead.
-_own_fetch = threading.local()
-_SDK_PROMPT_LINES = ("Error while fetching prompt '%s'", "Prompt '%s' not found during refresh")
-
-
-class OwnPromptFetchLines(logging.Filter):
-    """For the `langfuse` logger: drops the SDK's lines on a prompt the evaluator fetched and could not
-    get (a run whose prompts were not pushed printed some 25). A prompt a target fetches itself keeps
-    them: nothing else would say so."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        own = getattr(_own_fetch, "active", False)
-        return not (own and isinstance(record.msg, str) and record.msg.startswith(_SDK_PROMPT_LINES))
 
 
 def _selector_text(selector: Mapping[str, Any]) -> str:
@@ -155,11 +136,3 @@ def _prompt_from_api(raw: Any, *, link: Any) -> Prompt:
         source="langfuse",
         link=link,
     )
-
-
-def quiet_own_prompt_fetch_lines() -> None:
-    """Put `OwnPromptFetchLines` on the `langfuse` logger, once however often it is called. It drops
-    nothing but the SDK's lines on the evaluator's own fetches, so a script's or a target's stay."""
-    log = logging.getLogger("langfuse")
-    if not any(isinstance(f, OwnPromptFetchLines) for f in log.filters):
-        log.addFilter(OwnPromptFetchLines())
