@@ -8,7 +8,14 @@ from evaluator.judge.cache import CacheKey, MemoryVerdictCache, VerdictCache
 from evaluator.judge.correctness import CorrectnessJudge, crag_metrics
 from evaluator.judge.crag import exact_match, miss_phrase, normalise
 from evaluator.judge.fake import FakeJudgeModel, ModelCall
-from evaluator.judge.judges import NOTHING_TO_JUDGE, JudgeOutcome, Judges, JudgeSettings, overall_status
+from evaluator.judge.judges import (
+    NOTHING_TO_JUDGE,
+    Decided,
+    JudgeOutcome,
+    Judges,
+    JudgeSettings,
+    overall_status,
+)
 from evaluator.judge.metric import JudgeMetric, JudgeRuntime, PromptRef, RuleJudge
 from evaluator.judge.model import JudgeModel, ModelReply, TokenUsage
 from evaluator.judge.openai_client import OpenAIJudgeModel
@@ -40,6 +47,7 @@ __all__ = [
     "CorrectnessJudge",
     "CorrectnessReply",
     "CorrectnessVerdict",
+    "Decided",
     "FakeJudgeModel",
     "GenerationRecord",
     "JudgeMetric",

@@ -38,9 +38,11 @@ from evaluator.prompts import ChatMessage, Prompt, PromptSource
 from evaluator.scenarios import Scenario
 from evaluator.trace import Trace
 
-__all__ = ["NOTHING_TO_JUDGE", "JudgeOutcome", "JudgeSettings", "Judges", "overall_status"]
+__all__ = ["NOTHING_TO_JUDGE", "Decided", "JudgeOutcome", "JudgeSettings", "Judges", "overall_status"]
 
 Notice = Callable[[str, str], None]
+Decided = dict[str, tuple[Verdict | None, Judgement]]
+"""The judgements of one answer that have ended, by judge key, filled in as each ends (see `ajudge`)."""
 NOTHING_TO_JUDGE = JudgeStatus(
     status="skipped", reason="the scenario gives no answer criteria and no ground truth: nothing to judge"
 )
@@ -199,11 +201,17 @@ class Judges:
         *,
         run_id: str,
         history: Sequence[Mapping[str, str]] | None = None,
+        decided: Decided | None = None,
     ) -> JudgeOutcome:
         """Every judge the scenario asks for, on `answer` (with the tool outputs of `trace`), in order;
-        `history`: the conversation before it, when the answer is a dialogue's turn."""
+        `history`: the conversation before it, when the answer is a dialogue's turn. Each judgement is
+        put in `decided` as it ends: what was judged before the run stopped is kept (`interrupted`)."""
         context = _context(scenario, answer, trace, history)
-        return _outcome({m.key: m.judge(context, self, run_id) for m in self.metrics if m.applies(scenario)})
+        decided = {} if decided is None else decided
+        for metric in self.metrics:
+            if metric.applies(scenario):
+                decided[metric.key] = metric.judge(context, self, run_id)
+        return _outcome(decided)
 
     async def ajudge(
         self,
@@ -213,13 +221,29 @@ class Judges:
         *,
         run_id: str,
         history: Sequence[Mapping[str, str]] | None = None,
+        decided: Decided | None = None,
     ) -> JudgeOutcome:
         """`judge`, on the running event loop. A judge that does not say what it asks
         (not a `PlannedJudgeMetric`) is run in a thread."""
         context = _context(scenario, answer, trace, history)
-        return _outcome(
-            {m.key: await self._ajudge_one(m, context, run_id) for m in self.metrics if m.applies(scenario)}
-        )
+        decided = {} if decided is None else decided
+        for metric in self.metrics:
+            if metric.applies(scenario):
+                decided[metric.key] = await self._ajudge_one(metric, context, run_id)
+        return _outcome(decided)
+
+    def interrupted(self, scenario: Scenario, decided: Decided, reason: str) -> JudgeOutcome | None:
+        """The outcome of the judgements of `scenario` that ended before the run stopped (`decided`, as
+        `judge` or `ajudge` filled it), every other judge it asks for *unscored* with `reason`; None when
+        none had ended. A judgement ending after this is not in it (its verdict is cached all the same)."""
+        ended = dict(decided)  # one copy, taken at once: the judgement under way may still end
+        if not ended:
+            return None
+        for metric in self.metrics:
+            if metric.applies(scenario) and metric.key not in ended:
+                unfinished = Judgement(judge=metric.key, status="unscored", reason=reason, decided_by="none")
+                ended[metric.key] = (None, unfinished)
+        return _outcome(ended)
 
     async def _ajudge_one(
         self, metric: JudgeMetric, context: MetricContext, run_id: str

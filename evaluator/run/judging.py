@@ -19,6 +19,7 @@ from evaluator.config import Config
 from evaluator.errors import StoreError
 from evaluator.judge import (
     NOTHING_TO_JUDGE,
+    Decided,
     JudgeMetric,
     JudgeModel,
     JudgeOutcome,
@@ -48,6 +49,7 @@ __all__ = [
     "judge_result",
     "judged_result",
     "judges_outside_a_run",
+    "partly_judged_result",
 ]
 
 _log = logging.getLogger(__name__)
@@ -281,12 +283,16 @@ def judged_result(
     *,
     run_id: str,
     history: Sequence[Mapping[str, str]] | None = None,
+    decided: Decided | None = None,
 ) -> ScenarioResult:
-    """The result with the judges' verdicts (`history`: the conversation before a dialogue's turn);
-    never raises: an exception inside the judges is an evaluator error, logged with its traceback and
-    kept in the result, the judges *unscored* and the workflow verdicts standing."""
+    """The result with the judges' verdicts (`history`: the conversation before a dialogue's turn;
+    `decided`: filled in as each judgement ends, see `partly_judged_result`); never raises: an exception
+    inside the judges is an evaluator error, logged with its traceback and kept in the result, the
+    judges *unscored* and the workflow verdicts standing."""
     try:
-        outcome = judges.judge(scenario, result.output, trace, run_id=run_id, history=history)
+        outcome = judges.judge(
+            scenario, result.output, trace, run_id=run_id, history=history, decided=decided
+        )
     except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
         return _judges_failed(result, exc)
     return _with_outcome(result, outcome)
@@ -300,13 +306,26 @@ async def ajudged_result(
     *,
     run_id: str,
     history: Sequence[Mapping[str, str]] | None = None,
+    decided: Decided | None = None,
 ) -> ScenarioResult:
     """`judged_result`, on the running event loop (`Judges.ajudge`)."""
     try:
-        outcome = await judges.ajudge(scenario, result.output, trace, run_id=run_id, history=history)
+        outcome = await judges.ajudge(
+            scenario, result.output, trace, run_id=run_id, history=history, decided=decided
+        )
     except Exception as exc:  # noqa: BLE001 - an evaluator bug in the judges: the verdicts stand
         return _judges_failed(result, exc)
     return _with_outcome(result, outcome)
+
+
+def partly_judged_result(
+    judges: Judges, scenario: Scenario, result: ScenarioResult, decided: Decided, reason: str
+) -> ScenarioResult | None:
+    """The result with the verdicts of the judgements that ended before the run stopped (`decided`, as
+    `judged_result` filled it): made and paid for, they are kept, and every other judge is *unscored*
+    with `reason`. None when no judgement had ended."""
+    outcome = judges.interrupted(scenario, decided, reason)
+    return None if outcome is None else _with_outcome(result, outcome)
 
 
 def _with_outcome(result: ScenarioResult, outcome: JudgeOutcome) -> ScenarioResult:

@@ -47,7 +47,7 @@ from typing import Any, Protocol
 from evaluator._time import utc_now
 from evaluator.config import LLMEndpoint
 from evaluator.errors import TargetTimeoutError, TraceError
-from evaluator.judge import Judges
+from evaluator.judge import Decided, Judges
 from evaluator.langfuse import ExperimentLink
 from evaluator.metrics import MetricSet
 from evaluator.prompts import PromptSource
@@ -67,7 +67,7 @@ from evaluator.run._async import EventLoopThread
 from evaluator.run._gc import collector_tuned_for_run
 from evaluator.run._watchdog import Watchdog
 from evaluator.run.dialogue import STATE_KEYS, DialogueSettings, TurnCall, TurnToJudge, run_dialogue
-from evaluator.run.judging import ajudged_result, judged_result
+from evaluator.run.judging import ajudged_result, judged_result, partly_judged_result
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Finished
@@ -87,6 +87,11 @@ __all__ = [
 JUDGE_NOT_AVAILABLE = JudgeStatus(status="skipped", reason="the LLM judges were not configured for this run")
 JUDGE_INTERRUPTED = JudgeStatus(status="skipped", reason="the run was interrupted before the judges ran")
 JUDGE_CUT_OFF = JudgeStatus(status="skipped", reason="the run stopped early, before the judges could run")
+# ... and of a judge that had not ended then, when another judge of the same answer had (its verdict kept)
+_JUDGE_UNFINISHED = {
+    JUDGE_INTERRUPTED: "the run was interrupted before this judge ended",
+    JUDGE_CUT_OFF: "the run stopped early, before this judge ended",
+}
 _log = logging.getLogger(__name__)
 _RECORD_BATCH = 256  # results committed per transaction, at most
 _RECORD_WINDOW = 0.2  # seconds a transaction waits for more results when it has less than a batch
@@ -218,6 +223,7 @@ class _ToJudge:
     trace: Trace
     history: tuple[Mapping[str, str], ...] | None = None
     verdict: Callable[[ScenarioResult], None] | None = None  # None: to the record stage
+    decided: Decided = field(default_factory=dict)  # its judgements that have ended, as they end
 
 
 class Pipeline:
@@ -458,15 +464,25 @@ class _Run:
         self._settle_judges(JUDGE_INTERRUPTED)
 
     def _settle_judges(self, status: JudgeStatus) -> None:
-        """What the judge stage holds, to the store unjudged (`status` says why); the judgements under
-        way are cancelled (one that ends meanwhile finds its result settled: see `_judge`)."""
+        """What the judge stage holds, to the store with the verdicts of the judgements that had ended
+        (made and paid for), or unjudged when none had (`status` says why); the judgements under way are
+        cancelled (one that ends meanwhile finds its result settled: see `_judge`)."""
         with self._lock:
             held = list(self._judging.values())
             self._judging.clear()
         if self._loop is not None and held:
             self._loop.cancel_spawned(_JUDGES)
         for item in held:
-            self._judged_to(item, _unjudged(item.done, status).result)
+            self._judged_to(item, self._partly_judged(item, status))
+
+    def _partly_judged(self, item: _ToJudge, status: JudgeStatus) -> ScenarioResult:
+        result = item.done.result
+        if self._judges is not None:
+            reason = _JUDGE_UNFINISHED.get(status, status.reason)
+            partly = partly_judged_result(self._judges, item.scenario.scenario, result, item.decided, reason)
+            if partly is not None:
+                return partly
+        return _unjudged(item.done, status).result
 
     # --- stage 1: targets --------------------------------------------------------------------------
 
@@ -909,8 +925,19 @@ class _Run:
         scenario, run_id = item.scenario.scenario, self._options.run_id
         history = item.history
         if self._judge_pool is None:
-            return await ajudged_result(judges, scenario, result, item.trace, run_id=run_id, history=history)
-        ask = partial(judged_result, judges, scenario, result, item.trace, run_id=run_id, history=history)
+            return await ajudged_result(
+                judges, scenario, result, item.trace, run_id=run_id, history=history, decided=item.decided
+            )
+        ask = partial(
+            judged_result,
+            judges,
+            scenario,
+            result,
+            item.trace,
+            run_id=run_id,
+            history=history,
+            decided=item.decided,
+        )
         return await asyncio.get_running_loop().run_in_executor(self._judge_pool, ask)
 
     # --- stage 4: record ---------------------------------------------------------------------------

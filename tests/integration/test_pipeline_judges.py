@@ -17,6 +17,7 @@ from evaluator.judge import FakeJudgeModel, Judges, ModelCall, RetryPolicy
 from evaluator.langfuse import Tracing
 from evaluator.prompts import PromptLibrary
 from evaluator.reports import print_summary
+from evaluator.results import judge_usage
 from evaluator.run import Pipeline, RunOptions, TargetRequest
 from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Store
@@ -125,3 +126,40 @@ def test_ctrl_c_records_what_the_judges_hold_unjudged_at_once(tracing: Tracing) 
     assert {r.judge_status.status for r in results} == {"skipped"}
     assert all(r.workflow is not None and r.workflow.passed for r in results)
     assert len(store.results(run.id)) == 4
+
+
+def test_ctrl_c_keeps_the_verdicts_the_judges_had_already_made(tracing: Tracing) -> None:
+    """The quality judge has replied; the correctness judge of the same answer hangs, then Ctrl-C: the
+    quality verdict (made and paid for) is recorded and counted, the correctness judge unscored with
+    why, not the whole answer "interrupted before the judges ran"."""
+    release, stop = threading.Event(), threading.Event()
+
+    def reply(call: ModelCall) -> str:
+        if "<ground_truth>" not in next(m.content for m in call.messages if m.role == "user"):
+            return QUALITY
+        threading.Timer(0.3, stop.set).start()
+        release.wait(60)
+        return json.dumps({"verdict": "CORRECT", "reason": "same"})
+
+    expected = {"agents": {"strict": False}, "answer": {"criteria": "says ok", "ground_truth": "yes"}}
+    item = LoadedScenario(scenario=scenario(id="s0", input="q0", expected=expected), path=Path("x.yaml"))
+    judges = Judges(model=FakeJudgeModel(default=reply), prompts=PromptLibrary(PROMPTS), retry=RetryPolicy())
+    store = Store(None)
+    started = time.monotonic()
+    try:
+        run, [result] = _pipeline(tracing, judges, store).run([item], RunOptions(), stop=stop)
+    finally:
+        release.set()
+    assert time.monotonic() - started < 10  # not the judge's 60 s
+    assert run.interrupted
+    assert result.judge_status.status == "unscored"
+    assert result.judge_status.reason == "correctness: the run was interrupted before this judge ended"
+    document = result.to_json()
+    assert document["quality"]["answer_quality"] == 1.0 and document["correctness"] is None
+    assert result.judge_detail["quality"]["calls"] == 1
+    assert result.judge_detail["correctness"]["status"] == "unscored"
+    assert judge_usage([result])["calls"] == 1  # the quality call; the one under way had no reply
+    [stored] = store.results(run.id)
+    assert (
+        stored["quality"]["answer_quality"] == 1.0 and stored["judge_status"] == result.judge_status.to_json()
+    )
