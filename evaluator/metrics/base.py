@@ -14,7 +14,7 @@ in Langfuse), from its traces' verdicts (`SessionContext`), and its scores are s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -121,7 +121,10 @@ class Figure:
     that the run's figure is the mean over every measured turn of the run. `rate`: a 0-1 rate, shown in
     % and compared in points. `label`: its column in the history tables (None: not a column); `chart`:
     its trend chart's title in the HTML report; `delta`: shown in the history's change column;
-    `change`: listed among a scenario's changes by compare (latency and cost always differ a little)."""
+    `change`: listed among a scenario's changes by compare (latency and cost always differ a little).
+    `basis`: what a result's value is made of, where that depends on how the run was set up rather than
+    on the system (with or without a judge's parts, say): compare pairs two results' values only when
+    their bases are equal, and says how many it left out and why (None: always comparable)."""
 
     name: str
     value: Callable[[Mapping[str, Any]], float | None] = _none
@@ -134,6 +137,7 @@ class Figure:
     chart: str | None = None
     delta: bool = False
     change: bool = True
+    basis: Callable[[Mapping[str, Any]], str] | None = None
 
 
 def _no_groups(_: Mapping[str, Any]) -> Mapping[str, float]:
@@ -146,13 +150,17 @@ class Breakdown:
     that ran, say): `groups` gives a result's value per group (a group the result does not have, or
     did not measure, is left out). `compare` pairs each group's values over the scenarios both runs
     have and gates each group like a figure: `gate.label` is prefixed with the group, the threshold
-    comes from `[compare.thresholds]` by `<name>.<group>`, else by `name`, else the gate's own."""
+    comes from `[compare.thresholds]` by `<name>.<group>`, else by `name`, else the gate's own.
+    `members`: the groups a result has, measured or not (None: those `groups` gives), from which compare
+    tells a group added or removed; `basis`: as a `Figure`'s."""
 
     name: str
     groups: Callable[[Mapping[str, Any]], Mapping[str, float]] = _no_groups
     group_kind: str = "group"  # what a group is, for people ("agent")
     rate: bool = False
     gate: Gate
+    members: Callable[[Mapping[str, Any]], Iterable[str]] | None = None
+    basis: Callable[[Mapping[str, Any]], str] | None = None
 
 
 def weighted_mean(values: Sequence[float], weights: Sequence[float] | None = None) -> float | None:

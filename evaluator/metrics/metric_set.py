@@ -74,6 +74,7 @@ class MetricSet:
     must be unique across the set (ConfigError names the clash)."""
 
     __slots__ = (
+        "_bases",
         "_by_key",
         "_inline",
         "_judges",
@@ -124,6 +125,9 @@ class MetricSet:
         self._weights: tuple[tuple[str, Callable[[Mapping[str, Any]], float]], ...] = tuple(
             (f.name, f.weight) for f in self.figures if f.weight is not None
         )
+        self._bases: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = tuple(
+            (f.name, f.basis) for f in self.figures if f.basis is not None
+        ) + tuple((b.name, b.basis) for b in self.breakdowns if b.basis is not None)
 
     def __iter__(self) -> Iterator[Metric]:
         return iter(self._metrics)
@@ -201,6 +205,19 @@ class MetricSet:
         """The weight of this result in each weighted figure (`Figure.weight`) it has a value of in
         `values` (its `scenario_values`); a figure missing here weighs 1."""
         return {name: weight(result) for name, weight in self._weights if name in values}
+
+    def scenario_bases(self, result: Mapping[str, Any]) -> dict[str, str]:
+        """What this result's value of each figure and breakdown with a `basis` is made of, by name."""
+        return {name: basis(result) for name, basis in self._bases}
+
+    def group_members(self, result: Mapping[str, Any]) -> dict[str, set[str]]:
+        """Per breakdown (by name), the groups this result has, measured or not (`Breakdown.members`)."""
+        if result.get("evaluator_error"):
+            return {}
+        return {
+            b.name: set(b.members(result) if b.members is not None else b.groups(result))
+            for b in self.breakdowns
+        }
 
     def group_values(self, result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
         """Per breakdown (by name), this result object's value per group (none for an evaluator error)."""

@@ -10,11 +10,18 @@ fewer than `min_scenarios` paired scenarios is flagged as too small to mean much
 A metric's breakdowns (figures per group whose groups come from the results: each agent's
 `tool_use_score`, say) are gated the same way, group by group, on the scenarios both runs have where
 both measured it (`group_checks`); a group only one run has over those scenarios (an agent added or
-removed) is listed, never gated as a drop.
+removed; read from the groups a result has, measured or not: `Breakdown.members`) is listed, never
+gated as a drop.
+
+A figure whose value is made of different parts depending on how the run was set up (`Figure.basis`:
+the per-agent judge's parts in `overall_score`, when that judge ran) is compared only on the scenarios
+where both runs' values were made of the same parts; the others are counted in `not_comparable`, so a
+run whose judge was down is not read as a change in the agents.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -94,12 +101,17 @@ def _groups(
     pairs: dict[tuple[str, str], list[tuple[float, float]]] = {}
     seen: dict[str, tuple[set[str], set[str]]] = {}
     for scenario_id in shared:
-        b, c = metrics.group_values(base[scenario_id]), metrics.group_values(cand[scenario_id])
+        first, second = base[scenario_id], cand[scenario_id]
+        b, c = metrics.group_values(first), metrics.group_values(second)
+        mb, mc = metrics.group_members(first), metrics.group_members(second)
+        bb, bc = metrics.scenario_bases(first), metrics.scenario_bases(second)
         for breakdown in metrics.breakdowns:
-            before, after = b.get(breakdown.name, {}), c.get(breakdown.name, {})
             in_base, in_cand = seen.setdefault(breakdown.group_kind, (set(), set()))
-            in_base.update(before)
-            in_cand.update(after)
+            in_base.update(mb.get(breakdown.name, ()))
+            in_cand.update(mc.get(breakdown.name, ()))
+            if bb.get(breakdown.name) != bc.get(breakdown.name):
+                continue  # made of different parts: listed by `_paired_values`
+            before, after = b.get(breakdown.name, {}), c.get(breakdown.name, {})
             for group in before.keys() & after.keys():
                 pairs.setdefault((breakdown.name, group), []).append((before[group], after[group]))
     rows = []
@@ -122,6 +134,7 @@ def _by_scenario(run: RunRecord) -> dict[str, Mapping[str, Any]]:
 
 
 Pairs = dict[str, list[tuple[float, float]]]
+Unlike = dict[str, Counter[tuple[str, str]]]  # by figure: (baseline's basis, candidate's) -> scenarios
 
 
 def _paired_values(
@@ -129,22 +142,47 @@ def _paired_values(
     cand: Mapping[str, Mapping[str, Any]],
     shared: Sequence[str],
     metrics: MetricSet,
-) -> tuple[Pairs, Pairs]:
-    """Per figure, the (baseline, candidate) values of the scenarios that have it in both runs; and
-    per weighted figure (`Figure.weight`), those scenarios' (baseline, candidate) weights."""
+) -> tuple[Pairs, Pairs, Unlike]:
+    """Per figure, the (baseline, candidate) values of the scenarios that have it in both runs, made
+    of the same parts (`Figure.basis`); per weighted figure (`Figure.weight`), those scenarios'
+    (baseline, candidate) weights; and per figure or breakdown with a basis, the scenarios left out
+    because their bases differ, by the two bases."""
     names = metrics.figure_names
     pairs: Pairs = {name: [] for name in names}
     weights: Pairs = {}
+    unlike: Unlike = {}
+    breakdowns = [b.name for b in metrics.breakdowns]
     for scenario_id in shared:
         before, after = base[scenario_id], cand[scenario_id]
         b, c = metrics.scenario_values(before), metrics.scenario_values(after)
         wb, wc = metrics.scenario_weights(before, b), metrics.scenario_weights(after, c)
+        bb, bc = metrics.scenario_bases(before), metrics.scenario_bases(after)
         for name in names:
-            if name in b and name in c:
-                pairs[name].append((b[name], c[name]))
-                if name in wb:
-                    weights.setdefault(name, []).append((wb[name], wc[name]))
-    return pairs, weights
+            if name not in b or name not in c:
+                continue
+            if bb.get(name) != bc.get(name):
+                unlike.setdefault(name, Counter())[(bb[name], bc[name])] += 1
+                continue
+            pairs[name].append((b[name], c[name]))
+            if name in wb:
+                weights.setdefault(name, []).append((wb[name], wc[name]))
+        if before.get("evaluator_error") or after.get("evaluator_error"):
+            continue
+        for name in breakdowns:
+            if bb.get(name) != bc.get(name):
+                unlike.setdefault(name, Counter())[(bb[name], bc[name])] += 1
+    return pairs, weights, unlike
+
+
+def _not_comparable(unlike: Unlike, metrics: MetricSet) -> list[dict[str, Any]]:
+    """The figures (and breakdowns) compared on fewer scenarios because the runs' values were made of
+    different parts there: how many, and the parts each side's were made of."""
+    order = [*metrics.figure_names, *(b.name for b in metrics.breakdowns)]
+    return [
+        {"figure": name, "scenarios": count, "baseline": before, "candidate": after}
+        for name in order
+        for (before, after), count in sorted(unlike.get(name, Counter()).items())
+    ]
 
 
 def _means(
@@ -313,7 +351,7 @@ def compare_runs(
     metrics = metrics or default_metrics()
     base, cand = _by_scenario(baseline), _by_scenario(candidate)
     shared = sorted(set(base) & set(cand))
-    pairs, weights = _paired_values(base, cand, shared, metrics)
+    pairs, weights, unlike = _paired_values(base, cand, shared, metrics)
     gated = [
         _check(check, pairs[check.figure], config, significant_only, weights.get(check.figure))
         for check in checks(config, metrics)
@@ -335,6 +373,7 @@ def compare_runs(
         "checks": gated,
         "group_checks": group_checks,
         "groups_apart": apart,
+        "not_comparable": _not_comparable(unlike, metrics),
         "figures": figures,
         "scenarios": _scenario_rows(base, cand, shared, metrics),
         "regressions": regressions,

@@ -93,6 +93,7 @@ def _caveats(doc: Mapping[str, Any]) -> list[str]:
         if doc[key]:
             notes.append(f"Not compared ({label}): {', '.join(doc[key])}.")
     notes += _groups_apart(doc)
+    notes += _not_comparable(doc)
     for change in doc["prompt_changes"]:
         notes.append(
             f"Prompt {change['name']}: v{_versions(change['baseline'])} -> v{_versions(change['candidate'])}."
@@ -111,6 +112,19 @@ def _groups_apart(doc: Mapping[str, Any]) -> list[str]:
             if apart[key]:
                 notes.append(f"{kind.capitalize()}s {label} (listed, not gated): {', '.join(apart[key])}.")
     return notes
+
+
+def _not_comparable(doc: Mapping[str, Any]) -> list[str]:
+    """Figures left out on some scenarios because the runs' values were made of different parts there
+    (one run judged, the other not, say): one note per such pair of parts and count."""
+    by_parts: dict[tuple[str, str, int], list[str]] = {}
+    for row in doc.get("not_comparable") or []:
+        by_parts.setdefault((row["baseline"], row["candidate"], row["scenarios"]), []).append(row["figure"])
+    return [
+        f"Not compared on {count} scenario(s), made of different parts (the baseline's {before}, the "
+        f"candidate's {after}): {', '.join(figures)}."
+        for (before, after, count), figures in by_parts.items()
+    ]
 
 
 def _all_checks(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:

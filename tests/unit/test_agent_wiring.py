@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from evaluator.cli import main
 from evaluator.config import CompareConfig, load_config
@@ -16,7 +17,7 @@ from evaluator.errors import InputError
 from evaluator.metrics import MetricContext, MetricSet, PerAgentMetric, TargetAgents
 from evaluator.metrics.agents._rebuild import per_agent_from_scores
 from evaluator.metrics.agents._session import SessionAgentsVerdict, roll_up_session
-from evaluator.reports import compare_runs
+from evaluator.reports import compare_runs, print_compare
 from evaluator.reports.runs import RunRecord
 from evaluator.results import ToolSchemaFile
 from evaluator.scenarios import Scenario
@@ -159,6 +160,55 @@ def test_a_per_agent_threshold_by_agent_or_by_figure() -> None:
     config = CompareConfig(thresholds={"agent_tool_use_score": 20.0, "agent_tool_use_score.research": 12.0})
     [row] = compare_runs(base, cand, config, metrics=METRICS)["group_checks"]
     assert row["threshold"] == 12.0 and row["regression"]  # the agent's own wins
+
+
+def test_a_run_not_judged_is_not_read_as_a_change_in_its_agents() -> None:
+    """The baseline was judged, the candidate's judge was down; the agents did the same. The clarifier
+    has no tools, so only the judge measured it: it is not "only in the baseline". The weighted scores
+    weigh the judge's parts in one run only: not compared, and said so, not a +30-point change."""
+
+    def judged(sid: str) -> dict[str, Any]:
+        agents = {
+            "research": {"tool_use_score": 1.0, "reasoning": 0.6, "response_quality": 0.6, "score": 0.82},
+            "clarifier": {"tool_use_score": None, "reasoning": 0.5, "response_quality": 0.5, "score": 0.5},
+        }
+        coordination = {"rule_score": 1.0, "judge": 0.2}
+        per_agent = {"agents": agents, "coordination": coordination, "coordination_score": 0.6}
+        return {"scenario_id": sid, "status": "passed", "per_agent": {**per_agent, "overall_score": 0.7}}
+
+    def unjudged(sid: str) -> dict[str, Any]:
+        agents = {
+            "research": {"tool_use_score": 1.0, "reasoning": None, "response_quality": None, "score": 1.0},
+            "clarifier": {"tool_use_score": None, "reasoning": None, "response_quality": None, "score": None},
+        }
+        coordination = {"rule_score": 1.0, "judge": None}
+        per_agent = {"agents": agents, "coordination": coordination, "coordination_score": 1.0}
+        return {"scenario_id": sid, "status": "passed", "per_agent": {**per_agent, "overall_score": 1.0}}
+
+    base = _run("b", [judged(f"s{i}") for i in range(4)])
+    cand = _run("c", [unjudged(f"s{i}") for i in range(4)])
+    document = compare_runs(base, cand, CompareConfig(), metrics=METRICS)
+    assert document["groups_apart"] == {}
+    checks = {c["figure"]: c for c in document["checks"]}
+    assert checks["overall_score"]["n"] == checks["coordination_score"]["n"] == 0
+    assert checks["overall_score"]["status"] == "not measured"
+    assert checks["agent_tool_use"]["n"] == 0  # no trace-level tool use in these results: unrelated
+    assert [(c["group"], c["figure"], c["n"]) for c in document["group_checks"]] == [
+        ("research", "agent_tool_use_score", 4)  # made of the tool calls alone: compared
+    ]
+    with_judge, without = "with the per-agent judge's parts", "without the per-agent judge's parts"
+    assert document["not_comparable"] == [
+        {"figure": name, "scenarios": 4, "baseline": with_judge, "candidate": without}
+        for name in ("overall_score", "coordination_score", "agent_score")
+    ]
+    console = Console(record=True, width=400)
+    print_compare(console, document, METRICS)
+    assert (
+        "Not compared on 4 scenario(s), made of different parts (the baseline's with the per-agent "
+        "judge's parts, the candidate's without the per-agent judge's parts): overall_score, "
+        "coordination_score, agent_score." in console.export_text()
+    )
+    assert "only in the baseline" not in console.export_text()
 
 
 @pytest.mark.parametrize(("before", "after", "regression"), [(0.1, 0.25, True), (0.25, 0.1, False)])
