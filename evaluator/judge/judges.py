@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Generic, cast
 
@@ -172,6 +172,9 @@ class Judges:
         self._failed_in_a_row = 0  # judgements whose endpoint failed, since the last reply
         self._given_up: str | None = None  # why the endpoint is not asked any more, for the whole run
         self._served: str | None = None  # the model the endpoint said it served, at its latest reply
+        self._said_retrying = False  # the run has said that a request failed and is tried again
+        self._asking: set[asyncio.Task[Any]] = set()  # judgements awaiting the endpoint now (`_asked`)
+        self._cut_short: set[asyncio.Task[Any]] = set()  # ... of them, cancelled as the run gave up
         self._lock = threading.Lock()
         self._resolved: dict[tuple[str, int | None, str | None], Prompt] = {}  # see _prompt
         self._requests: dict[int, _RequestShape] = {}  # by id() of a resolved prompt: see request_shape
@@ -444,7 +447,58 @@ class Judges:
                 f"judges were not asked for the rest of the run (the last: {outcome}). Fix: check the "
                 "endpoint, then run again (the verdicts already made are cached)"
             )
+            asking = list(self._asking)
         self._notice("warning", self._given_up.removeprefix("not asked: "))
+        for task in asking:  # each would wait out its timeout, for a reply that is not coming
+            task.get_loop().call_soon_threadsafe(self._cut, task)
+
+    def _cut(self, task: asyncio.Task[Any]) -> None:
+        """On the task's loop: cancel its request, if it is still waiting for it (see `_asked`)."""
+        with self._lock:
+            waiting = task in self._asking
+            if waiting:
+                self._cut_short.add(task)
+        if waiting:
+            task.cancel()
+
+    async def _asked(self, request: Awaitable[ModelReply]) -> ModelReply:
+        """A request awaited on the run's loop. Should the run give up on the endpoint while it waits
+        (`_count_failure`), it is cancelled at once, and ends as a request not retried would."""
+        task = asyncio.current_task()
+        if task is None:
+            return await request
+        with self._lock:
+            self._asking.add(task)
+        try:
+            return await request
+        except asyncio.CancelledError:
+            with self._lock:
+                cut = task in self._cut_short
+                self._cut_short.discard(task)
+            if not cut:
+                raise
+            task.uncancel()  # this cancellation is ours, and ends here
+            given_up = self.given_up() or ""
+            raise _GivenUpError(f"not retried: {given_up.removeprefix('not asked: ')}") from None
+        finally:
+            with self._lock:
+                self._asking.discard(task)
+
+    def retrying(self, exc: BaseException) -> None:
+        """A failed request is to be tried again: said once a run, at once (a hung endpoint otherwise
+        shows nothing for a whole retry cycle: minutes at the defaults). Not for a 429: waiting out a
+        rate limit is the endpoint working as it should."""
+        if isinstance(exc, JudgeUnavailableError) and exc.status == 429:
+            return
+        with self._lock:
+            said, self._said_retrying = self._said_retrying, True
+        if not said:
+            self._notice(
+                "warning",
+                f"a judge request failed ({exc}); it is tried again, up to {self.retry.max_attempts} tries "
+                f"in all, and after {_GIVE_UP_AFTER} judgements in a row with no reply the run stops "
+                "asking the endpoint",
+            )
 
     def given_up(self) -> str | None:
         """Why the run no longer asks the endpoint (None: it still does)."""
@@ -645,20 +699,22 @@ class _Conversation:
     def _request(self, request: _Request) -> ModelReply:
         judges = self._judges
         try:
-            return judges.retry.call(lambda: self._once(request, judges.response_format(self._prompt)))
+            return judges.retry.call(
+                lambda: self._once(request, judges.response_format(self._prompt)), judges.retrying
+            )
         except ResponseFormatRejectedError as exc:
             judges.structured_output_refused(exc)
-            return judges.retry.call(lambda: self._once(request, None))
+            return judges.retry.call(lambda: self._once(request, None), judges.retrying)
 
     async def _arequest(self, request: _Request) -> ModelReply:
         judges = self._judges
         try:
             return await judges.retry.acall(
-                lambda: self._aonce(request, judges.response_format(self._prompt))
+                lambda: self._aonce(request, judges.response_format(self._prompt)), judges.retrying
             )
         except ResponseFormatRejectedError as exc:
             judges.structured_output_refused(exc)
-            return await judges.retry.acall(lambda: self._aonce(request, None))
+            return await judges.retry.acall(lambda: self._aonce(request, None), judges.retrying)
 
     def _once(self, request: _Request, response_format: dict[str, Any] | None) -> ModelReply:
         self._unless_given_up()
@@ -669,7 +725,9 @@ class _Conversation:
         self._unless_given_up()
         self.calls += 1
         model = cast(AsyncJudgeModel, self._judges.model)  # _aask asks here only then: see awaitable
-        return await model.acomplete(request.messages, **self._options(request, response_format))
+        return await self._judges._asked(
+            model.acomplete(request.messages, **self._options(request, response_format))
+        )
 
     def _unless_given_up(self) -> None:
         """A judgement in flight when the run gave up on the endpoint asks it no more: without this, a

@@ -71,6 +71,13 @@ def _retryable(exc: BaseException) -> bool:
     )
 
 
+OnRetry = Callable[[BaseException], None]
+
+
+def _no_hook(exc: BaseException) -> None:
+    return None
+
+
 @dataclass(kw_only=True)
 class RetryPolicy:
     max_attempts: int = 4
@@ -80,8 +87,9 @@ class RetryPolicy:
     sleep: Callable[[float], None] = time.sleep
     asleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # `acall`'s
 
-    def call(self, request: Callable[[], T]) -> T:
+    def call(self, request: Callable[[], T], on_retry: OnRetry = _no_hook) -> T:
         """`request()` through the gate, retried per the policy; the last error when every try failed.
+        `on_retry(error)` is called each time a failed try is to be tried again.
 
         The first try is made directly and only a retryable failure goes on to tenacity, for the
         tries left: almost every call needs no other, and tenacity's machinery cost more CPU per call
@@ -99,11 +107,12 @@ class RetryPolicy:
             delay = self._delay(exc, 1)  # a 429 closes the gate for every call, even with no try left
             if self.max_attempts < 2:
                 raise
+            on_retry(exc)
             self.sleep(delay)
-        result: T = Retrying(sleep=self.sleep, **self._after_first())(attempt)
+        result: T = Retrying(sleep=self.sleep, **self._after_first(on_retry))(attempt)
         return result
 
-    async def acall(self, request: Callable[[], Awaitable[T]]) -> T:
+    async def acall(self, request: Callable[[], Awaitable[T]], on_retry: OnRetry = _no_hook) -> T:
         """`call`, on the running event loop: the same gate, bound and waits."""
 
         async def attempt() -> T:
@@ -118,16 +127,24 @@ class RetryPolicy:
             delay = self._delay(exc, 1)
             if self.max_attempts < 2:
                 raise
+            on_retry(exc)
             await self.asleep(delay)
-        result: T = await AsyncRetrying(sleep=self.asleep, **self._after_first())(attempt)
+        result: T = await AsyncRetrying(sleep=self.asleep, **self._after_first(on_retry))(attempt)
         return result
 
-    def _after_first(self) -> dict[str, Any]:
+    def _after_first(self, on_retry: OnRetry) -> dict[str, Any]:
         """tenacity's settings for the tries after the first (`call` and `acall` make that one)."""
+
+        def before_sleep(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            if exc is not None:
+                on_retry(exc)
+
         return {
             "stop": stop_after_attempt(self.max_attempts - 1),
             "wait": self._wait_after_first,
             "retry": retry_if_exception(_retryable),
+            "before_sleep": before_sleep,
             "reraise": True,
         }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,14 @@ async def _no_wait(seconds: float) -> None:
     return None
 
 
-def _judges(standin: JudgeStandIn, *, attempts: int = 4, timeout: float = 10.0, **retry: Any) -> Judges:
+def _judges(
+    standin: JudgeStandIn,
+    *,
+    attempts: int = 4,
+    timeout: float = 10.0,
+    on_notice: Callable[[str, str], None] = lambda kind, message: None,
+    **retry: Any,
+) -> Judges:
     endpoint = LLMEndpoint(base_url=standin.base_url, model="judge-model", api_key=SecretStr(KEY))
     retry.setdefault("asleep", _no_wait)
     return Judges(
@@ -41,6 +48,7 @@ def _judges(standin: JudgeStandIn, *, attempts: int = 4, timeout: float = 10.0, 
         prompts=PromptLibrary(PROMPTS),
         settings=JudgeSettings(model="judge-model", timeout_seconds=timeout),
         retry=RetryPolicy(max_attempts=attempts, sleep=lambda _: None, **retry),
+        on_notice=on_notice,
     )
 
 
@@ -193,3 +201,28 @@ def test_the_awaited_judges_go_through_the_proxy_the_environment_names(
     [outcome] = _ajudge(judges)
     assert outcome.status.status == "scored"
     assert standin.requests[0].path == "http://judge.example/v1/chat/completions"  # as a proxy is asked
+
+
+def test_a_request_under_way_when_the_run_gives_up_on_the_endpoint_is_cancelled(
+    standin: JudgeStandIn,
+) -> None:
+    """Four judgements at once: the first request hangs, the next three get a 500 (no retry), so the
+    run gives up on the endpoint. The hanging request is cancelled then, not waited out (20 s here,
+    60 s at the defaults), and its judgement says it was not retried."""
+    standin.slow_next(1, seconds=30.0)
+    standin.fail_next(10, status=500)
+    notices: list[str] = []
+    judges = _judges(
+        standin, attempts=1, timeout=20.0, on_notice=lambda kind, message: notices.append(message)
+    )
+    started = time.monotonic()
+    outcomes = _ajudge(judges, count=4)
+    assert time.monotonic() - started < 8  # not the hanging request's 20 s timeout
+    cut = [o for o in outcomes if "not retried" in o.detail["quality"]["reason"]]
+    assert cut, [o.detail["quality"]["reason"] for o in outcomes]  # the hanging one (and any other under way)
+    for outcome in cut:
+        quality = outcome.detail["quality"]
+        assert quality["status"] == "unscored" and quality["calls"] == 1
+        assert "not retried: the judge endpoint failed 3 judgements in a row" in quality["reason"]
+        assert outcome.detail["correctness"]["reason"].startswith("not asked:")
+    assert len(notices) == 1 and "failed 3 judgements in a row" in notices[0]

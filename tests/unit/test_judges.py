@@ -386,3 +386,39 @@ def test_the_judges_see_the_final_answer_of_a_graph_state_not_the_whole_state() 
     [call] = fake.calls  # the quality judge's only
     user = call.messages[-1].content
     assert "DIN-SQL" in user and "I don't know where to look" not in user
+
+
+def test_the_first_request_tried_again_is_said_at_once_and_only_once() -> None:
+    """A hung endpoint costs a whole retry cycle (minutes at the defaults) before the run gives up on
+    it: the first failed request that is tried again is said then. A 429 is not (waiting out a rate
+    limit is the endpoint working), nor a failure with no try left."""
+    down = JudgeUnavailableError("timed out", status=None)
+    limited = JudgeUnavailableError("rate limited", status=429)
+    notices: list[tuple[str, str]] = []
+    fake = FakeJudgeModel([limited, QUALITY, down, QUALITY, down, QUALITY], default=QUALITY)
+    judges = Judges(
+        model=fake,
+        prompts=PromptLibrary(PROMPTS),
+        retry=RetryPolicy(max_attempts=2, sleep=lambda _: None),
+        on_notice=lambda kind, message: notices.append((kind, message)),
+    )
+    judges.judge(_scenario(criteria="c"), "a0", _trace(), run_id="r")  # the 429, then the reply
+    assert notices == []
+    for i in (1, 2):
+        judges.judge(_scenario(criteria="c"), f"a{i}", _trace(), run_id="r")
+    assert len(fake.calls) == 6
+    assert notices == [
+        (
+            "warning",
+            "a judge request failed (timed out); it is tried again, up to 2 tries in all, and after 3 "
+            "judgements in a row with no reply the run stops asking the endpoint",
+        )
+    ]
+    once = Judges(
+        model=FakeJudgeModel([down], default=QUALITY),
+        prompts=PromptLibrary(PROMPTS),
+        retry=RetryPolicy(max_attempts=1),
+        on_notice=lambda kind, message: notices.append((kind, message)),
+    )
+    once.judge(_scenario(criteria="c"), "a", _trace(), run_id="r")
+    assert len(notices) == 1  # no try left: nothing is tried again
