@@ -415,7 +415,9 @@ class Judges:
                 raw_reply=talk.last_reply,
             )
         if self._cache is not None and opening.key is not None:
-            entry = {"reply": outcome.model_dump(), "model": judgement.model, "trace_id": talk.trace_id}
+            # a trace that was not exported is in no Langfuse: a run served this verdict links no trace
+            trace_id = talk.trace_id if talk.trace_exported else None
+            entry = {"reply": outcome.model_dump(), "model": judgement.model, "trace_id": trace_id}
             self._cache.keep_verdict(opening.key, entry)
         return outcome, judgement
 
@@ -602,6 +604,7 @@ class _Conversation:
         self._prompt = prompt
         self._trace = trace
         self.trace_id = trace.trace_id
+        self.trace_exported = trace.exported
         self.calls = 0
         self.usage = TokenUsage()
         self.failed = False

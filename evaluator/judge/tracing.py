@@ -36,6 +36,11 @@ class JudgementTrace(Protocol):
     @property
     def trace_id(self) -> str | None: ...
 
+    @property
+    def exported(self) -> bool:
+        """Whether the trace is sent to Langfuse (else `trace_id` names a trace no one can open)."""
+        ...
+
     def generation(
         self, *, name: str, messages: Sequence[ChatMessage], model: str, parameters: Mapping[str, Any]
     ) -> AbstractContextManager[GenerationRecord]: ...
@@ -50,6 +55,8 @@ class JudgeTracer(Protocol):
 class UnrecordedJudgement:
     """A judgement that records nothing: its generation and outcome go nowhere; `trace_id` is the id
     its trace would have had (None: none at all)."""
+
+    exported = False
 
     def __init__(self, trace_id: str | None = None) -> None:
         self.trace_id = trace_id

@@ -140,7 +140,9 @@ class _Judgement:
         common: Attributes,
         attributes: Attributes,
         mask: Mask | None,
+        exported: bool,
     ) -> None:
+        self.exported = exported
         self._tracer = tracer
         self._common = common  # the client's, on each of its observations
         self._trace_id = trace_id
@@ -208,6 +210,7 @@ class JudgeTracing:
         self._collector = tracing.collector
         self._prices = prices
         self._on_trace = on_trace
+        self._exported = tracing.exported
         self._recorded = tracing.exported or on_trace is not None  # else no one would see the spans
 
     @staticmethod
@@ -233,6 +236,7 @@ class JudgeTracing:
                 common=self._common,
                 attributes=_trace_attributes(run_id, scenario_id, judge, prompt),
                 mask=self._mask,
+                exported=self._exported,
             )
         finally:
             if self._on_trace is not None:

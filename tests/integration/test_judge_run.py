@@ -99,6 +99,30 @@ def test_a_second_run_is_served_from_the_cache_and_no_cache_pays_again(
     assert len(judge.requests) == 2 * paid
 
 
+def test_a_verdict_cached_by_a_run_without_langfuse_links_no_judge_trace_in_a_run_with_it(
+    demo_project: Path,
+    langfuse_standin: LangfuseStandIn,
+    judge: JudgeStandIn,
+    cli: Cli,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first run is embedded: its judge traces go nowhere. The second, connected to Langfuse, is
+    served those verdicts from the cache: its judge scores link no judge trace, not one Langfuse has
+    never seen."""
+    assert _run(cli)[0] == 1
+    public_key, secret_key = langfuse_standin.new_keys()
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", public_key)
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", secret_key)
+    monkeypatch.setenv("LANGFUSE_BASE_URL", langfuse_standin.base_url)
+    code, text, document = _run(cli)
+    assert code == 1, text
+    assert document["run"]["judge"]["calls"] == 0 and document["run"]["judge"]["cached"] > 0
+    assert all(r["judge"]["quality"]["trace_id"] is None for r in document["results"])
+    judged = [s for s in langfuse_standin.scores.values() if s["name"] in QUALITY_SCORES]
+    assert judged and all("judge_trace_id" not in s["metadata"] for s in judged)
+    assert all(s["metadata"]["judge_decided_by"] == "cache" for s in judged)
+
+
 def test_a_judge_prompt_version_chosen_with_prompt_is_recorded(
     demo_project: Path, judge: JudgeStandIn, cli: Cli
 ) -> None:
