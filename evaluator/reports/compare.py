@@ -338,6 +338,13 @@ def _prompt_changes(
     ]
 
 
+def _judge_models(run: RunRecord, scenarios: set[str], metrics: MetricSet) -> list[str]:
+    """The models that gave the judgements of these scenarios' results (as the endpoint named them)."""
+    return sorted(
+        {m for r in run.results if str(r.get("scenario_id")) in scenarios for m in metrics.judge_models(r)}
+    )
+
+
 def compare_runs(
     baseline: RunRecord,
     candidate: RunRecord,
@@ -363,6 +370,10 @@ def compare_runs(
         "baseline": baseline.ref(),
         "candidate": candidate.ref(),
         "prompt_changes": _prompt_changes(baseline, candidate, shared, metrics),
+        "judge_models": {
+            "baseline": _judge_models(baseline, set(shared), metrics),
+            "candidate": _judge_models(candidate, set(shared), metrics),
+        },
         "paired_scenarios": len(shared),
         "only_in_baseline": sorted(set(base) - set(cand)),
         "only_in_candidate": sorted(set(cand) - set(base)),

@@ -98,6 +98,10 @@ def _caveats(doc: Mapping[str, Any]) -> list[str]:
         notes.append(
             f"Prompt {change['name']}: v{_versions(change['baseline'])} -> v{_versions(change['candidate'])}."
         )
+    models = doc.get("judge_models") or {}
+    if models and models["baseline"] != models["candidate"]:
+        before, after = (", ".join(models[side]) or "none (not judged)" for side in ("baseline", "candidate"))
+        notes.append(f"Judge model: {before} -> {after}: the judged figures are not the same judge's.")
     return notes
 
 

@@ -40,13 +40,13 @@ def _git(git: str, folder: Path, *args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def model_names(config: Config, *, llm_used: bool) -> dict[str, str | None]:
+def model_names(config: Config, *, llm_used: bool, judged: bool) -> dict[str, str | None]:
     """The agents' model (`[llm] model`, when targets were offered an endpoint) and the judge's
-    (`[judge] model`, when the configuration has such a section)."""
+    (`[judge] model`, when the judges ran: not with `--no-judge`, nor without an endpoint)."""
     judge = getattr(config.settings, "judge", None)
     return {
         "agents": config.settings.llm.model if llm_used else None,
-        "judge": getattr(judge, "model", None) if judge is not None else None,
+        "judge": getattr(judge, "model", None) if judge is not None and judged else None,
     }
 
 

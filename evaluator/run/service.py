@@ -189,7 +189,7 @@ def run_suite(
             run,
             targets=targets_of(selected),
             git=git,
-            models=model_names(cfg, llm_used=pipeline_llm is not None),
+            models=model_names(cfg, llm_used=pipeline_llm is not None, judged=judges is not None),
         )
         documents = [r.to_json() for r in results]
         store.finish_run(run, results, documents, metrics)

@@ -179,6 +179,15 @@ def test_no_judge_turns_them_off(demo_project: Path, judge: JudgeStandIn, cli: C
     assert {r["judge_status"]["reason"] for r in document["results"]} == {"--no-judge was given"}
 
 
+def test_a_run_whose_judges_did_not_run_names_no_judge_model(
+    demo_project: Path, judge: JudgeStandIn, cli: Cli
+) -> None:
+    """`run.models.judge` names the model that judged the run: none with `--no-judge` (compare and
+    report would otherwise read a judge model change into a run no judge saw)."""
+    assert _run(cli)[2]["run"]["models"]["judge"] == "gpt-4o-mini"
+    assert _run(cli, "--no-judge")[2]["run"]["models"]["judge"] is None
+
+
 def test_validate_a_saved_trace_judges_it(demo_project: Path, judge: JudgeStandIn, cli: Cli) -> None:
     _, _, document = _run(cli, "--no-judge")
     scenario = ROOT / "scenarios/research/research-pdf-only.yaml"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 
 from evaluator.cli import main
 from evaluator.storage import Store
-from tests.stored_runs import config_for, result, store_run
+from tests.stored_runs import JUDGE_MODEL, config_for, result, store_run
 
 Compare = Callable[..., tuple[int, dict[str, Any]]]
 
@@ -267,3 +268,33 @@ def test_runs_named_alike_or_the_same_run_are_told_apart(
     page = tmp_path / "report.html"
     _cli(monkeypatch, capsys, config, "report", "--html", str(page))
     assert "The runs ran different sets of test scenarios" in page.read_text()
+
+
+def _judged_by(item: Any, model: str) -> Any:
+    quality = item.judged["quality"]
+    return replace(
+        item, judged={"quality": replace(quality, judgement=replace(quality.judgement, model=model))}
+    )
+
+
+def test_a_change_of_judge_model_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same answers, judged by another model, or not judged at all: compare names the judge
+    models, so a judged figure that moved is not read as the agents' doing."""
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "a", [result(f"s{i}", quality=0.9) for i in range(3)], minute=0)
+    store_run(store, "b", [_judged_by(result(f"s{i}", quality=0.7), "gpt-4o") for i in range(3)], minute=1)
+    store_run(store, "c", [result(f"s{i}") for i in range(3)], minute=2)
+    store.close()
+    _, out, _ = _cli(monkeypatch, capsys, config, "compare", "a", "b", "--json")
+    assert json.loads(out)["judge_models"] == {"baseline": [JUDGE_MODEL], "candidate": ["gpt-4o"]}
+    _, out, _ = _cli(monkeypatch, capsys, config, "compare", "a", "b")
+    assert f"Judge model: {JUDGE_MODEL} -> gpt-4o: the judged figures are not the same judge's." in " ".join(
+        out.split()
+    )
+    _, out, _ = _cli(monkeypatch, capsys, config, "compare", "a", "c")
+    assert f"Judge model: {JUDGE_MODEL} -> none (not judged)" in " ".join(out.split())
+    _, out, _ = _cli(monkeypatch, capsys, config, "compare", "a", "a")
+    assert "Judge model" not in out
