@@ -378,10 +378,8 @@ class Judges:
             return reply, replace(
                 base, decided_by="cache", model=entry.get("model") or model, trace_id=entry.get("trace_id")
             )
-        if (given_up := self.given_up()) is not None:
-            return None, replace(
-                base, status="unscored", reason=given_up, failed=True, messages=task.messages
-            )
+        if (given_up := self.given_up()) is not None:  # not asked: unscored, but not a failed request
+            return None, replace(base, status="unscored", reason=given_up, messages=task.messages)
         names = {
             "run_id": task.run_id,
             "scenario_id": task.scenario_id,

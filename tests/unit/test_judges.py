@@ -422,3 +422,14 @@ def test_the_first_request_tried_again_is_said_at_once_and_only_once() -> None:
     )
     once.judge(_scenario(criteria="c"), "a", _trace(), run_id="r")
     assert len(notices) == 1  # no try left: nothing is tried again
+
+
+def test_judgements_not_asked_are_unscored_not_failed() -> None:
+    """After the run gave up on the endpoint, the judgements it did not ask are unscored; the summary's
+    "failed" counts the ones that asked and got no reply (3 here), not those never asked (2)."""
+    down = JudgeUnavailableError("connection refused", status=None)
+    fake = FakeJudgeModel([down, down, down], default=QUALITY)
+    judges = Judges(model=fake, prompts=PromptLibrary(PROMPTS), retry=RetryPolicy(max_attempts=1))
+    outcomes = [judges.judge(_scenario(criteria="c"), f"a{i}", _trace(), run_id="r") for i in range(5)]
+    assert [o.detail["quality"]["failed"] for o in outcomes] == [True, True, True, False, False]
+    assert [o.status.status for o in outcomes] == ["unscored"] * 5
