@@ -149,6 +149,11 @@ class OpenAIJudgeModel:
     def _read(self, body: bytes, model: str) -> ModelReply:
         try:
             return _reply(json.loads(body), model)
+        except _NoChoiceError:
+            raise JudgeUnavailableError(
+                f"the judge endpoint {self._where} replied with no choice (`choices` is empty): no answer "
+                "to read"
+            ) from None
         except (ValueError, TypeError, IndexError, KeyError) as exc:  # not a chat completion
             raise JudgeUnavailableError(
                 f"the judge endpoint {self._where} answered with something that is not a chat completion "
@@ -211,7 +216,9 @@ def _reply(completion: object, model: str) -> ModelReply:
     or null what they do not track (`usage`, its counts, the model name, a choice's message). Read as
     JSON, not built into the client's typed `ChatCompletion` (which cost more CPU than the rest of the
     judgement: benchmarks/bench_judges.py)."""
-    choices = _object(completion, "the reply").get("choices") or []
+    choices = _object(completion, "the reply").get("choices")
+    if isinstance(choices, list) and not choices:
+        raise _NoChoiceError
     choice = _object(choices[0], "a choice") if choices else {}
     message = _object(choice.get("message") or {}, "a choice's message")
     text = message.get("content") or message.get("refusal") or ""
@@ -225,6 +232,10 @@ def _reply(completion: object, model: str) -> ModelReply:
         model=str(_object(completion, "the reply").get("model") or model),
         cut_off=choice.get("finish_reason") == "length",
     )
+
+
+class _NoChoiceError(Exception):
+    """A chat completion whose `choices` is empty: the server gave no answer (not one to repair)."""
 
 
 def _object(value: object, what: str) -> Mapping[str, Any]:

@@ -16,7 +16,7 @@ from evaluator.config import LLMEndpoint
 from evaluator.judge import JudgeOutcome, Judges, JudgeSettings, OpenAIJudgeModel, RateGate, RetryPolicy
 from evaluator.prompts import PromptLibrary
 from tests.builders import TraceBuilder, scenario
-from tests.standin.judge_server import JudgeStandIn
+from tests.standin.judge_server import JudgeStandIn, is_repair
 
 PROMPTS = Path(__file__).resolve().parents[2] / "prompts"
 KEY = "sk-judge-secret-0123456789"
@@ -182,6 +182,16 @@ def test_a_page_that_is_not_a_chat_completion_is_unscored_with_the_fix(standin: 
     assert outcome.judged == {} and outcome.status.status == "unscored"
     reason = outcome.detail["quality"]["reason"]
     assert "not a chat completion" in reason and "EVALUATOR_JUDGE_BASE_URL" in reason, reason
+
+
+def test_a_completion_with_no_choice_is_no_reply_not_an_empty_one_to_repair(standin: JudgeStandIn) -> None:
+    standin.mode = "no_choices"
+    outcome = _judge(_judges(standin, attempts=2))
+    detail = outcome.detail["quality"]
+    assert detail["status"] == "unscored" and detail["failed"] is True
+    assert "replied with no choice (`choices` is empty)" in detail["reason"], detail["reason"]
+    assert [is_repair(body) for body in standin.bodies()].count(True) == 0  # nothing to repair
+    assert detail["calls"] == 2  # tried again, as a reply that did not come
 
 
 def test_a_reply_that_trickles_in_is_cut_off_at_the_timeout_for_the_whole_reply(

@@ -230,6 +230,8 @@ class JudgeStandIn:
         reply = completion(text, str(body.get("model", "standin")))
         if self.mode == "cut_off":
             reply["choices"][0]["finish_reason"] = "length"
+        elif self.mode == "no_choices":
+            reply["choices"] = []
         elif self.mode == "sparse":
             del reply["id"], reply["created"], reply["choices"][0]["finish_reason"]
             reply["usage"] = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
