@@ -95,11 +95,13 @@ def _groups(
     config: CompareConfig,
     *,
     strict: bool,
-) -> tuple[list[dict[str, Any]], dict[str, dict[str, list[str]]]]:
-    """Each breakdown's groups gated (those with paired values; in breakdown, then group order), and
-    by group kind the groups only one run has over the shared scenarios (not gated)."""
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, list[str]]], Unlike]:
+    """Each breakdown's groups gated (those with paired values, made of the same parts: `basis`; in
+    breakdown, then group order); by group kind the groups only one run has over the shared scenarios
+    (not gated); and per breakdown the scenarios left out for their parts, by the two bases."""
     pairs: dict[tuple[str, str], list[tuple[float, float]]] = {}
     seen: dict[str, tuple[set[str], set[str]]] = {}
+    unlike: Unlike = {}
     for scenario_id in shared:
         first, second = base[scenario_id], cand[scenario_id]
         b, c = metrics.group_values(first), metrics.group_values(second)
@@ -110,7 +112,11 @@ def _groups(
             in_base.update(mb.get(breakdown.name, ()))
             in_cand.update(mc.get(breakdown.name, ()))
             if bb.get(breakdown.name) != bc.get(breakdown.name):
-                continue  # made of different parts: listed by `_paired_values`
+                if b and c:  # neither an evaluator error (which has no group values)
+                    unlike.setdefault(breakdown.name, Counter())[
+                        (bb[breakdown.name], bc[breakdown.name])
+                    ] += 1
+                continue
             before, after = b.get(breakdown.name, {}), c.get(breakdown.name, {})
             for group in before.keys() & after.keys():
                 pairs.setdefault((breakdown.name, group), []).append((before[group], after[group]))
@@ -126,7 +132,7 @@ def _groups(
         for kind, (b, c) in seen.items()
         if b != c
     }
-    return rows, apart
+    return rows, apart, unlike
 
 
 def _by_scenario(run: RunRecord) -> dict[str, Mapping[str, Any]]:
@@ -145,13 +151,12 @@ def _paired_values(
 ) -> tuple[Pairs, Pairs, Unlike]:
     """Per figure, the (baseline, candidate) values of the scenarios that have it in both runs, made
     of the same parts (`Figure.basis`); per weighted figure (`Figure.weight`), those scenarios'
-    (baseline, candidate) weights; and per figure or breakdown with a basis, the scenarios left out
-    because their bases differ, by the two bases."""
+    (baseline, candidate) weights; and per figure with a basis, the scenarios left out because their
+    bases differ, by the two bases."""
     names = metrics.figure_names
     pairs: Pairs = {name: [] for name in names}
     weights: Pairs = {}
     unlike: Unlike = {}
-    breakdowns = [b.name for b in metrics.breakdowns]
     for scenario_id in shared:
         before, after = base[scenario_id], cand[scenario_id]
         b, c = metrics.scenario_values(before), metrics.scenario_values(after)
@@ -166,11 +171,6 @@ def _paired_values(
             pairs[name].append((b[name], c[name]))
             if name in wb:
                 weights.setdefault(name, []).append((wb[name], wc[name]))
-        if before.get("evaluator_error") or after.get("evaluator_error"):
-            continue
-        for name in breakdowns:
-            if bb.get(name) != bc.get(name):
-                unlike.setdefault(name, Counter())[(bb[name], bc[name])] += 1
     return pairs, weights, unlike
 
 
@@ -363,7 +363,7 @@ def compare_runs(
         _check(check, pairs[check.figure], config, significant_only, weights.get(check.figure))
         for check in checks(config, metrics)
     ]
-    group_checks, apart = _groups(base, cand, shared, metrics, config, strict=significant_only)
+    group_checks, apart, unlike_groups = _groups(base, cand, shared, metrics, config, strict=significant_only)
     regressions = [row["label"] for row in (*gated, *group_checks) if row["regression"]]
     figures = [_figure_row(name, pairs[name], weights.get(name)) for name in metrics.figure_names]
     return {
@@ -384,7 +384,7 @@ def compare_runs(
         "checks": gated,
         "group_checks": group_checks,
         "groups_apart": apart,
-        "not_comparable": _not_comparable(unlike, metrics),
+        "not_comparable": _not_comparable({**unlike, **unlike_groups}, metrics),
         "figures": figures,
         "scenarios": _scenario_rows(base, cand, shared, metrics),
         "regressions": regressions,
