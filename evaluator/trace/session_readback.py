@@ -6,7 +6,9 @@ cursor page, rows de-duplicated by id), grouped by trace. It is polled with back
 has *settled* (the same traces with the same observation counts on polls spanning `settle_seconds`),
 within the read deadline; a 429 waits as long as its Retry-After asks (Cloud read quotas are small),
 and one that asks past the deadline ends the wait. Traces are ordered by their earliest observation's
-start time (then by id). Then each trace is read with `read_trace`, its listed count as the count to
+start time; Langfuse keeps start times to the millisecond, so turns that answer at once can start in
+the same one: those go in the order of the turn their root names (`<scenario id>#<turn>`, as a run
+names them), then by id. Then each trace is read with `read_trace`, its listed count as the count to
 expect, so a trace whose observations are all readable settles on its first read (one request per
 trace), within the same deadline per trace as `validate --trace-id`; the metadata keys a turn reports
 its state under are asked for whole (Langfuse cuts longer values at 200 characters).
@@ -14,6 +16,7 @@ its state under are asked for whole (Langfuse cuts longer values at 200 characte
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +38,7 @@ __all__ = [
 ]
 
 _MAX_PAUSE_SECONDS = 5.0
+_TURN_ROOT = re.compile(r"#(\d+)$")  # a run names a turn's root `<scenario id>#<turn>`
 
 
 class SessionReader(Protocol):
@@ -53,6 +57,7 @@ class SessionTrace:
     trace_id: str
     started: float | None
     observations: int
+    turn: int | None = None  # the turn its root names, when it names one
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,24 +75,39 @@ def _started(value: object) -> float | None:
         return None
 
 
+def _turn(row: Mapping[str, Any]) -> int | None:
+    """The turn a trace's root observation names (`<scenario id>#<turn>`); None for other rows."""
+    if row.get("parentObservationId"):
+        return None
+    named = _TURN_ROOT.search(str(row.get("name") or ""))
+    return int(named.group(1)) if named else None
+
+
 def session_traces(pages: Sequence[Mapping[str, Any]]) -> tuple[SessionTrace, ...]:
-    """The traces of listed observation pages, in time order (a trace without a start time last)."""
+    """The traces of listed observation pages, in time order (a trace without a start time last);
+    traces that started in the same millisecond in the order of the turns their roots name."""
     rows: dict[str, tuple[str, float | None]] = {}  # observation id -> (trace id, start)
+    turns: dict[str, int] = {}
     for page in pages:
         for row in page.get("data") or ():
             if isinstance(row, Mapping) and row.get("traceId") and row.get("id"):
                 rows[str(row["id"])] = (str(row["traceId"]), _started(row.get("startTime")))
+                if (turn := _turn(row)) is not None:
+                    turns[str(row["traceId"])] = turn
     counts: dict[str, int] = {}
     starts: dict[str, float] = {}
     for trace_id, started in rows.values():
         counts[trace_id] = counts.get(trace_id, 0) + 1
         if started is not None:
             starts[trace_id] = min(started, starts.get(trace_id, started))
-    traces = [SessionTrace(trace_id=t, started=starts.get(t), observations=n) for t, n in counts.items()]
+    traces = [
+        SessionTrace(trace_id=t, started=starts.get(t), observations=n, turn=turns.get(t))
+        for t, n in counts.items()
+    ]
     return tuple(
         sorted(
             traces,
-            key=lambda t: (t.started is None, t.started or 0.0, t.trace_id),
+            key=lambda t: (t.started is None, t.started or 0.0, t.turn is None, t.turn or 0, t.trace_id),
         )
     )
 

@@ -76,6 +76,21 @@ def test_the_session_is_listed_in_time_order_once_it_settles() -> None:
     assert session.expanded == [("ta", ("intent", "belief_state")), ("tb", ("intent", "belief_state"))]
 
 
+def test_turns_that_started_in_the_same_millisecond_are_listed_in_turn_order() -> None:
+    """Langfuse keeps start times to the millisecond: turns that answer at once start in the same one.
+    Their order is the turn their roots name, not their random trace ids (turn 2's id sorts first)."""
+
+    def root(trace_id: str, turn: int) -> dict[str, Any]:
+        row = _row(f"root-{trace_id}", trace_id, "2026-11-25T10:00:01.007Z")
+        return row | {"name": f"booking#{turn}", "parentObservationId": None}
+
+    agent = _row("agent-of-1", "f1", "2026-11-25T10:00:01.007Z") | {"name": "concierge#9"}
+    agent["parentObservationId"] = "root-f1"  # a child's name says nothing about the turn
+    rows = [root("a2", 2), root("f1", 1), agent, _row("r0", "z0", "2026-11-25T10:00:01.006Z")]
+    listing = list_session(Session(listings=[rows]), "s", settle_seconds=0, poll_seconds=0.01)
+    assert [(t.trace_id, t.turn) for t in listing.traces] == [("z0", None), ("f1", 1), ("a2", 2)]
+
+
 def test_a_rate_limited_listing_waits_as_long_as_retry_after_asks() -> None:
     limited = LangfuseUnavailableError("HTTP 429", status=429, retry_after=2.5)
     session = Session(listings=[TURN_0], failures=[limited])
