@@ -8,14 +8,16 @@ within the read deadline; a 429 waits as long as its Retry-After asks (Cloud rea
 and one that asks past the deadline ends the wait. Traces are ordered by their earliest observation's
 start time; Langfuse keeps start times to the millisecond, so turns that answer at once can start in
 the same one: those go in the order of the turn their root names (`<scenario id>#<turn>`, as a run
-names them), then by id. Then each trace is read with `read_trace`, its listed count as the count to
-expect, so a trace whose observations are all readable settles on its first read (one request per
-trace), within the same deadline per trace as `validate --trace-id`; the metadata keys a turn reports
-its state under are asked for whole (Langfuse cuts longer values at 200 characters).
+names them), else the one whose last observation ended first, then by id. Then each trace is read
+with `read_trace`, its listed count as the count to expect, so a trace whose observations are all
+readable settles on its first read (one request per trace), within the same deadline per trace as
+`validate --trace-id`; the metadata keys a turn reports its state under are asked for whole (Langfuse
+cuts longer values at 200 characters).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -85,31 +87,42 @@ def _turn(row: Mapping[str, Any]) -> int | None:
 
 def session_traces(pages: Sequence[Mapping[str, Any]]) -> tuple[SessionTrace, ...]:
     """The traces of listed observation pages, in time order (a trace without a start time last);
-    traces that started in the same millisecond in the order of the turns their roots name."""
-    rows: dict[str, tuple[str, float | None]] = {}  # observation id -> (trace id, start)
+    traces that started in the same millisecond in the order of the turns their roots name, else the
+    one that ended first (a conversation recorded outside a run names no turns), then by id."""
+    rows: dict[str, tuple[str, float | None, float | None]] = {}  # observation id -> (trace, start, end)
     turns: dict[str, int] = {}
     for page in pages:
         for row in page.get("data") or ():
             if isinstance(row, Mapping) and row.get("traceId") and row.get("id"):
-                rows[str(row["id"])] = (str(row["traceId"]), _started(row.get("startTime")))
+                times = _started(row.get("startTime")), _started(row.get("endTime"))
+                rows[str(row["id"])] = (str(row["traceId"]), *times)
                 if (turn := _turn(row)) is not None:
                     turns[str(row["traceId"])] = turn
     counts: dict[str, int] = {}
     starts: dict[str, float] = {}
-    for trace_id, started in rows.values():
+    ends: dict[str, float] = {}
+    for trace_id, started, ended in rows.values():
         counts[trace_id] = counts.get(trace_id, 0) + 1
         if started is not None:
             starts[trace_id] = min(started, starts.get(trace_id, started))
+        if ended is not None:
+            ends[trace_id] = max(ended, ends.get(trace_id, ended))
     traces = [
         SessionTrace(trace_id=t, started=starts.get(t), observations=n, turn=turns.get(t))
         for t, n in counts.items()
     ]
-    return tuple(
-        sorted(
-            traces,
-            key=lambda t: (t.started is None, t.started or 0.0, t.turn is None, t.turn or 0, t.trace_id),
+
+    def order(t: SessionTrace) -> tuple[bool, float, bool, int, float, str]:
+        return (
+            t.started is None,
+            t.started or 0.0,
+            t.turn is None,
+            t.turn or 0,
+            ends.get(t.trace_id, math.inf),
+            t.trace_id,
         )
-    )
+
+    return tuple(sorted(traces, key=order))
 
 
 def list_session(

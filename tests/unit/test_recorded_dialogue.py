@@ -91,6 +91,15 @@ def test_turns_that_started_in_the_same_millisecond_are_listed_in_turn_order() -
     assert [(t.trace_id, t.turn) for t in listing.traces] == [("z0", None), ("f1", 1), ("a2", 2)]
 
 
+def test_unnamed_turns_that_started_in_the_same_millisecond_go_by_which_ended_first() -> None:
+    """A conversation recorded outside a run names no turns: of two traces that started in the same
+    millisecond, the one that ended first is the earlier turn (its id sorts last here)."""
+    first = _row("x", "b-first", "2026-11-25T10:00:01.007Z") | {"endTime": "2026-11-25T10:00:01.007Z"}
+    second = _row("y", "a-second", "2026-11-25T10:00:01.007Z") | {"endTime": "2026-11-25T10:00:01.009Z"}
+    listing = list_session(Session(listings=[[second, first]]), "s", settle_seconds=0, poll_seconds=0.01)
+    assert [t.trace_id for t in listing.traces] == ["b-first", "a-second"]
+
+
 def test_a_rate_limited_listing_waits_as_long_as_retry_after_asks() -> None:
     limited = LangfuseUnavailableError("HTTP 429", status=429, retry_after=2.5)
     session = Session(listings=[TURN_0], failures=[limited])
