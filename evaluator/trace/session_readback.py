@@ -68,7 +68,8 @@ class SessionListing:
     settled: bool  # False: the deadline came first; later turns may be missing
 
 
-def _started(value: object) -> float | None:
+def _epoch_seconds(value: object) -> float | None:
+    """A listed row's ISO time (its `startTime` or `endTime`) in epoch seconds; None when it has none."""
     if not isinstance(value, str) or not value:
         return None
     try:
@@ -94,7 +95,7 @@ def session_traces(pages: Sequence[Mapping[str, Any]]) -> tuple[SessionTrace, ..
     for page in pages:
         for row in page.get("data") or ():
             if isinstance(row, Mapping) and row.get("traceId") and row.get("id"):
-                times = _started(row.get("startTime")), _started(row.get("endTime"))
+                times = _epoch_seconds(row.get("startTime")), _epoch_seconds(row.get("endTime"))
                 rows[str(row["id"])] = (str(row["traceId"]), *times)
                 if (turn := _turn(row)) is not None:
                     turns[str(row["traceId"])] = turn
