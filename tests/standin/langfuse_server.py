@@ -58,7 +58,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from email.message import Message
@@ -667,7 +667,11 @@ class LangfuseStandIn:
             with self._lock:
                 self.not_emulated.append("GET /api/public/v2/observations?filter=")
             raise ApiError(400, "The stand-in does not emulate the `filter` parameter")
-        expand = frozenset(filter(None, query.get("expandMetadata", "").split(",")))
+        expand: Container[str] = frozenset(filter(None, query.get("expandMetadata", "").split(",")))
+        if "io" in groups or expand:
+            # The server reads metadata from its full events table then, whole; only metadata asked for
+            # alone comes from the compact table, cut (the v2 observations query since February 2026).
+            expand = views.EVERY_KEY
         rows = [
             (row, copy)
             for row, span in self._observation_rows(expand)
@@ -683,7 +687,7 @@ class LangfuseStandIn:
         data = [_stale_copy(views.select_groups(row, groups), copy) for row, copy in page]
         return Response(200, {"data": data, "meta": meta})
 
-    def _observation_rows(self, expand: frozenset[str]) -> list[tuple[JsonObject, ReceivedSpan]]:
+    def _observation_rows(self, expand: Container[str] | None) -> list[tuple[JsonObject, ReceivedSpan]]:
         spans = self._visible_spans()
         by_trace: dict[str, list[ReceivedSpan]] = {}
         for span in spans:

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from langfuse import Evaluation, Langfuse, propagate_attributes
 from langfuse.api.commons.errors.not_found_error import NotFoundError
+from opentelemetry.sdk.trace import TracerProvider
 
 from . import langfuse_server
 from .langfuse_server import LangfuseStandIn
@@ -273,6 +274,38 @@ def test_long_metadata_is_truncated_unless_expanded(make_langfuse: LangfuseFacto
     assert truncated["n"] == 3
     assert truncated["long"] == ('"' + "y" * 300)[:200]  # the stored JSON text, cut
     assert metadata(expand_metadata="long")["long"] == "y" * 300
+
+
+def test_metadata_asked_for_with_input_and_output_is_whole(make_langfuse: LangfuseFactory) -> None:
+    """With `io` asked for, the server reads metadata from its full events table: no value is cut."""
+    client = make_langfuse()
+    with client.start_as_current_observation(name="n", metadata={"long": "y" * 300}) as span:
+        trace_id = span.trace_id
+    client.flush()
+
+    (row,) = client.api.observations.get_many(trace_id=trace_id, fields="io,metadata").data
+    assert row.metadata["long"] == "y" * 300
+
+
+def test_a_framework_span_s_input_and_output_are_lifted_from_its_attributes(
+    make_langfuse: LangfuseFactory,
+) -> None:
+    """As the server's OTel ingestion does: OpenInference's `input.value` and `output.value` become
+    the observation's input and output, and leave its kept attributes."""
+    provider = TracerProvider()
+    client = make_langfuse(tracer_provider=provider)
+    schema = json.dumps({"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(20)}})
+    with provider.get_tracer("openinference.instrumentation.x").start_as_current_span("lookup") as span:
+        span.set_attributes(
+            {"input.value": '{"q": "vpn"}', "output.value": "found", "tool.parameters": schema}
+        )
+        trace_id = format(span.get_span_context().trace_id, "032x")
+    client.flush()
+
+    (row,) = client.api.observations.get_many(trace_id=trace_id, fields="io,metadata").data
+    assert (row.input, row.output) == ('{"q": "vpn"}', "found")
+    assert "attributes.input.value" not in row.metadata
+    assert row.metadata["attributes.tool.parameters"] == json.loads(schema)  # long, and whole
 
 
 def test_generation_links_to_the_prompt_version_it_used(make_langfuse: LangfuseFactory) -> None:

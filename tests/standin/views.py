@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +17,17 @@ from .otlp import ReceivedSpan
 
 PROJECT_ID = "standin-project"
 METADATA_TRUNCATION = 200  # characters; observations v2 truncates longer values unless expanded
+
+
+class _EveryKey:
+    """`expandMetadata` as the server applies it when it reads metadata from its full events table
+    (`io` or any key to expand asked for): every value whole."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+EVERY_KEY: Container[str] = _EveryKey()
 
 OBS = "langfuse.observation."
 TRACE = "langfuse.trace."
@@ -101,7 +112,7 @@ def metadata_value(raw: Any, *, expanded: bool) -> Any:
 
 
 def prefixed_metadata(
-    attributes: dict[str, Any], prefix: str, expand: frozenset[str] | None = None
+    attributes: dict[str, Any], prefix: str, expand: Container[str] | None = None
 ) -> dict[str, Any]:
     """Metadata keys written as `<prefix>.<key>` attributes (one attribute per key)."""
     metadata: dict[str, Any] = {}
@@ -179,7 +190,7 @@ class TraceSummary:
 
 
 def observation_row(
-    span: ReceivedSpan, trace: TraceSummary, prompt_id: str | None, expand: frozenset[str] | None
+    span: ReceivedSpan, trace: TraceSummary, prompt_id: str | None, expand: Container[str] | None
 ) -> dict[str, Any]:
     """Every ObservationV2 field of one span; `select_groups` keeps the requested ones."""
     attributes = span.attributes
@@ -202,8 +213,7 @@ def observation_row(
         "completionStartTime": completion_start,
         "createdAt": received,
         "updatedAt": received,
-        "input": attributes.get(OBS + "input"),  # raw strings, as the v2 API returns them
-        "output": attributes.get(OBS + "output"),
+        **dict(zip(("input", "output"), stored_io(span), strict=True)),  # raw strings, as v2 returns them
         "metadata": _observation_metadata(span, expand) if expand is None else v2_metadata(span, expand),
         "providedModelName": attributes.get(OBS + "model.name"),
         "internalModelId": None,
@@ -222,7 +232,7 @@ def observation_row(
     }
 
 
-def _observation_metadata(span: ReceivedSpan, expand: frozenset[str] | None) -> dict[str, Any]:
+def _observation_metadata(span: ReceivedSpan, expand: Container[str] | None) -> dict[str, Any]:
     """The SDK's metadata keys; a third-party span's OpenTelemetry attributes too (non-string values
     JSON-encoded, input/output and metadata blobs left out), as the server's OTel ingestion keeps them
     under `attributes`. The v2 endpoint (`expand` given) reads the events table, which stores metadata
@@ -234,7 +244,7 @@ def _observation_metadata(span: ReceivedSpan, expand: frozenset[str] | None) -> 
     kept = {
         key: value if isinstance(value, str) else json.dumps(value)
         for key, value in span.attributes.items()
-        if not key.startswith(_LIFTED) and key not in ("input.value", "output.value")
+        if not key.startswith(_LIFTED) and key not in _DELETED
     }
     if expand is None:
         metadata["attributes"] = metadata_value(kept, expanded=True)
@@ -245,7 +255,7 @@ def _observation_metadata(span: ReceivedSpan, expand: frozenset[str] | None) -> 
     return metadata
 
 
-def v2_metadata(span: ReceivedSpan, expand: frozenset[str]) -> dict[str, Any]:
+def v2_metadata(span: ReceivedSpan, expand: Container[str]) -> dict[str, Any]:
     """The v2 observations' metadata: the span's own, then its trace metadata, which wins on a clash
     (the events table holds both, as the server's OTel ingestion writes them)."""
     return {
@@ -255,6 +265,54 @@ def v2_metadata(span: ReceivedSpan, expand: frozenset[str]) -> dict[str, Any]:
 
 
 _LIFTED = ("gen_ai.prompt", "gen_ai.completion", "llm.input_messages", "llm.output_messages", "langfuse.")
+
+# Where the server's OTel ingestion (extractInputAndOutput) finds a span's input and output when the
+# Langfuse SDK's own attributes are not set: the first pair with a value wins, in this order. Only the
+# attribute sources the frameworks under test write are emulated (not span events, nor the key-path
+# attributes `gen_ai.prompt.*` and `llm.input_messages.*`, which come after `input.value`).
+_IO_SOURCES = (
+    ("gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response"),
+    ("prompt", "all_messages_events"),
+    ("mlflow.spanInputs", "mlflow.spanOutputs"),
+    ("traceloop.entity.input", "traceloop.entity.output"),
+    ("input.value", "output.value"),  # OpenInference (the OpenAI Agents SDK, smolagents)
+    ("input", "output"),
+)
+_PYDANTIC_AI_IO = ("pydantic_ai.all_messages", "final_result")  # that library's spans only
+_LATER_IO_SOURCES = (
+    ("tool_arguments", "tool_response"),
+    ("gen_ai.input.messages", "gen_ai.output.messages"),
+    ("gen_ai.tool.call.arguments", "gen_ai.tool.call.result"),
+)
+
+
+# The input/output attributes the server drops from a span's kept attributes, whichever it used (its
+# `potentialInputOutputKeys`, of the sources above: pydantic-ai's tool arguments and response stay).
+_DELETED = frozenset(
+    {
+        *(key for pair in (*_IO_SOURCES, _PYDANTIC_AI_IO, *_LATER_IO_SOURCES[1:]) for key in pair),
+        "gcp.vertex.agent.tool_call_args",
+        "gcp.vertex.agent.tool_response",
+        "events",
+        "gen_ai.system_instructions",
+    }
+)
+
+
+def stored_io(span: ReceivedSpan) -> tuple[Any, Any]:
+    """(input, output) as the server stores them: the Langfuse SDK's, else a framework's (a value
+    that is not a string JSON-encoded)."""
+    attributes = span.attributes
+    found = attributes.get(OBS + "input"), attributes.get(OBS + "output")
+    if found == (None, None) and not span.from_langfuse_sdk:
+        scoped = (_PYDANTIC_AI_IO,) if span.scope_name == "pydantic-ai" else ()
+        for source in (*_IO_SOURCES, *scoped, *_LATER_IO_SOURCES):
+            found = attributes.get(source[0]), attributes.get(source[1])
+            if found[0] or found[1]:
+                break
+        else:
+            found = None, None
+    return tuple(value if value is None or isinstance(value, str) else json.dumps(value) for value in found)  # type: ignore[return-value]
 
 
 def _basic_fields(span: ReceivedSpan, trace: TraceSummary) -> dict[str, Any]:
