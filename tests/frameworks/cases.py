@@ -28,6 +28,7 @@ TARGETS = {
     "routing": "tests.frameworks.systems.lg_workflows:route",
     "edge_routing": "tests.frameworks.systems.lg_workflows:route_by_edge",
     "pipeline": "tests.frameworks.systems.lg_workflows:stages",
+    "tool_loop": "tests.frameworks.systems.lg_workflows:book",
     "retrying": "tests.frameworks.systems.lg_workflows:retry",
     "functional": "tests.frameworks.systems.lg_workflows:functional",
     "functional_agents": "tests.frameworks.systems.lg_workflows:functional_agents",
@@ -409,6 +410,20 @@ CASES = [
         status="failed",  # drafter ran and is not listed: unexpected under strict checks
         agents={"included": ["editor"], "unexpected": ["drafter"]},
         flow="drafter",
+    ),
+    Case(  # a hand-built graph's own `tools` node (ToolNode) does not make it a prebuilt agent
+        id="tools-node-in-a-hand-built-graph",
+        target="tool_loop",
+        input="A room in the north, please",
+        expected={
+            "agents": {"include": ["triage", "desk"]},
+            "tools": {"include": ["find_room"]},
+            "trajectory": {"flow": "triage", "tools": ["find_room"]},
+        },
+        status="passed",
+        agents={"included": ["triage", "desk"], "missing": [], "unexpected": []},
+        tools={"included": ["find_room"], "unexpected": []},
+        flow="triage",
     ),
     Case(  # the first attempt failed before the model call; the retry made it
         id="retried-node-is-the-agent",

@@ -49,6 +49,7 @@ PREBUILT_NODES = frozenset(
     }
 )
 _GRAPH_ENDS = frozenset({"__start__", "__end__"})
+_MIDDLEWARE_HOOKS = frozenset({"before_agent", "before_model", "after_model", "after_agent"})
 _UNNAMED_GRAPH = "LangGraph"
 
 
@@ -66,16 +67,16 @@ class LangGraph:
                 roles[obs.id] = Role(kind="tool", name=obs.name)
         tasks = _task_namespaces(tree, node_runs)
         entrypoints = {_parent_ns(ns) for ns in tasks}
-        prebuilt_graphs = _prebuilt_graph_namespaces(node_runs, entrypoints)
+        prebuilt_graphs = _prebuilt_graph_runs(tree, node_runs, entrypoints)
         for namespace, runs in node_runs.items():
             node = _node_name(runs[0], namespace)
             if namespace in tasks or (
-                namespace not in entrypoints and _is_plumbing(node, namespace, prebuilt_graphs)
+                namespace not in entrypoints and _is_plumbing(tree, node, runs[0], prebuilt_graphs)
             ):
                 continue
             if _runs_subgraph(namespace, node_runs, tasks) or any(_calls_model(tree, run) for run in runs):
                 roles.update((run.id, Role(kind="agent", name=node)) for run in runs)
-        for graph in _named_prebuilt_graphs(tree, node_runs, roles):
+        for graph in _named_prebuilt_graphs(tree, node_runs, roles, prebuilt_graphs):
             roles[graph.id] = Role(kind="agent", name=graph.name)
         return roles
 
@@ -135,8 +136,15 @@ def _node_name(run: Observation, namespace: str) -> str:
     return last.split(":", 1)[0] or str(run.metadata.get(NODE) or run.name)
 
 
-def _is_plumbing(node: str, namespace: str, prebuilt_graphs: set[str]) -> bool:
-    return node in PREBUILT_NODES or node in _GRAPH_ENDS or _parent_ns(namespace) in prebuilt_graphs
+def _is_plumbing(tree: Tree, node: str, run: Observation, prebuilt_graphs: set[str]) -> bool:
+    return node in PREBUILT_NODES or node in _GRAPH_ENDS or _graph_id(tree, run) in prebuilt_graphs
+
+
+def _graph_id(tree: Tree, run: Observation) -> str | None:
+    """The run of the graph a node run is a node of: the run right above it (the sub-graph node's
+    own run, or the run of a graph invoked inside a node function or a tool)."""
+    graph = tree.parent(run)
+    return None if graph is None else graph.id
 
 
 def _task_namespaces(tree: Tree, node_runs: dict[str, list[Observation]]) -> set[str]:
@@ -170,27 +178,42 @@ def _parent_ns(namespace: str) -> str:
     return namespace.rsplit("|", 1)[0] if "|" in namespace else ""
 
 
-def _prebuilt_graph_namespaces(node_runs: dict[str, list[Observation]], entrypoints: set[str]) -> set[str]:
-    """Graphs (by namespace) that hold a prebuilt agent's nodes: all their nodes are plumbing. (A
-    Functional API entrypoint may be called `agent` too: it is not a prebuilt agent's node.)"""
+def _prebuilt_graph_runs(
+    tree: Tree, node_runs: dict[str, list[Observation]], entrypoints: set[str]
+) -> set[str]:
+    """Graphs (by the id of their run, one per invocation) that hold a prebuilt agent: a prebuilt
+    agent's nodes ran in them and no node of a name of its own did, so all their nodes are plumbing.
+    A hand-built graph may have a `tools` node too (a `ToolNode`, where `tools_condition` routes by
+    default) beside its agent nodes. (A Functional API entrypoint may be called `agent` too: it is
+    not a prebuilt agent's node.)"""
+    names: dict[str | None, set[str]] = {}
+    for ns, runs in node_runs.items():
+        if ns not in entrypoints:
+            names.setdefault(_graph_id(tree, runs[0]), set()).add(_node_name(runs[0], ns))
     return {
-        _parent_ns(ns)
-        for ns, runs in node_runs.items()
-        if _node_name(runs[0], ns) in PREBUILT_NODES and ns not in entrypoints
+        graph
+        for graph, nodes in names.items()
+        if graph is not None and nodes & PREBUILT_NODES and all(_is_prebuilt_node(node) for node in nodes)
     }
 
 
+def _is_prebuilt_node(node: str) -> bool:
+    """A node a prebuilt agent's graph has: its own, a graph end, or a `create_agent` middleware's hook
+    (`<middleware>.before_model` and the like)."""
+    return node in PREBUILT_NODES or node in _GRAPH_ENDS or node.rpartition(".")[2] in _MIDDLEWARE_HOOKS
+
+
 def _named_prebuilt_graphs(
-    tree: Tree, node_runs: dict[str, list[Observation]], roles: dict[str, Role | None]
+    tree: Tree, node_runs: dict[str, list[Observation]], roles: dict[str, Role | None], prebuilt: set[str]
 ) -> list[Observation]:
     """Named prebuilt agent graphs whose enclosing node is not an agent already: the run above a
     prebuilt node, when it has a name of its own (a sub-agent invoked from a tool, or a named agent
     invoked at the top). Inside an agent node (a supervisor's worker) the node is the agent."""
     graphs: dict[str, Observation] = {}
     for namespace, runs in node_runs.items():
-        if _node_name(runs[0], namespace) not in PREBUILT_NODES:
-            continue
         graph = tree.parent(runs[0])
+        if _node_name(runs[0], namespace) not in PREBUILT_NODES or _graph_id(tree, runs[0]) not in prebuilt:
+            continue
         if graph is None or graph.id in graphs or graph.name in (_UNNAMED_GRAPH, *PREBUILT_NODES):
             continue
         enclosing = node_runs.get(_parent_ns(namespace), [])

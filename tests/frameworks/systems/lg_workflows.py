@@ -6,6 +6,9 @@ CallbackHandler created at import time, with scripted models:
   model) answers and the graph ends;
 - the same router routing with a conditional edge (`add_conditional_edges`) instead of a `Command`;
 - a pipeline: `drafter` then `editor`, plain edges, each calling the model: no stage is a router;
+- a graph with a tool loop of its own: a `triage` node calling a model, then a `desk` node whose model
+  has the tools bound, looping through a `ToolNode` added as `tools` (`tools_condition`'s default
+  target) until it answers: a hand-built graph, not a prebuilt agent, though it has a `tools` node;
 - retries: a `fetcher` node with a `RetryPolicy`, whose first attempt fails (a flaky data source)
   before it reaches the model, and whose second attempt calls it;
 - the Functional API quickstart: an `@entrypoint` named `agent` whose `@task`s call the model and
@@ -24,7 +27,7 @@ from langchain_core.tools import tool
 from langfuse.langchain import CallbackHandler
 from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import create_react_agent
+from langgraph.prebuilt import ToolNode, create_react_agent, tools_condition
 from langgraph.types import Command, RetryPolicy
 
 from tests.frameworks.systems.scripted import ScriptedChat, call, question, tool_results
@@ -92,6 +95,40 @@ pipeline.add_edge(START, "drafter")
 pipeline.add_edge("drafter", "editor")
 pipeline.add_edge("editor", END)
 pipeline_graph = pipeline.compile()
+
+
+
+@tool
+def find_room(area: str) -> str:
+    """Find a free room in an area of town."""
+    return f"acorn guest house ({area})"
+
+
+def _desk(messages: Sequence[BaseMessage]) -> AIMessage:
+    found = tool_results(messages, "find_room")
+    return AIMessage(content=f"Booked {found[-1]}.") if found else call("find_room", "r1", area="north")
+
+
+desk_model = ScriptedChat(script=_desk)
+
+
+def triage(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [router_model.invoke(state["messages"])]}
+
+
+def desk(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [desk_model.bind_tools([find_room]).invoke(state["messages"])]}
+
+
+tool_loop = StateGraph(MessagesState)
+tool_loop.add_node("triage", triage)
+tool_loop.add_node("desk", desk)
+tool_loop.add_node("tools", ToolNode([find_room]))
+tool_loop.add_edge(START, "triage")
+tool_loop.add_edge("triage", "desk")
+tool_loop.add_conditional_edges("desk", tools_condition)
+tool_loop.add_edge("tools", "desk")
+tool_loop_graph = tool_loop.compile()
 
 _attempts: dict[str, int] = {}
 
@@ -162,6 +199,10 @@ def route_by_edge(request: Any) -> object:
 
 def stages(request: Any) -> object:
     return _asked(pipeline_graph, request)
+
+
+def book(request: Any) -> object:
+    return _asked(tool_loop_graph, request)
 
 
 def retry(request: Any) -> object:
