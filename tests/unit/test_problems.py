@@ -1,0 +1,56 @@
+"""Pydantic's validation errors as problems a user can fix: one per field, in the user's words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evaluator._problems import validation_problems
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user: str = Field(min_length=1)
+    intent: str | tuple[str, ...] | None = None
+    domain: str | None = None
+    slots: dict[str, dict[str, str]] = Field(default_factory=dict)
+
+
+def problems(document: dict[str, Any]) -> list[str]:
+    with pytest.raises(ValidationError) as raised:
+        Turn.model_validate(document)
+    return [
+        str(p) for p in validation_problems(raised.value, source="t.yaml", model=Turn, fix="see the README")
+    ]
+
+
+@pytest.mark.parametrize("intent", [3, [3]])
+def test_a_value_none_of_a_field_s_alternatives_takes_is_one_problem_naming_them(intent: object) -> None:
+    kinds = "a text or a list of texts"
+    assert problems({"user": "hi", "intent": intent}) == [
+        f"t.yaml: intent: {intent!r} is neither {kinds.replace(' or ', ' nor ')}. Fix: give {kinds}"
+    ]
+
+
+def test_texts_and_mappings_say_what_was_found_and_what_to_give() -> None:
+    found = problems({"user": "", "domain": ["hotel"], "slots": {"hotel": ["north"]}})
+
+    assert found == [
+        "t.yaml: user: '' is empty. Fix: write it out (it cannot be empty)",
+        "t.yaml: domain: ['hotel'] is not a text. Fix: give one value",
+        "t.yaml: slots.hotel: ['north'] is not a mapping. Fix: give a mapping (name: value, one per line)",
+    ]
+
+
+def test_other_errors_keep_pydantic_s_message_and_the_default_fix() -> None:
+    class Score(BaseModel):
+        value: float = Field(le=1)
+
+    with pytest.raises(ValidationError) as raised:
+        Score.model_validate({"value": 1.5})
+    (problem,) = validation_problems(raised.value, source="reply", model=Score, fix="see the README")
+
+    assert str(problem) == "reply: value: 1.5: Input should be less than or equal to 1. Fix: see the README"
