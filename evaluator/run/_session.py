@@ -13,7 +13,7 @@ from typing import Any
 
 from evaluator._time import Deadline, utc_now
 from evaluator.config import Config
-from evaluator.errors import EvaluatorError, LangfuseUnavailableError
+from evaluator.errors import EvaluatorError, LangfuseAuthError, LangfuseUnavailableError
 from evaluator.langfuse import ExperimentLink, LangfuseConnection, Tracing, experiments_available
 from evaluator.metrics import MetricSet
 from evaluator.prompts import ManagedPrompts, Prompt, PromptLibrary, PromptSource
@@ -163,12 +163,21 @@ class Session:
                 "`evaluator sync`.",
             )
 
+        spans, delivery, experiment, refused = None, None, None, False
         with _said_if_slow(_SLOW_SECONDS, still_sending):
-            spans, delivery = self._send(connection, suite.run.id, deadline)
-            experiment = self._report_experiment(connection, suite, deadline)
+            try:
+                spans, delivery = self._send(connection, suite.run.id, deadline)
+                experiment = self._report_experiment(connection, suite, deadline)
+            except LangfuseAuthError as exc:  # the keys worked when the run began: revoked since
+                refused = True
+                self._notice(
+                    "error",
+                    f"{exc} The run is stored; its traces and scores not yet in Langfuse stay in the "
+                    "local outbox: once the keys are right, `evaluator sync` sends them.",
+                )
         urls = {r.scenario_id: url for r in suite.results if (url := connection.trace_url(r.trace_id))}
         report = None
-        if verify and not stop.is_set():  # after a signal, no more work than the sending
+        if verify and not stop.is_set() and not refused:  # after a signal, no more work than the sending
             by_id = {s.scenario.id: s.scenario for s in scenarios}
             report = verify_run(
                 connection.traces,

@@ -12,6 +12,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,33 @@ def test_langfuse_down_loses_nothing_and_sync_finishes_the_job(
     for result in document["results"]:  # every captured span was kept, and sent by sync
         names = {s.name for s in langfuse_standin.spans_for(result["trace_id"])}
         assert {result["scenario_id"], "orchestrator"} <= names
+
+
+def test_keys_revoked_during_the_run_keep_its_summary_and_sync_sends_the_rest_once_they_work(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    public_key = os.environ["LANGFUSE_PUBLIC_KEY"]
+    revoked: list[str] = []
+
+    def revoke_at_the_first_span_batch() -> None:  # after the check of the keys the run starts with
+        while not langfuse_standin.requests_to("/api/public/otel/v1/traces"):
+            time.sleep(0.01)
+        revoked.append(langfuse_standin.revoke_keys(public_key))
+
+    revoker = threading.Thread(target=revoke_at_the_first_span_batch, daemon=True)
+    revoker.start()
+    code, text, document = _run_suite(cli)
+    revoker.join(5)
+
+    assert revoked, "the keys were never revoked"
+    assert code == 1, text  # the suite's own verdict (scenarios fail by design), not bad input's 2
+    assert "rejected the API keys (HTTP 401)" in text and "Traceback" not in text
+    assert "`evaluator sync` sends them" in text
+    assert len(document["results"]) == 11 and "Stored in" in text and "Waiting in the local outbox" in text
+    langfuse_standin.grant_keys(public_key, revoked[0])
+    code, text = cli("sync")
+    assert code == 0, text
+    _assert_each_score_once(langfuse_standin, _local_scores(with_langfuse))
 
 
 def test_a_429_storm_is_ridden_out(with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli) -> None:

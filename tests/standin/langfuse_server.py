@@ -271,6 +271,16 @@ class LangfuseStandIn:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._port}"
 
+    def revoke_keys(self, public_key: str) -> str:
+        """Refuse the pair of `public_key` from now on (401), as Langfuse does once keys are deleted;
+        returns its secret key, for `grant_keys`."""
+        with self._lock:
+            return self._keys.pop(public_key)
+
+    def grant_keys(self, public_key: str, secret_key: str) -> None:
+        with self._lock:
+            self._keys[public_key] = secret_key
+
     def new_keys(self) -> tuple[str, str]:
         """Register and return a further (public, secret) key pair for the same project.
 
