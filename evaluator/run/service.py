@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.config import Config, load_config
-from evaluator.errors import ConfigError
+from evaluator.errors import ConfigError, StoreError
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.metrics import MetricSet
 from evaluator.prompts import PromptLibrary
 from evaluator.results import (
     RUN_KEYWORDS,
+    RunInfo,
     ScenarioResult,
     builtin_metrics,
     check_tool_schemas,
@@ -192,9 +193,15 @@ def run_suite(
             models=model_names(cfg, llm_used=pipeline_llm is not None, judged=judges is not None),
         )
         documents = [r.to_json() for r in results]
-        store.finish_run(run, results, documents, metrics)
-        if options.output is not None:  # written before the steps after the run
-            _write_output(options.output, run_to_json(run, results, documents, metrics), on_notice)
+        _store_the_end(
+            store,
+            run,
+            results=results,
+            documents=documents,
+            metrics=metrics,
+            output=options.output,
+            on_notice=on_notice,
+        )
         suite = SuiteRun(
             run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=options.output
         )
@@ -242,14 +249,44 @@ def _check_output(output: Path | None, config: Config, targets: set[str]) -> Non
     raise ConfigError(f"--output {output} cannot be written ({problem}). Fix: choose a writable path.")
 
 
-def _write_output(output: Path, document: Mapping[str, Any], on_notice: Notice) -> None:
+def _store_the_end(
+    store: Store,
+    run: RunInfo,
+    *,
+    results: Sequence[ScenarioResult],
+    documents: Sequence[Mapping[str, Any]],
+    metrics: MetricSet,
+    output: Path | None,
+    on_notice: Notice,
+) -> None:
+    """The run's end into the store, then --output (before the steps after the run). Should the store
+    fail to take it, --output is written all the same (the results are kept there) and the failure
+    raised."""
+    try:
+        store.finish_run(run, results, documents, metrics)
+    except StoreError:
+        if output is not None:
+            _write_output(output, run_to_json(run, results, documents, metrics), on_notice, stored=False)
+        raise
+    if output is not None:
+        _write_output(output, run_to_json(run, results, documents, metrics), on_notice)
+
+
+def _write_output(
+    output: Path, document: Mapping[str, Any], on_notice: Notice, *, stored: bool = True
+) -> None:
     """The --output file; should it fail now (checked before the run), the run is stored all the same
-    and goes on to Langfuse: said, not raised."""
+    and goes on to Langfuse: said, not raised. When the store could not take the run's end (`stored`
+    False), the file is where its results are kept: said either way."""
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(document, indent=2, default=str) + "\n")
     except OSError as exc:
-        on_notice("error", f"--output {output} could not be written ({exc}); the run is stored all the same.")
+        also = "the run is stored all the same" if stored else "nor could the store take the run's end"
+        on_notice("error", f"--output {output} could not be written ({exc}); {also}.")
+        return
+    if not stored:
+        on_notice("note", f"the run's results are in --output {output} all the same.")
 
 
 def _stopping(

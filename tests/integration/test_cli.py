@@ -466,6 +466,18 @@ def test_a_full_disk_exits_4_saying_so_and_keeps_every_result_stored_before(
         ]
 
 
+def test_a_store_that_cannot_take_the_run_s_end_leaves_its_results_in_the_output_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _failing_store(monkeypatch, "UPDATE runs SET finished_at", "database or disk is full")  # the run's end
+    output = project / "elsewhere/results.json"  # on a disk with room
+    code, text = _main(monkeypatch, capsys, "run", "--output", str(output))
+    assert code == 4, text
+    assert f"the run's results are in --output {output} all the same" in text
+    (result,) = json.loads(output.read_text())["results"]
+    assert (result["scenario_id"], result["status"]) == ("toy-pass", "passed")
+
+
 def test_a_read_only_store_exits_4_saying_so(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
