@@ -96,7 +96,7 @@ def _caveats(doc: Mapping[str, Any]) -> list[str]:
     notes += _not_comparable(doc)
     for change in doc["prompt_changes"]:
         notes.append(
-            f"Prompt {change['name']}: v{_versions(change['baseline'])} -> v{_versions(change['candidate'])}."
+            f"Prompt {change['name']}: {_versions(change['baseline'])} -> {_versions(change['candidate'])}."
         )
     models = doc.get("judge_models") or {}
     if models and models["baseline"] != models["candidate"]:
@@ -137,7 +137,9 @@ def _all_checks(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def _versions(versions: list[int]) -> str:
-    return "/".join(str(v) for v in versions) or "-"
+    """`v1`, `v1/v2`; "not used" when none of the compared scenarios used the prompt (a judge prompt
+    in a run whose judge gave no verdict)."""
+    return "v" + "/".join(str(v) for v in versions) if versions else "not used"
 
 
 def _plain(value: float | None) -> str:

@@ -270,6 +270,18 @@ def test_runs_named_alike_or_the_same_run_are_told_apart(
     assert "The runs ran different sets of test scenarios" in page.read_text()
 
 
+def test_a_prompt_the_candidate_did_not_use_is_said_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "a", [result("s1")], minute=0)
+    store_run(store, "b", [replace(result("s1"), prompts={})], minute=1)
+    store.close()
+    _, out, _ = _cli(monkeypatch, capsys, config, "compare", "a", "b")
+    assert "Prompt agents/research: v1 -> not used." in " ".join(out.split())
+
+
 def _judged_by(item: Any, model: str) -> Any:
     quality = item.judged["quality"]
     return replace(
