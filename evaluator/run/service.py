@@ -99,6 +99,7 @@ def run_suite(
         given_targets=set(targets or {}),
     )
     _check_output(options.output, cfg, {s.scenario.target for s in selected})
+    _check_tracing_enabled()
     store, metrics = Store(cfg.store_path), _run_metrics(metrics or builtin_metrics(cfg), selected)
     connection = LangfuseConnection.from_env()
     tracing = connection.tracing if connection is not None else Tracing.embedded()
@@ -225,6 +226,17 @@ def _check_arguments(targets: Mapping[str, Target] | None, run_name: str | None)
         raise ConfigError(
             f"targets: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not callable. Fix: give a "
             "function (or async function) that takes a TargetRequest."
+        )
+
+
+def _check_tracing_enabled() -> None:
+    """Refuse to run when the environment turns the Langfuse SDK's tracing off: each scenario's trace
+    is read from it (in-process too), so every scenario would end an evaluator error."""
+    if os.environ.get("LANGFUSE_TRACING_ENABLED", "true").lower() == "false":
+        raise ConfigError(
+            "LANGFUSE_TRACING_ENABLED=false turns the Langfuse SDK's tracing off, and a run reads each "
+            "scenario's trace from it. Fix: unset LANGFUSE_TRACING_ENABLED (or set it to true) for "
+            "evaluator runs."
         )
 
 

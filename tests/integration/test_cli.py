@@ -478,6 +478,17 @@ def test_a_store_that_cannot_take_the_run_s_end_leaves_its_results_in_the_output
     assert (result["scenario_id"], result["status"]) == ("toy-pass", "passed")
 
 
+def test_langfuse_tracing_turned_off_is_bad_input_not_an_evaluator_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("LANGFUSE_TRACING_ENABLED", "False")
+    code, text = _main(monkeypatch, capsys, "run")
+    assert code == 2, text
+    assert "LANGFUSE_TRACING_ENABLED=false turns the Langfuse SDK's tracing off" in text
+    assert "Fix: unset LANGFUSE_TRACING_ENABLED" in text and "bug in the evaluator" not in text
+    assert "Traceback" not in text
+
+
 def test_a_read_only_store_exits_4_saying_so(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
