@@ -234,8 +234,21 @@ class WorkflowValidator(MetricBase):
             warnings=(
                 *_seen_not_called("agent", agents, agent_calls, trace.convention),
                 *_seen_not_called("tool", tools, tool_calls, trace.convention),
+                *_missing_spelled_otherwise("agent", agents, agent_calls),
+                *_missing_spelled_otherwise("tool", tools, tool_calls),
             ),
         )
+
+
+def _missing_spelled_otherwise(kind: str, verdict: KindVerdict, called: Sequence[str]) -> list[str]:
+    """A warning per missing name that ran spelled another way: the verdict stands (names match as
+    written), but the fix is the scenario's spelling, not the system."""
+    return [
+        f'{kind} "{name}" is missing, and "{spelled}" ran (the same name spelled another way). Fix: name '
+        f'it "{spelled}", as the trace does.'
+        for name in verdict.missing
+        if (spelled := spelled_as(name, called)) is not None
+    ]
 
 
 def _seen_not_called(kind: str, verdict: KindVerdict, called: Sequence[str], convention: str) -> list[str]:

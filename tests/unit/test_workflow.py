@@ -148,6 +148,19 @@ def test_an_excluded_name_spelled_another_way_in_the_trace_is_never_avoided() ->
     assert present_only.unexpected == ("web-search",) and present_only.excluded == ()
 
 
+def test_an_included_name_spelled_another_way_is_missing_with_a_warning_naming_the_spelling() -> None:
+    trace = trace_of(["Billing agent"], ["lookup_invoice"])
+    verdict = WorkflowValidator().validate(
+        expected(agents={"include": ["billing_agent"], "allow": ["Billing agent"]}), trace
+    )
+    assert verdict.agents.missing == ("billing_agent",)  # names match as written: the verdict stands
+    assert not verdict.agents.passed
+    assert verdict.warnings == (
+        'agent "billing_agent" is missing, and "Billing agent" ran (the same name spelled another way). '
+        'Fix: name it "Billing agent", as the trace does.',
+    )
+
+
 def test_a_dialogues_result_has_no_workflow_pass_rate_rather_than_a_zero() -> None:
     """The run figure `workflow_pass_rate` reads a result's `workflow` verdict; a dialogue's result has
     none of its own (each turn has one), so the figure is not measured for it, never 0."""
