@@ -46,7 +46,7 @@ def stored_runs(config: Config, *, last: int | None = None) -> list[RunRecord]:
     damaged row is left out with a warning (stderr) naming its run and scenario."""
     if not config.store_path.exists():
         return []
-    store = Store(config.store_path)
+    store = Store.reading(config.store_path)
     try:
         return local_runs(store, last_runs=last, on_damaged=lambda text: notice(err, "warning", text))
     finally:

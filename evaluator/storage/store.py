@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -204,18 +205,34 @@ _COUNT_QUERIES = {
 class Store:
     """A thread-safe handle on the evaluator database (one connection, one lock)."""
 
-    def __init__(self, path: Path | None) -> None:
-        """`path=None`: an in-memory database (tests). StoreError when the file cannot be used."""
+    def __init__(self, path: Path | None, *, read_only: bool = False) -> None:
+        """`path=None`: an in-memory database (tests). StoreError when the file cannot be used.
+        `read_only`: a store in a place that cannot be written (an archived store, a CI artifact),
+        to read from only (`reading`)."""
         self.path = path
         self._lock = threading.Lock()
         self._kept: dict[tuple[str, int, str, str], tuple[str, str]] = {}  # verdicts not written yet
         try:
-            if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = _open(path)
+            if read_only and path is not None:
+                self._db = _open_read_only(path)
+            else:
+                if path is not None:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = _open(path)
             self._score_key = _score_key(self._db)
         except (OSError, sqlite3.Error) as exc:
             raise _store_error(path, exc, writing=False) from None
+
+    @classmethod
+    def reading(cls, path: Path) -> Store:
+        """The store at `path`, to read from: as any store where it can be written, else read as it
+        is (report and compare on a store in a read-only place)."""
+        try:
+            return cls(path)
+        except StoreError:
+            if os.access(path.parent, os.W_OK):
+                raise
+            return cls(path, read_only=True)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -620,6 +637,19 @@ def _open(path: Path | None) -> sqlite3.Connection:
             db.close()
             raise
         return db
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that reads the file as it is. SQLite cannot open a WAL store read-only where it
+    cannot make the store's shared-memory file, unless told the file does not change (`immutable`):
+    so that is refused when a write-ahead log holds changes not yet merged into the file."""
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise sqlite3.OperationalError(
+            f"unable to open database file read-only: its write-ahead log {wal.name} holds changes not "
+            "merged into it (copy the store with its -wal file to a writable place)"
+        )
+    return sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True, check_same_thread=False)
 
 
 def _score_key(db: sqlite3.Connection) -> str:

@@ -402,3 +402,46 @@ def test_scores_are_marked_through_the_index_of_waiting_ones_not_a_scan_of_all()
         plan = store._db.execute(f"EXPLAIN QUERY PLAN {update}").fetchall()
         assert [row[3] for row in plan] == ["SEARCH scores USING INDEX scores_waiting_id (id=?)"]
     assert store.delivery_status(DEST).scores_waiting == 0
+
+
+def _read_only_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's folder as a read-only mount makes it: SQLite cannot open a WAL store there for
+    writing (nor read-only, as it cannot make the shared-memory file), and the folder is not writable."""
+    from evaluator.storage import store as module
+
+    def refused(path: Path | None) -> sqlite3.Connection:
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(module, "_open", refused)
+    monkeypatch.setattr(module.os, "access", lambda path, mode: False)
+
+
+def test_a_store_in_a_read_only_place_is_read_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "evaluator.db"
+    store = Store(path)
+    run = RunInfo(id="run-1", name="nightly", started_at="2026-11-22T10:00:00Z")
+    store.start_run(run)
+    result = _result(["a"])
+    store.record(run.id, result, scores_for(result, run_id=run.id), destination=DEST)
+    store.close()
+    _read_only_place(monkeypatch)
+
+    with pytest.raises(StoreError):
+        Store(path)  # to write: refused, as before
+    reading = Store.reading(path)
+    assert [run["id"] for run in reading.runs()] == ["run-1"]
+    reading.close()
+
+
+def test_a_read_only_store_whose_log_holds_changes_not_merged_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "evaluator.db"
+    Store(path).close()
+    (tmp_path / "evaluator.db-wal").write_bytes(b"changes")  # a copy taken while a run wrote to it
+    _read_only_place(monkeypatch)
+
+    with pytest.raises(StoreError, match=r"write-ahead log evaluator\.db-wal holds changes not merged"):
+        Store.reading(path)
