@@ -97,7 +97,6 @@ pipeline.add_edge("editor", END)
 pipeline_graph = pipeline.compile()
 
 
-
 @tool
 def find_room(area: str) -> str:
     """Find a free room in an area of town."""
