@@ -19,14 +19,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, cast
 
 from evaluator.config import DEFAULT_MISS_PHRASES, JudgeConfig
 from evaluator.errors import EvaluatorError, JudgeUnavailableError, ResponseFormatRejectedError
 from evaluator.judge.cache import CacheKey, VerdictCache
 from evaluator.judge.correctness import CorrectnessJudge
-from evaluator.judge.metric import Answer, JudgeMetric, PlannedJudgeMetric, PromptRef
+from evaluator.judge.metric import Answer, Ask, JudgeMetric, PlannedJudgeMetric, PromptRef
 from evaluator.judge.model import AsyncJudgeModel, JudgeModel, ModelReply, TokenUsage
 from evaluator.judge.quality import QualityJudge
 from evaluator.judge.replies import Reply, read_reply, repair_request
@@ -41,8 +41,6 @@ from evaluator.trace import Trace
 __all__ = ["NOTHING_TO_JUDGE", "Decided", "JudgeOutcome", "JudgeSettings", "Judges", "overall_status"]
 
 Notice = Callable[[str, str], None]
-Decided = dict[str, tuple[Verdict | None, Judgement]]
-"""The judgements of one answer that have ended, by judge key, filled in as each ends (see `ajudge`)."""
 NOTHING_TO_JUDGE = JudgeStatus(
     status="skipped", reason="the scenario gives no answer criteria and no ground truth: nothing to judge"
 )
@@ -113,6 +111,49 @@ def _context(
     return MetricContext(
         scenario=scenario, trace=trace, answer=answer, history=None if history is None else tuple(history)
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Asking:
+    """A planned judge under way on one answer: what it asks, and the answers it has had so far (one
+    per ask, in order, each appended as it ends)."""
+
+    metric: PlannedJudgeMetric
+    context: MetricContext
+    asks: Sequence[Ask]
+    answers: list[Answer] = field(default_factory=list)
+
+    def so_far(self, reason: str) -> tuple[Verdict | None, Judgement] | None:
+        """Its verdict of the answers it has had, each ask not answered yet *unscored* with `reason`
+        (the per-agent judge: the agents judged keep their verdicts); None when it has had none."""
+        answers = list(self.answers)  # one copy, taken at once: the ask under way may still end
+        if not answers:
+            return None
+        unanswered = [
+            (None, Judgement(judge=ask.judge, status="unscored", reason=reason, decided_by="none"))
+            for ask in self.asks[len(answers) :]
+        ]
+        return self.metric.combine(self.context, [*answers, *unanswered])
+
+
+@dataclass(kw_only=True)
+class Decided:
+    """The judgements of one answer, filled in as each ends (see `Judges.ajudge`): `ended`, each
+    ended judge's (verdict, judgement) by key; `asking`, each planned judge under way with the answers
+    it has had (the per-agent judge asks once per agent). What was judged before the run stopped is
+    kept (`Judges.interrupted`)."""
+
+    ended: dict[str, tuple[Verdict | None, Judgement]] = field(default_factory=dict)
+    asking: dict[str, _Asking] = field(default_factory=dict)
+
+    def so_far(self, metric: JudgeMetric, reason: str) -> tuple[Verdict | None, Judgement] | None:
+        """What `metric` had decided when the run stopped: its judgement if it ended, else the verdict
+        of the answers it had had (see `_Asking.so_far`); None when nothing."""
+        ended = self.ended.get(metric.key)
+        if ended is not None:
+            return ended
+        asking = self.asking.get(metric.key)
+        return asking.so_far(reason) if asking is not None else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -210,11 +251,11 @@ class Judges:
         `history`: the conversation before it, when the answer is a dialogue's turn. Each judgement is
         put in `decided` as it ends: what was judged before the run stopped is kept (`interrupted`)."""
         context = _context(scenario, answer, trace, history)
-        decided = {} if decided is None else decided
+        decided = Decided() if decided is None else decided
         for metric in self.metrics:
             if metric.applies(scenario):
-                decided[metric.key] = metric.judge(context, self, run_id)
-        return _outcome(decided)
+                decided.ended[metric.key] = self._judge_one(metric, context, run_id, decided)
+        return _outcome(decided.ended)
 
     async def ajudge(
         self,
@@ -229,43 +270,74 @@ class Judges:
         """`judge`, on the running event loop. A judge that does not say what it asks
         (not a `PlannedJudgeMetric`) is run in a thread."""
         context = _context(scenario, answer, trace, history)
-        decided = {} if decided is None else decided
+        decided = Decided() if decided is None else decided
         for metric in self.metrics:
             if metric.applies(scenario):
-                decided[metric.key] = await self._ajudge_one(metric, context, run_id)
-        return _outcome(decided)
+                decided.ended[metric.key] = await self._ajudge_one(metric, context, run_id, decided)
+        return _outcome(decided.ended)
 
     def interrupted(self, scenario: Scenario, decided: Decided, reason: str) -> JudgeOutcome | None:
         """The outcome of the judgements of `scenario` that ended before the run stopped (`decided`, as
         `judge` or `ajudge` filled it), every other judge it asks for *unscored* with `reason`; None when
-        none had ended. A judgement ending after this is not in it (its verdict is cached all the same)."""
-        ended = dict(decided)  # one copy, taken at once: the judgement under way may still end
+        none had ended. A planned judge under way keeps the answers it had (the per-agent judge: each
+        agent judged keeps its verdict, each other is unscored with `reason`). A judgement ending after
+        this is not in it (its verdict is cached all the same)."""
+        applying = [metric for metric in self.metrics if metric.applies(scenario)]
+        ended = {m.key: found for m in applying if (found := decided.so_far(m, reason)) is not None}
         if not ended:
             return None
-        for metric in self.metrics:
-            if metric.applies(scenario) and metric.key not in ended:
+        for metric in applying:
+            if metric.key not in ended:
                 unfinished = Judgement(judge=metric.key, status="unscored", reason=reason, decided_by="none")
                 ended[metric.key] = (None, unfinished)
         return _outcome(ended)
 
-    async def _ajudge_one(
-        self, metric: JudgeMetric, context: MetricContext, run_id: str
+    def _judge_one(
+        self, metric: JudgeMetric, context: MetricContext, run_id: str, decided: Decided
     ) -> tuple[Verdict | None, Judgement]:
+        """One judge's verdict; a planned judge's answers are put in `decided` as each ends."""
+        if not self._planned[id(metric)]:
+            return metric.judge(context, self, run_id)
+        asking = self._asking_in(decided, cast(PlannedJudgeMetric, metric), context)
+        for ask in asking.asks:
+            asking.answers.append(
+                self.ask(
+                    ask.judge,
+                    context,
+                    run_id=run_id,
+                    prompt=ask.prompt,
+                    variables=ask.variables,
+                    reply_type=ask.reply_type,
+                )
+            )
+        return asking.metric.combine(context, asking.answers)
+
+    async def _ajudge_one(
+        self, metric: JudgeMetric, context: MetricContext, run_id: str, decided: Decided
+    ) -> tuple[Verdict | None, Judgement]:
+        """`_judge_one`, on the running loop (a judge that is not planned, in a thread)."""
         if not self._planned[id(metric)]:
             return await asyncio.to_thread(metric.judge, context, self, run_id)
-        planned = cast(PlannedJudgeMetric, metric)
-        answers: list[Answer] = [
-            await self.aask(
-                ask.judge,
-                context,
-                run_id=run_id,
-                prompt=ask.prompt,
-                variables=ask.variables,
-                reply_type=ask.reply_type,
+        asking = self._asking_in(decided, cast(PlannedJudgeMetric, metric), context)
+        for ask in asking.asks:
+            asking.answers.append(
+                await self.aask(
+                    ask.judge,
+                    context,
+                    run_id=run_id,
+                    prompt=ask.prompt,
+                    variables=ask.variables,
+                    reply_type=ask.reply_type,
+                )
             )
-            for ask in planned.asks(context)
-        ]
-        return planned.combine(context, answers)
+        return asking.metric.combine(context, asking.answers)
+
+    @staticmethod
+    def _asking_in(decided: Decided, metric: PlannedJudgeMetric, context: MetricContext) -> _Asking:
+        """A planned judge starting on one answer, registered in `decided` before its first ask."""
+        asking = _Asking(metric=metric, context=context, asks=tuple(metric.asks(context)))
+        decided.asking[metric.key] = asking
+        return asking
 
     # --- one judgement (the runtime every judge asks through) ----------------------------------------
 

@@ -322,9 +322,14 @@ def partly_judged_result(
     judges: Judges, scenario: Scenario, result: ScenarioResult, decided: Decided, reason: str
 ) -> ScenarioResult | None:
     """The result with the verdicts of the judgements that ended before the run stopped (`decided`, as
-    `judged_result` filled it): made and paid for, they are kept, and every other judge is *unscored*
-    with `reason`. None when no judgement had ended."""
-    outcome = judges.interrupted(scenario, decided, reason)
+    `judged_result` filled it; a per-agent judge's, of the agents judged): made and paid for, they are
+    kept, and every other judge (or agent) is *unscored* with `reason`. None when no judgement had
+    ended. Never raises, as `judged_result`: a judge that fails to combine its answers is an evaluator
+    error."""
+    try:
+        outcome = judges.interrupted(scenario, decided, reason)
+    except Exception as exc:  # noqa: BLE001 - an evaluator bug in a judge: the verdicts stand
+        return _judges_failed(result, exc)
     return None if outcome is None else _with_outcome(result, outcome)
 
 

@@ -223,7 +223,7 @@ class _ToJudge:
     trace: Trace
     history: tuple[Mapping[str, str], ...] | None = None
     verdict: Callable[[ScenarioResult], None] | None = None  # None: to the record stage
-    decided: Decided = field(default_factory=dict)  # its judgements that have ended, as they end
+    decided: Decided = field(default_factory=Decided)  # its judgements (and answers) as they end
 
 
 class Pipeline:

@@ -10,7 +10,11 @@ agent` shows them."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +130,74 @@ def test_per_agent_false_turns_the_judge_off(demo_project: Path, judge: JudgeSta
     [result] = json.loads(Path("out.json").read_text())["results"]
     assert not any(is_agent(body) for body in judge.bodies()) and judge.bodies()  # the other judges ran
     assert "agent_judge" not in result and result["per_agent"]["agents"]["research"]["reasoning"] is None
+
+
+@dataclass
+class _ResearchHeld(JudgeStandIn):
+    """The judge stand-in, holding the research agent's request: Ctrl-C comes as it arrives (the
+    orchestrator's reply is in by then: an answer's agents are judged in turn)."""
+
+    release: threading.Event = field(default_factory=threading.Event)
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | str, dict[str, str]]:
+        if is_agent(body) and _agent_in(body) == "research":
+            os.kill(os.getpid(), signal.SIGINT)
+            self.release.wait(60)
+        return super().answer(body)
+
+
+def test_ctrl_c_between_agents_keeps_the_verdicts_of_the_agents_judged(
+    demo_project: Path, monkeypatch: pytest.MonkeyPatch, cli: Cli
+) -> None:
+    """The per-agent judge has the orchestrator's reply and waits on the research agent's, then
+    Ctrl-C: the orchestrator's verdict (made and paid for) is in the result, its per_agent entry and
+    the run's judge calls; the research agent and the judges not asked yet are unscored with why, the
+    parts they would give not measured (never 0), not the whole answer "interrupted before the judges
+    ran"."""
+    with _ResearchHeld() as judge:
+        monkeypatch.setenv("EVALUATOR_JUDGE_BASE_URL", judge.base_url)
+        try:
+            code, text = cli("run", PDF_ONLY, "--output", "out.json")
+        finally:
+            judge.release.set()
+    assert code == 130, text
+    document = json.loads(Path("out.json").read_text())
+    [result] = document["results"]
+    interrupted = "the run was interrupted before this judge ended"
+    field_ = result["agent_judge"]
+    orchestrator, research = field_["agents"]["orchestrator"], field_["agents"]["research"]
+    assert (orchestrator["reasoning"], orchestrator["handoff"], orchestrator["response_quality"]) == (
+        0.8,
+        0.7,
+        0.9,
+    )
+    assert (research["status"], research["reason"]) == ("unscored", interrupted)
+    assert all(research[a] is None for a in ("reasoning", "handoff", "response_quality", "coordination"))
+    detail = result["judge"]["agent_judge"]
+    assert detail["status"] == "scored"
+    assert detail["reason"] == f"1 of 2 agents unscored: research: {interrupted}"
+    assert detail["calls"] == 1 and detail["tokens"] == {"input": 120, "output": 30}
+    for judge_key in ("quality", "correctness"):  # agent_judge asks first: these had not started
+        assert result["judge"][judge_key]["status"] == "unscored", judge_key
+        assert result["judge"][judge_key]["reason"] == interrupted
+    assert result["judge_status"]["status"] == "unscored"
+
+    entries = result["per_agent"]["agents"]
+    assert {k: entries["orchestrator"][k] for k in ("reasoning", "handoff", "response_quality")} == {
+        "reasoning": 0.8, "handoff": 0.7, "response_quality": 0.9,
+    }  # fmt: skip
+    assert {k: entries["research"][k] for k in ("reasoning", "handoff", "response_quality")} == dict.fromkeys(
+        ("reasoning", "handoff", "response_quality")
+    )
+    assert entries["research"]["score"] == entries["research"]["tool_use_score"]  # the judge's parts drop out
+    per_agent = result["per_agent"]
+    assert per_agent["coordination"]["judge"] == 0.85  # the orchestrator's view alone
+    coordination = (per_agent["coordination"]["rule_score"] + 0.85) / 2
+    assert per_agent["coordination_score"] == pytest.approx(coordination)
+    tool_use, drift = per_agent["tool_use_score"], per_agent["intent_drift_score"]
+    overall = (0.25 * tool_use + 0.20 * coordination + 0.15 * 0.8 + 0.10 * (1 - drift)) / 0.70
+    assert per_agent["overall_score"] == pytest.approx(overall)  # reasoning: the orchestrator's
+
+    usage = document["run"]["judge"]
+    assert (usage["calls"], usage["input_tokens"], usage["output_tokens"]) == (1, 120, 30)
+    assert "Stopped by SIGINT" in text

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,11 @@ from evaluator.judge import (
     AgentJudge,
     AgentJudgeVerdict,
     AgentReply,
+    Decided,
     FakeJudgeModel,
     Judgement,
     Judges,
+    ModelCall,
     RetryPolicy,
     TokenUsage,
     with_agent_judgement,
@@ -348,3 +351,55 @@ def test_on_the_event_loop_it_asks_the_same_and_combines_the_same() -> None:
     assert [c.messages for c in fake.calls] == [c.messages for c in sync_fake.calls]
     assert outcome.judged["agent_judge"].to_json() == sync.judged["agent_judge"].to_json()
     assert outcome.judgements["agent_judge"].calls == 2
+
+
+@pytest.mark.parametrize("on_the_loop", [False, True], ids=["in a thread", "on the event loop"])
+def test_a_run_stopped_between_agents_keeps_the_verdicts_of_the_agents_judged(on_the_loop: bool) -> None:
+    """Ctrl-C while the research agent's request is under way, the orchestrator's reply in: the
+    orchestrator's verdict (made and paid for) stands and is counted; the research agent is unscored
+    with why, its values null (not measured), as an agent whose reply did not do."""
+    asked, release = threading.Event(), threading.Event()
+
+    def reply(call: ModelCall) -> str:
+        if _block(call.messages[1].content, "agent") == "orchestrator":
+            return ORCHESTRATOR_REPLY
+        asked.set()
+        release.wait(30)
+        return RESEARCH_REPLY
+
+    judges = _judges(FakeJudgeModel(default=reply))
+    builder, ids = _builder()
+    sc, trace, decided = scenario(input=QUESTION), builder.build(), Decided()
+
+    def judge() -> None:
+        if on_the_loop:
+            asyncio.run(judges.ajudge(sc, "DIN-SQL", trace, run_id="r", decided=decided))
+        else:
+            judges.judge(sc, "DIN-SQL", trace, run_id="r", decided=decided)
+
+    judging = threading.Thread(target=judge)
+    judging.start()
+    try:
+        assert asked.wait(30)
+        outcome = judges.interrupted(sc, decided, "the run was interrupted before this judge ended")
+    finally:
+        release.set()
+        judging.join(30)
+    assert outcome is not None and outcome.status.status == "scored"  # as with any agent left unscored
+    judgement = outcome.judgements["agent_judge"]
+    assert judgement.reason == (
+        "1 of 2 agents unscored: research: the run was interrupted before this judge ended"
+    )
+    assert judgement.calls == 1 and judgement.usage == TokenUsage(input=100, output=20)
+    verdict = outcome.judged["agent_judge"]
+    agents = verdict.to_json()["agents"]
+    orchestrator, research = agents["orchestrator"], agents["research"]
+    assert (orchestrator["reasoning"], orchestrator["handoff"]) == (0.8, 0.6)
+    assert orchestrator["status"] == "scored"
+    assert research["status"] == "unscored"
+    assert research["reason"] == "the run was interrupted before this judge ended"
+    assert all(research[a] is None for a in ("reasoning", "handoff", "response_quality", "coordination"))
+    assert verdict.to_json()["coordination"] == 0.7  # the orchestrator's view alone
+    assert {s.observation_id for s in verdict.scores()} == {ids["orchestrator"]}
+    part = outcome.detail["agent_judge"]["parts"]["agent_judge:research"]
+    assert (part["status"], part["calls"], part["decided_by"]) == ("unscored", 0, "none")
