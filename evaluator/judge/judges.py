@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, cast
 
@@ -685,36 +686,41 @@ class _Conversation:
         self.cut_off = False
 
     def verdict(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
-        """The valid reply, or why there is none."""
-        steps = self.steps(messages, reply_type)
-        request = next(steps)
-        while True:
-            try:
-                reply: ModelReply | JudgeUnavailableError = self._request(request)
-            except JudgeUnavailableError as exc:
-                reply = exc
-            try:
-                request = (
-                    steps.throw(reply) if isinstance(reply, JudgeUnavailableError) else steps.send(reply)
-                )
-            except StopIteration as end:
-                return end.value  # type: ignore[no-any-return]
+        """The valid reply, or why there is none. The steps are closed on the way out, however it is
+        left (see `averdict`)."""
+        with closing(self.steps(messages, reply_type)) as steps:
+            request = next(steps)
+            while True:
+                try:
+                    reply: ModelReply | JudgeUnavailableError = self._request(request)
+                except JudgeUnavailableError as exc:
+                    reply = exc
+                try:
+                    request = (
+                        steps.throw(reply) if isinstance(reply, JudgeUnavailableError) else steps.send(reply)
+                    )
+                except StopIteration as end:
+                    return end.value  # type: ignore[no-any-return]
 
     async def averdict(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
-        """`verdict`, on the running event loop."""
-        steps = self.steps(messages, reply_type)
-        request = next(steps)
-        while True:
-            try:
-                reply: ModelReply | JudgeUnavailableError = await self._arequest(request)
-            except JudgeUnavailableError as exc:
-                reply = exc
-            try:
-                request = (
-                    steps.throw(reply) if isinstance(reply, JudgeUnavailableError) else steps.send(reply)
-                )
-            except StopIteration as end:
-                return end.value  # type: ignore[no-any-return]
+        """`verdict`, on the running event loop. Cancelled while a request is in flight (Ctrl-C), the
+        steps are closed here, in this task: that ends the request's generation, whose span the steps
+        made current in this task's context. Left to the garbage collector, they were closed later in
+        whatever thread collected them, where OpenTelemetry could not detach that context ("Failed to
+        detach context", a traceback per judgement in flight, some after the run's summary)."""
+        with closing(self.steps(messages, reply_type)) as steps:
+            request = next(steps)
+            while True:
+                try:
+                    reply: ModelReply | JudgeUnavailableError = await self._arequest(request)
+                except JudgeUnavailableError as exc:
+                    reply = exc
+                try:
+                    request = (
+                        steps.throw(reply) if isinstance(reply, JudgeUnavailableError) else steps.send(reply)
+                    )
+                except StopIteration as end:
+                    return end.value  # type: ignore[no-any-return]
 
     def steps(
         self, messages: list[ChatMessage], reply_type: type[Reply]

@@ -1,7 +1,8 @@
 """Nothing finished is lost: a killed run's spans and scores reach Langfuse through `sync`, SIGTERM
 stops a run cleanly (143) and delivers what finished, a second signal ends it at once with the store
-intact, scores wait for their trace's spans, and a 207's named rejects cost no re-posts. Runs go to
-the loopback Langfuse stand-in; kills hit a real process."""
+intact, a signal while judges wait on their endpoint prints no traceback, scores wait for their
+trace's spans, and a 207's named rejects cost no re-posts. Runs go to the loopback Langfuse stand-in;
+kills hit a real process."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.integration.conftest import ROOT, Cli
+from tests.standin.judge_server import JudgeStandIn
 from tests.standin.langfuse_server import LangfuseStandIn
 
 CONFIG = """\
@@ -218,6 +222,45 @@ def test_a_signal_once_the_run_is_over_says_so_and_the_run_stays_whole(
     assert "SIGTERM came once every scenario had finished: the run is whole" in output
     assert "Stopped by" not in output and "cut off" not in output
     assert _run_row(folder) == (0,)  # stored as it is: not interrupted
+
+
+@dataclass
+class _Arrivals(JudgeStandIn):
+    """The judge stand-in, counting the requests that have arrived (`requests` has those answered)."""
+
+    arrived: int = 0
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | str, dict[str, str]]:
+        with self._lock:
+            self.arrived += 1
+        return super().answer(body)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_judges_wait_on_their_endpoint_prints_no_traceback(
+    demo_project: Path, langfuse_standin: LangfuseStandIn, signum: signal.Signals
+) -> None:
+    """The judgements in flight are cancelled, each ending its judge trace's generation as it goes:
+    no OpenTelemetry "Failed to detach context" traceback per judgement (some came after the summary)."""
+    with _Arrivals(latency=3.0) as judge:
+        process = _start(
+            demo_project,
+            langfuse_standin,
+            langfuse_standin.new_keys(),
+            str(ROOT / "scenarios/research"),
+            "--no-cache",
+            EVALUATOR_JUDGE_BASE_URL=judge.base_url,
+        )
+        _wait_for(lambda: judge.arrived >= 4)  # each waits its 3 s for a reply
+        process.send_signal(signum)
+        code, output = _finish(process)
+    assert code == 128 + signum, output
+    assert f"Stopped by {signum.name}" in output
+    assert "Failed to detach context" not in output and "Traceback" not in output, output
+    judged = [
+        s for s in langfuse_standin.spans if str(s.attributes.get("langfuse.trace.name")).startswith("judge:")
+    ]
+    assert len(judged) >= judge.arrived  # each request's generation ended in time to be delivered
 
 
 def test_a_sticky_207_reject_costs_no_reposts(

@@ -3,17 +3,21 @@ sent): one GENERATION per model call, with model, usage, cost, and a WARNING on 
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
-from collections.abc import Iterator
+import logging
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langfuse import propagate_attributes
 from opentelemetry.sdk.trace import ReadableSpan
 
-from evaluator.judge import FakeJudgeModel, Judges, RetryPolicy, TokenUsage
+from evaluator.judge import FakeJudgeModel, Judges, ModelReply, RetryPolicy, TokenUsage
 from evaluator.langfuse import JudgeTracing, Tracing
-from evaluator.prompts import PromptLibrary
+from evaluator.prompts import ChatMessage, PromptLibrary
 from evaluator.trace import Trace
 from tests.builders import TraceBuilder, scenario, served
 
@@ -211,3 +215,64 @@ def test_the_judge_trace_keeps_its_own_attributes_inside_a_callers_propagated_on
     assert attributes["langfuse.trace.name"] == "judge:s-1"
     assert attributes["session.id"] == "run-x"
     assert list(attributes["langfuse.trace.tags"]) == ["run-x", "judge", "judge:quality"]
+
+
+class _NoReply:
+    """An awaitable judge model whose requests get no reply: each waits until it is cancelled."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+
+    def complete(self, messages: Sequence[ChatMessage], **options: Any) -> ModelReply:
+        raise AssertionError("asked on the event loop only")
+
+    async def acomplete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        model: str,
+        temperature: float,
+        response_format: Mapping[str, Any] | None,
+        timeout: float,
+        max_tokens: int | None = None,
+    ) -> ModelReply:
+        self.asked.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never replied")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_a_judgement_cancelled_mid_request_ends_its_generation_where_it_began(
+    tracing: Tracing, ended: list[ReadableSpan], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Ctrl-C cancels a judgement whose request is in flight: its generation is ended then, in the
+    judgement's own task (its trace handed over with it), not left to the garbage collector, which
+    ended it later from another thread or context, where OpenTelemetry cannot detach the context the
+    generation made current ("Failed to detach context", a traceback per judgement in flight)."""
+    captured: list[Trace] = []
+    model = _NoReply()
+    judges = Judges(
+        model=model,
+        prompts=PromptLibrary(PROMPTS),
+        tracer=JudgeTracing(tracing, on_trace=captured.append),
+        retry=RetryPolicy(sleep=lambda _: None),
+    )
+    sc = scenario(id="s-7", expected={"answer": {"ground_truth": "DIN-SQL"}})
+
+    async def cancelled() -> None:
+        judging = asyncio.create_task(judges.ajudge(sc, "It is RESDSQL", TraceBuilder().build(), run_id="r"))
+        await model.asked.wait()
+        judging.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await judging
+
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(cancelled())
+        gc.collect()  # what the cancelled task left behind, finalized here: in another context
+    assert "Failed to detach context" not in caplog.text
+    [generation] = ended
+    assert generation.end_time is not None
+    [trace] = captured
+    assert trace.id == JudgeTracing.trace_id_for("r", "s-7", "correctness") and trace.observation_count == 1
