@@ -13,7 +13,7 @@ from evaluator.cli._history import Source, load_runs
 from evaluator.config import load_config
 from evaluator.errors import ConfigError
 from evaluator.metrics import MetricSet
-from evaluator.reports import compare_markdown, compare_runs, print_compare, resolve_run
+from evaluator.reports import check_thresholds, compare_markdown, compare_runs, print_compare, resolve_run
 from evaluator.results import builtin_metrics
 
 __all__ = ["compare"]
@@ -46,6 +46,7 @@ def compare(
     the thresholds of [compare] in evaluator.toml. Exit 1 on a regression, 0 otherwise, 2 on bad input."""
     config = load_config(config_path)
     metrics = builtin_metrics(config)
+    check_thresholds(config, metrics)
     runs, where, metrics = load_runs(config, source, metrics)
     base = resolve_run(runs, baseline, where=where)
     cand = resolve_run(runs, candidate, where=where)

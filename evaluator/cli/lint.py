@@ -10,7 +10,8 @@ from evaluator.cli._common import Command, ConfigOption, app, out
 from evaluator.config import load_config
 from evaluator.errors import InputError
 from evaluator.prompts import PromptLibrary
-from evaluator.results import tool_schema_problems
+from evaluator.reports import threshold_problems
+from evaluator.results import builtin_metrics, tool_schema_problems
 from evaluator.run import catalogs
 from evaluator.scenarios import load_scenarios
 
@@ -23,10 +24,11 @@ def lint(
     config_path: ConfigOption = None,
 ) -> None:
     """Check scenario files: format, unknown keys, targets, agent and tool names, judge prompts (name,
-    version, label), unique ids; and the configuration's tool_schemas files (per-agent analysis)."""
+    version, label), unique ids; and the configuration's tool_schemas files (per-agent analysis) and
+    [compare.thresholds] figure names."""
     config = load_config(config_path)
     prompts = PromptLibrary(config.prompts_dir)
-    files = tool_schema_problems(config)
+    files = [*tool_schema_problems(config), *threshold_problems(config, builtin_metrics(config))]
     try:
         loaded = load_scenarios(
             paths,

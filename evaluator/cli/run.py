@@ -28,6 +28,7 @@ from evaluator.langfuse import LangfuseSettings
 from evaluator.reports import (
     RunRecord,
     check_junit_path,
+    check_thresholds,
     compare_runs,
     junit_xml,
     notice,
@@ -164,10 +165,12 @@ def _exit_code(suite: SuiteRun, *, require_delivery: bool, regression: bool) -> 
 
 
 def _baseline(ref: str | None, config_path: Path | None) -> RunRecord | None:
-    """The --baseline run, resolved before running (a bad name is bad input, exit 2, nothing run)."""
+    """The --baseline run, resolved before running (a bad name, or a `[compare.thresholds]` key that
+    names no gated figure, is bad input: exit 2, nothing run)."""
     if ref is None:
         return None
     config = load_config(config_path)
+    check_thresholds(config, builtin_metrics(config))
     return resolve_run(stored_runs(config), ref, where=str(config.store_path))
 
 

@@ -2,7 +2,7 @@
 with its regression verdict; the HTML page; JUnit XML; runs rebuilt from Langfuse scores."""
 
 from evaluator.reports.agents import TraceLink, agent_tables, agents_document
-from evaluator.reports.compare import Check, checks, compare_runs
+from evaluator.reports.compare import Check, check_thresholds, checks, compare_runs, threshold_problems
 from evaluator.reports.compare_text import compare_markdown, figure_value, print_compare
 from evaluator.reports.console import (
     history_tables,
@@ -29,6 +29,7 @@ __all__ = [
     "agent_tables",
     "agents_document",
     "check_junit_path",
+    "check_thresholds",
     "checks",
     "compare_markdown",
     "compare_runs",
@@ -49,5 +50,6 @@ __all__ = [
     "runs_from_scores",
     "sign_flip_p",
     "summary_table",
+    "threshold_problems",
     "write_junit",
 ]

@@ -26,13 +26,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evaluator.config import CompareConfig
-from evaluator.metrics import Breakdown, Figure, Gate, MetricSet, Unit, weighted_mean
+from evaluator.config import CONFIG_FILE, CompareConfig, Config
+from evaluator.errors import ConfigError, Problem, did_you_mean
+from evaluator.metrics import Breakdown, Figure, Gate, MetricSet, PerAgentMetric, Unit, weighted_mean
+from evaluator.metrics import dialogue as dm
 from evaluator.reports.noise import METHOD, sign_flip_p
 from evaluator.reports.runs import RunRecord
 from evaluator.results import agent_prompts, default_metrics
 
-__all__ = ["Check", "Unit", "checks", "compare_runs"]
+__all__ = ["Check", "Unit", "check_thresholds", "checks", "compare_runs", "threshold_problems"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,6 +72,55 @@ def checks(config: CompareConfig, metrics: MetricSet | None = None) -> list[Chec
     """The regression checks: one per gated figure of `metrics`, in the figures' order."""
     gated = (metrics or default_metrics()).gated
     return [_gate(figure, figure.gate, config) for figure in gated if figure.gate is not None]
+
+
+def threshold_problems(config: Config, metrics: MetricSet) -> list[Problem]:
+    """Each `[compare.thresholds]` key that names no figure compare gates: it would never be read, and
+    the figure it meant would keep its default gate without a word. Known are the gated figures and
+    breakdowns of `metrics`, and of the built-in metrics a run adds (the dialogue metric) or the
+    configuration turns on (the per-agent analysis), so a threshold kept for those is no error. Of
+    `<breakdown>.<group>`, only the breakdown is checked: the groups (agents) come from the runs'
+    results, which may hold agents no target declares."""
+    figures = (*metrics.figures, *PerAgentMetric.figures, *dm.DialogueMetric.figures)
+    gated = {f.name for f in figures if f.gate is not None}
+    breakdowns = {b.name: b.group_kind for b in (*metrics.breakdowns, *PerAgentMetric.breakdowns)}
+    allowed = [*sorted(gated), *(f"{name}[.<{kind}>]" for name, kind in sorted(breakdowns.items()))]
+    names = {f.name for f in figures}
+    wrong = {
+        key: _unknown_threshold(key, gated, set(breakdowns), names)
+        for key in config.settings.compare.thresholds
+    }
+    return [
+        Problem(
+            source=str(config.source or CONFIG_FILE),
+            field=f"compare.thresholds.{key}",
+            found=found,
+            fix=f"name a figure compare gates: {', '.join(allowed)}",
+        )
+        for key, found in wrong.items()
+        if found is not None
+    ]
+
+
+def _unknown_threshold(key: str, gated: set[str], breakdowns: set[str], figures: set[str]) -> str | None:
+    """What is wrong with a `[compare.thresholds]` key (None: it names a gated figure, or a breakdown
+    alone or with a group)."""
+    name, dot, _ = key.partition(".")
+    if name in breakdowns or (not dot and name in gated):
+        return None
+    if dot and name in gated:
+        return f'"{name}" is gated as one figure for the whole run, never per group'
+    if not dot and name in figures:
+        return f'"{name}" is not gated: compare shows its change but never fails on it'
+    return f'unknown figure "{name}"' + did_you_mean(name, breakdowns if dot else gated | breakdowns)
+
+
+def check_thresholds(config: Config, metrics: MetricSet) -> None:
+    """ConfigError naming every `[compare.thresholds]` key that names no gated figure (see
+    `threshold_problems`), as an unknown key of the configuration is named."""
+    problems = threshold_problems(config, metrics)
+    if problems:
+        raise ConfigError("\n".join(str(p) for p in problems))
 
 
 def _group_check(breakdown: Breakdown, group: str, config: CompareConfig) -> Check:

@@ -200,6 +200,21 @@ def test_an_output_below_a_file_is_refused_before_the_run(
     assert not (project / "state/evaluator.db").exists()  # refused before the store was made
 
 
+@pytest.mark.parametrize("command", [["lint", "scenarios"], ["run", "--baseline", "latest"]])
+def test_a_threshold_naming_no_gated_figure_is_bad_input_before_anything_runs(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    with (project / "evaluator.toml").open("a") as config:
+        config.write("[compare.thresholds]\nworkflow_pas_rate = 7\n")
+    code, text = _main(monkeypatch, capsys, *command)
+    assert code == 2, text
+    assert (
+        'evaluator.toml: compare.thresholds.workflow_pas_rate: unknown figure "workflow_pas_rate" '
+        '(did you mean "workflow_pass_rate"?)' in " ".join(text.split())
+    )
+    assert not (project / "state").exists()  # nothing ran
+
+
 @pytest.mark.parametrize("command", ["lint", "run"])
 def test_a_judge_version_that_does_not_exist_is_bad_input_naming_the_file(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str

@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 
 from evaluator.cli import main
+from evaluator.config import load_config
+from evaluator.reports import threshold_problems
+from evaluator.results import builtin_metrics
 from evaluator.storage import Store
 from tests.stored_runs import JUDGE_MODEL, config_for, result, store_run
 
@@ -310,3 +313,54 @@ def test_a_change_of_judge_model_is_named(
     assert f"Judge model: {JUDGE_MODEL} -> none (not judged)" in " ".join(out.split())
     _, out, _ = _cli(monkeypatch, capsys, config, "compare", "a", "a")
     assert "Judge model" not in out
+
+
+def test_a_threshold_naming_no_gated_figure_is_bad_input_with_a_did_you_mean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo in [compare.thresholds] would leave the figure it meant on its default gate, silently."""
+    config = config_for(tmp_path, "[compare.thresholds]\nworkflow_pas_rate = 7\n")
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "a", [result("s1")], minute=0)
+    store_run(store, "b", [result("s1")], minute=1)
+    store.close()
+    code, out, err = _cli(monkeypatch, capsys, config, "compare", "a", "b", "--json")
+    assert code == 2 and out == "", err
+    assert (
+        f'{config}: compare.thresholds.workflow_pas_rate: unknown figure "workflow_pas_rate" (did you mean '
+        '"workflow_pass_rate"?). Fix: name a figure compare gates: ' in " ".join(err.split())
+    )
+
+
+def test_threshold_keys_name_gated_figures_or_breakdowns_and_only_breakdowns_per_group(
+    tmp_path: Path,
+) -> None:
+    thresholds = {
+        "workflow_pass_rate": 4,  # gated figures, built-in, dialogue and per-agent (even where it is off)
+        "latency_ms": 30,
+        "dialogue_jga": 5,
+        "overall_score": 8,
+        "agent_tool_use_score": 6,  # a breakdown, alone or per agent (agents come from the runs)
+        "agent_tool_use_score.any-agent": 7,
+        "workflow_pas_rate": 1,
+        "pass_rate": 1,  # a figure compare never gates
+        "quality_mean.research": 1,  # a figure with no groups
+        "agent_tool_use_scor.research": 1,
+    }
+    body = "".join(f'"{key}" = {value}\n' for key, value in thresholds.items())
+    config = load_config(config_for(tmp_path, f"[compare.thresholds]\n{body}"))
+    problems = {
+        p.field.removeprefix("compare.thresholds."): p
+        for p in threshold_problems(config, builtin_metrics(config))
+    }
+    assert {key: p.found for key, p in problems.items()} == {
+        "workflow_pas_rate": 'unknown figure "workflow_pas_rate" (did you mean "workflow_pass_rate"?)',
+        "pass_rate": '"pass_rate" is not gated: compare shows its change but never fails on it',
+        "quality_mean.research": '"quality_mean" is gated as one figure for the whole run, never per group',
+        "agent_tool_use_scor.research": 'unknown figure "agent_tool_use_scor" '
+        '(did you mean "agent_tool_use_score"?)',
+    }
+    assert problems["pass_rate"].source == str(config.source)
+    fix = problems["pass_rate"].fix
+    assert fix.startswith("name a figure compare gates: agent_tool_use, ") and " pass_rate," not in fix
+    assert "agent_tool_use_score[.<agent>]" in fix
