@@ -50,7 +50,7 @@ from evaluator.langfuse._http import bounded, tls_context
 from evaluator.langfuse.experiments import ExperimentLink, linked
 from evaluator.langfuse.lifetime import in_command, shut_down_at_exit, shut_down_now
 from evaluator.langfuse.otlp_transport import span_exporter
-from evaluator.langfuse.settings import EMBEDDED_PUBLIC_KEY, LangfuseSettings
+from evaluator.langfuse.settings import EMBEDDED_PUBLIC_KEY, LangfuseSettings, check_sdk_environment
 from evaluator.langfuse.span_outbox import Ack, AckingExporter
 from evaluator.langfuse.span_records import to_records
 from evaluator.trace import (
@@ -217,7 +217,9 @@ class Tracing:
     @classmethod
     def embedded(cls) -> Tracing:
         """Real SDK instrumentation, spans captured in-process, no network. Every embedded Tracing of
-        the process shares one key (so clients the team creates resolve to it) and one provider."""
+        the process shares one key (so clients the team creates resolve to it) and one provider.
+        ConfigError when a setting the SDK reads from the environment is bad (`check_sdk_environment`)."""
+        check_sdk_environment()
         with _capture_lock:
             if EMBEDDED_PUBLIC_KEY not in _capture_by_key:
                 _capture_by_key[EMBEDDED_PUBLIC_KEY] = _Capture(
@@ -247,7 +249,9 @@ class Tracing:
 
     @classmethod
     def connected(cls, settings: LangfuseSettings) -> Tracing:
-        """Spans exported to Langfuse and captured in-process."""
+        """Spans exported to Langfuse and captured in-process. ConfigError when a setting the SDK reads
+        from the environment is bad (`check_sdk_environment`)."""
+        check_sdk_environment()
         capture = _capture_for(settings)
         client = Langfuse(
             public_key=settings.public_key,

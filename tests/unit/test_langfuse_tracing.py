@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from langchain_core.tools import tool
 
+from evaluator.errors import ConfigError
 from evaluator.langfuse import LangfuseSettings, Tracing
 
 
@@ -99,3 +100,12 @@ def test_a_run_started_during_an_embedded_run_is_embedded_too() -> None:
     # second run_suite in another thread then must not take that for a Langfuse to connect to.
     with Tracing.embedded().process_default():
         assert os.environ["LANGFUSE_PUBLIC_KEY"] and LangfuseSettings.from_env() is None
+
+
+def test_a_bad_sdk_setting_stops_an_embedded_tracing_before_the_sdk_reads_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No keys: the SDK still reads LANGFUSE_FLUSH_AT (and the others) for the embedded client.
+    monkeypatch.setenv("LANGFUSE_FLUSH_AT", "abc")
+    with pytest.raises(ConfigError, match='LANGFUSE_FLUSH_AT="abc" is not a whole number of spans'):
+        Tracing.embedded()

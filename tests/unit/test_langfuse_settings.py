@@ -1,0 +1,50 @@
+"""Where Langfuse is, the keys, and the SDK's own settings in the environment: a bad value is bad input
+with its fix, never the SDK's traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluator.errors import ConfigError
+from evaluator.langfuse import LangfuseSettings
+from evaluator.langfuse.settings import check_sdk_environment
+
+KEYS = {"LANGFUSE_PUBLIC_KEY": "pk-lf-1", "LANGFUSE_SECRET_KEY": "sk-lf-1"}
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "what"),
+    [
+        ("LANGFUSE_FLUSH_AT", "0", "a whole number of spans from 1 to 2048"),
+        ("LANGFUSE_FLUSH_AT", "-1", "a whole number of spans from 1 to 2048"),
+        ("LANGFUSE_FLUSH_AT", "abc", "a whole number of spans from 1 to 2048"),
+        ("LANGFUSE_FLUSH_AT", "1.5", "a whole number of spans from 1 to 2048"),
+        ("LANGFUSE_FLUSH_AT", "2049", "a whole number of spans from 1 to 2048"),  # OpenTelemetry's queue
+        ("LANGFUSE_FLUSH_INTERVAL", "abc", "a number of seconds above 0"),
+        ("LANGFUSE_FLUSH_INTERVAL", "0", "a number of seconds above 0"),
+        ("LANGFUSE_FLUSH_INTERVAL", "inf", "a number of seconds above 0"),
+        ("LANGFUSE_SAMPLE_RATE", "abc", "a number from 0 to 1"),
+        ("LANGFUSE_SAMPLE_RATE", "1.5", "a number from 0 to 1"),
+        ("LANGFUSE_SAMPLE_RATE", "nan", "a number from 0 to 1"),
+        ("LANGFUSE_TIMEOUT", "abc", "a whole number of seconds"),
+    ],
+)
+def test_a_bad_sdk_setting_is_bad_input_naming_it_and_the_fix(name: str, value: str, what: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        LangfuseSettings.from_env({**KEYS, name: value})
+    assert str(info.value).startswith(f'{name}="{value}" is not {what}') and ". Fix: e.g. " in str(info.value)
+    with pytest.raises(ConfigError, match=name):  # embedded too: the SDK reads them without keys
+        check_sdk_environment({name: value})
+
+
+def test_every_bad_sdk_setting_is_named_at_once_and_good_ones_pass() -> None:
+    with pytest.raises(ConfigError) as info:
+        check_sdk_environment({"LANGFUSE_FLUSH_AT": "0", "LANGFUSE_SAMPLE_RATE": "x"})
+    assert [line.split("=")[0] for line in str(info.value).splitlines()] == [
+        "LANGFUSE_FLUSH_AT",
+        "LANGFUSE_SAMPLE_RATE",
+    ]
+    good = {"LANGFUSE_FLUSH_AT": "2048", "LANGFUSE_FLUSH_INTERVAL": "0.5", "LANGFUSE_SAMPLE_RATE": "0"}
+    check_sdk_environment({**good, "LANGFUSE_TIMEOUT": "3"})
+    assert LangfuseSettings.from_env({**KEYS, **good}) is not None
+    check_sdk_environment({"LANGFUSE_FLUSH_AT": "4096", "OTEL_BSP_MAX_QUEUE_SIZE": "4096"})  # a larger queue
