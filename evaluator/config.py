@@ -48,6 +48,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -78,6 +79,7 @@ __all__ = [
     "Settings",
     "StoreConfig",
     "TargetConfig",
+    "check_base_url",
     "load_config",
 ]
 
@@ -365,13 +367,14 @@ class Config:
         return self.path(self.settings.prompts.dir)
 
     def llm_endpoint(self, env: Mapping[str, str] | None = None) -> LLMEndpoint | None:
-        """The OpenAI-compatible endpoint, when OPENAI_API_KEY or OPENAI_BASE_URL is set."""
+        """The OpenAI-compatible endpoint, when OPENAI_API_KEY or OPENAI_BASE_URL is set (ConfigError
+        when the base URL is no http:// or https:// URL: `check_base_url`)."""
         env = os.environ if env is None else env
         key, base_url = env.get("OPENAI_API_KEY"), env.get("OPENAI_BASE_URL")
         if not key and not base_url:
             return None
         return LLMEndpoint(
-            base_url=base_url or None,
+            base_url=_endpoint_url("OPENAI_BASE_URL", base_url),
             model=self.settings.llm.model,
             api_key=SecretStr(key or "not-needed"),
         )
@@ -381,19 +384,49 @@ class Config:
 
         A judge base URL of its own never receives OPENAI_API_KEY (a local server such as Ollama
         needs no key, and the OpenAI key must not travel to another host). None: no endpoint, the
-        judges do not run.
+        judges do not run. ConfigError when the base URL is no http:// or https:// URL (`check_base_url`).
         """
         env = os.environ if env is None else env
         key, base_url = env.get("EVALUATOR_JUDGE_API_KEY"), env.get("EVALUATOR_JUDGE_BASE_URL")
+        variable = "EVALUATOR_JUDGE_BASE_URL"
         if not base_url:
             key, base_url = key or env.get("OPENAI_API_KEY"), env.get("OPENAI_BASE_URL")
+            variable = "OPENAI_BASE_URL"
         if not key and not base_url:
             return None
         return LLMEndpoint(
-            base_url=base_url or None,
+            base_url=_endpoint_url(variable, base_url),
             model=self.settings.judge.model,
             api_key=SecretStr(key or "not-needed"),
         )
+
+
+_USERINFO = re.compile(r"[^/@]*@")  # the user:password@ of a URL (never shown: it may be a secret)
+
+
+def check_base_url(variable: str, value: str, *, example: str) -> str:
+    """`value`, the base URL the environment variable `variable` gives, when it is an http:// or
+    https:// URL with a host; ConfigError otherwise, with `example` as the fix where the value does not
+    say what was meant. Without its scheme ("127.0.0.1:3000"), a client takes the host for a scheme or
+    a path, and every request fails as if the server were down. A user:password in it is not shown."""
+    try:
+        parts = urlsplit(value)
+        if parts.scheme in ("http", "https") and parts.hostname:
+            return value
+    except ValueError:  # e.g. an unclosed [ of an IPv6 host
+        pass
+    shown = _USERINFO.sub("***@", value, count=1)
+    fix = (
+        f"write the scheme too: {variable}=http://{shown} (or https:// where the server has TLS)"
+        if "://" not in value and not value.lower().startswith(("http:", "https:"))
+        else f"give the whole URL, e.g. {variable}={example}"
+    )
+    raise ConfigError(f'{variable}="{shown}" is not an http:// or https:// URL with a host. Fix: {fix}.')
+
+
+def _endpoint_url(variable: str, value: str | None) -> str | None:
+    """An OpenAI-compatible endpoint's base URL from the environment (None: the OpenAI API's)."""
+    return check_base_url(variable, value, example="https://api.openai.com/v1") if value else None
 
 
 def find_config(start: Path) -> Path | None:

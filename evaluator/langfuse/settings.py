@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from pydantic import SecretStr
 
+from evaluator.config import check_base_url
 from evaluator.errors import ConfigError
 
 __all__ = ["DEFAULT_BASE_URL", "EMBEDDED_PUBLIC_KEY", "LangfuseSettings", "check_sdk_environment"]
@@ -32,7 +33,8 @@ class LangfuseSettings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> LangfuseSettings | None:
         """None when no key is set (embedded mode), or only the key of an embedded run under way in
         this process (another run, in another thread, is embedded too); ConfigError when only one of
-        the two is set, or a setting the SDK reads is bad (`check_sdk_environment`)."""
+        the two is set, when LANGFUSE_BASE_URL (or LANGFUSE_HOST) is no http:// or https:// URL, or when
+        a setting the SDK reads is bad (`check_sdk_environment`)."""
         env = os.environ if env is None else env
         public, secret = env.get("LANGFUSE_PUBLIC_KEY", ""), env.get("LANGFUSE_SECRET_KEY", "")
         if (not public and not secret) or public == EMBEDDED_PUBLIC_KEY:
@@ -43,7 +45,8 @@ class LangfuseSettings:
                 f"{missing} is not set, but the other Langfuse key is. Fix: set both "
                 "(Langfuse > Settings > API keys), or neither for the embedded mode."
             )
-        base_url = env.get("LANGFUSE_BASE_URL") or env.get("LANGFUSE_HOST") or DEFAULT_BASE_URL
+        variable = "LANGFUSE_BASE_URL" if env.get("LANGFUSE_BASE_URL") else "LANGFUSE_HOST"
+        base_url = check_base_url(variable, env.get(variable) or DEFAULT_BASE_URL, example=DEFAULT_BASE_URL)
         check_sdk_environment(env)
         return cls(
             public_key=public,

@@ -98,8 +98,7 @@ def run_suite(
         target=options.target,
         given_targets=set(targets or {}),
     )
-    _check_output(options.output, cfg, {s.scenario.target for s in selected})
-    _check_tracing_enabled()
+    _check_inputs(cfg, options, {s.scenario.target for s in selected})
     store, metrics = Store(cfg.store_path), _run_metrics(metrics or builtin_metrics(cfg), selected)
     connection = LangfuseConnection.from_env()
     tracing = connection.tracing if connection is not None else Tracing.embedded()
@@ -238,6 +237,25 @@ def _check_tracing_enabled() -> None:
             "scenario's trace from it. Fix: unset LANGFUSE_TRACING_ENABLED (or set it to true) for "
             "evaluator runs."
         )
+
+
+def _check_inputs(cfg: Config, options: SuiteOptions, targets: set[str]) -> None:
+    """Bad input the run would otherwise meet late, refused before anything runs: the --output file,
+    the `tool_schemas` files of the targets it uses, the LLM endpoints' base URLs, the SDK's tracing
+    turned off."""
+    _check_output(options.output, cfg, targets)
+    _check_endpoints(cfg, options)
+    _check_tracing_enabled()
+
+
+def _check_endpoints(cfg: Config, options: SuiteOptions) -> None:
+    """The LLM endpoints' base URLs from the environment (the judges', when they may run, and the one
+    offered to targets): one that is no http:// or https:// URL is bad input now (ConfigError, from the
+    configuration), not a run of requests that all fail as if the server were down."""
+    if not options.no_judge and options.judge_model is None:
+        cfg.judge_endpoint()
+    if cfg.settings.llm.targets:
+        cfg.llm_endpoint()
 
 
 def _check_output(output: Path | None, config: Config, targets: set[str]) -> None:

@@ -191,6 +191,23 @@ def test_a_run_named_like_a_run_keyword_is_bad_input(
     assert not (project / "state").exists()  # nothing ran
 
 
+@pytest.mark.parametrize(
+    ("variable", "command"),
+    [("EVALUATOR_JUDGE_BASE_URL", ["run"]), ("OPENAI_BASE_URL", ["run", "--no-judge"])],
+)
+def test_an_llm_base_url_without_its_scheme_is_refused_before_the_run(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variable: str,
+    command: list[str],
+) -> None:
+    monkeypatch.setenv(variable, "127.0.0.1:18401/v1")  # not a judge that is down: bad input
+    code, text = _main(monkeypatch, capsys, *command)
+    assert code == 2 and f"Fix: write the scheme too: {variable}=http://127.0.0.1:18401/v1" in text, text
+    assert not (project / "state").exists()  # nothing ran
+
+
 def test_an_output_below_a_file_is_refused_before_the_run(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

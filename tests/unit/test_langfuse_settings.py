@@ -48,3 +48,15 @@ def test_every_bad_sdk_setting_is_named_at_once_and_good_ones_pass() -> None:
     check_sdk_environment({**good, "LANGFUSE_TIMEOUT": "3"})
     assert LangfuseSettings.from_env({**KEYS, **good}) is not None
     check_sdk_environment({"LANGFUSE_FLUSH_AT": "4096", "OTEL_BSP_MAX_QUEUE_SIZE": "4096"})  # a larger queue
+
+
+@pytest.mark.parametrize("variable", ["LANGFUSE_BASE_URL", "LANGFUSE_HOST"])
+def test_a_base_url_without_its_scheme_is_bad_input_not_an_unreachable_langfuse(variable: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        LangfuseSettings.from_env({**KEYS, variable: "127.0.0.1:18301"})
+    assert str(info.value) == (
+        f'{variable}="127.0.0.1:18301" is not an http:// or https:// URL with a host. Fix: write the scheme '
+        f"too: {variable}=http://127.0.0.1:18301 (or https:// where the server has TLS)."
+    )
+    settings = LangfuseSettings.from_env({**KEYS, variable: "http://127.0.0.1:18301/"})
+    assert settings is not None and settings.base_url == "http://127.0.0.1:18301"

@@ -1,0 +1,67 @@
+"""The configuration's view of the environment: base URLs that are no http:// or https:// URL are bad
+input naming the variable, what was found and the fix (a user:password in them never shown)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from evaluator.config import Config, Settings, check_base_url
+from evaluator.errors import ConfigError
+
+
+def _config() -> Config:
+    return Config(settings=Settings(), base_dir=Path.cwd(), source=None)
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:18401/v1", "https://api.openai.com/v1", "http://localhost", "http://[::1]:8080"]
+)
+def test_an_http_or_https_url_with_a_host_is_taken_as_it_is(url: str) -> None:
+    assert check_base_url("X_URL", url, example="https://example.com") == url
+
+
+def test_a_base_url_without_its_scheme_is_bad_input_with_the_url_it_meant() -> None:
+    with pytest.raises(ConfigError) as info:
+        check_base_url("X_URL", "127.0.0.1:18301", example="https://example.com")
+    assert str(info.value) == (
+        'X_URL="127.0.0.1:18301" is not an http:// or https:// URL with a host. Fix: write the scheme too: '
+        "X_URL=http://127.0.0.1:18301 (or https:// where the server has TLS)."
+    )
+
+
+@pytest.mark.parametrize("url", ["ftp://host", "http://", "http:/host", "http://[::1"])
+def test_a_base_url_with_another_scheme_or_no_host_is_bad_input_with_an_example(url: str) -> None:
+    with pytest.raises(
+        ConfigError, match=r"is not an http:// or https:// URL with a host\. Fix: give the whole"
+    ):
+        check_base_url("X_URL", url, example="https://example.com")
+
+
+def test_a_password_in_a_bad_base_url_is_not_shown() -> None:
+    for url in ("u:SECRET@127.0.0.1:1", "ftp://u:SECRET@host"):
+        with pytest.raises(ConfigError) as info:
+            check_base_url("X_URL", url, example="https://example.com")
+        assert "SECRET" not in str(info.value) and "***@" in str(info.value)
+
+
+def _error(call: Callable[[], object]) -> str:
+    with pytest.raises(ConfigError) as info:
+        call()
+    return str(info.value)
+
+
+def test_the_judge_and_llm_endpoints_name_the_variable_their_base_url_came_from() -> None:
+    config = _config()
+    own = {"EVALUATOR_JUDGE_BASE_URL": "127.0.0.1:18401/v1", "OPENAI_BASE_URL": "http://openai.test/v1"}
+    assert _error(lambda: config.judge_endpoint(own)).startswith(
+        'EVALUATOR_JUDGE_BASE_URL="127.0.0.1:18401/v1"'
+    )
+    openai = {"OPENAI_BASE_URL": "localhost:11434/v1"}
+    assert _error(lambda: config.judge_endpoint(openai)).startswith('OPENAI_BASE_URL="localhost:11434/v1"')
+    assert _error(lambda: config.llm_endpoint(openai)).startswith('OPENAI_BASE_URL="localhost:11434/v1"')
+    endpoint = config.judge_endpoint({"EVALUATOR_JUDGE_BASE_URL": "http://127.0.0.1:18401/v1"})
+    assert endpoint is not None and endpoint.base_url == "http://127.0.0.1:18401/v1"
+    assert config.llm_endpoint({"OPENAI_API_KEY": "sk-1"}) is not None  # no base URL: OpenAI's
