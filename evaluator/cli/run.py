@@ -27,7 +27,6 @@ from evaluator.errors import ConfigError
 from evaluator.langfuse import LangfuseSettings
 from evaluator.reports import (
     RunRecord,
-    check_junit_path,
     check_thresholds,
     compare_runs,
     junit_xml,
@@ -40,7 +39,7 @@ from evaluator.reports import (
     write_junit,
 )
 from evaluator.results import ScenarioResult, builtin_metrics, with_dialogues_for
-from evaluator.run import SuiteOptions, SuiteRun, run_suite
+from evaluator.run import SuiteOptions, SuiteRun, check_output_file, run_suite
 
 __all__ = ["run"]
 
@@ -107,7 +106,7 @@ def run(
     config_path: ConfigOption = None,
 ) -> None:
     """Run scenarios against their targets and validate each run's trace."""
-    check_junit_path(junit)
+    check_output_file("--junit", junit, example="junit.xml")  # --output: in run_suite
     if require_delivery and LangfuseSettings.from_env() is None:
         raise ConfigError(
             "--require-delivery needs Langfuse, but no LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY are set "

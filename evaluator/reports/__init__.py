@@ -15,7 +15,7 @@ from evaluator.reports.console import (
 )
 from evaluator.reports.history import GROUPINGS, Grouping, history, report_document
 from evaluator.reports.html import html_report
-from evaluator.reports.junit import check_junit_path, junit_xml, write_junit
+from evaluator.reports.junit import junit_xml, write_junit
 from evaluator.reports.noise import sign_flip_p
 from evaluator.reports.remote import runs_from_scores
 from evaluator.reports.runs import RunRecord, local_runs, resolve_run
@@ -28,7 +28,6 @@ __all__ = [
     "TraceLink",
     "agent_tables",
     "agents_document",
-    "check_junit_path",
     "check_thresholds",
     "checks",
     "compare_markdown",

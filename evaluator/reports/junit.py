@@ -15,7 +15,7 @@ from pathlib import Path
 from evaluator.errors import ConfigError
 from evaluator.results import RunInfo, ScenarioResult, totals
 
-__all__ = ["check_junit_path", "junit_xml", "write_junit"]
+__all__ = ["junit_xml", "write_junit"]
 
 
 def junit_xml(run: RunInfo, results: Sequence[ScenarioResult], targets: Mapping[str, str]) -> str:
@@ -72,9 +72,3 @@ def write_junit(path: Path, document: str) -> None:
         path.write_text(document, encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"--junit {path} cannot be written ({exc}). Fix: choose a writable path.") from None
-
-
-def check_junit_path(path: Path | None) -> None:
-    """Refuse a --junit path that cannot be written before running, not after."""
-    if path is not None and path.is_dir():
-        raise ConfigError(f"--junit {path} is a folder. Fix: give a file name, e.g. {path / 'junit.xml'}")

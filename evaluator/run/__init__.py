@@ -1,7 +1,7 @@
-"""Running suites: targets, the staged pipeline, the run service (`run_suite`, `SuiteOptions`, `SuiteRun`),
-the selection of scenarios and the configuration as the run takes it (`select_scenarios`, `catalogs`,
-`rules_for`), the judges of one result (`judge_result`), verification, and runs as Langfuse experiments
-(`experiment`)."""
+"""Running suites: targets, the staged pipeline, the run service (`run_suite`, `SuiteOptions`, `SuiteRun`,
+and `check_output_file` for the files a run writes), the selection of scenarios and the configuration as
+the run takes it (`select_scenarios`, `catalogs`, `rules_for`), the judges of one result
+(`judge_result`), verification, and runs as Langfuse experiments (`experiment`)."""
 
 from evaluator.config import LLMEndpoint
 from evaluator.run.crag_turns import CragRecord, TurnDecision, TurnScores, load_turn_data, score_turn_data
@@ -18,7 +18,7 @@ from evaluator.run.judging import HOW_TO_ENABLE, NOT_FINISHED, JudgePlan, check_
 from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, ScenarioTracer, new_run_id
 from evaluator.run.recorded import RecordedTurn, check_turn_count, recorded_dialogue, recorded_judge_status
 from evaluator.run.selection import catalogs, dialogue_settings, rules_for, select_scenarios
-from evaluator.run.service import run_suite
+from evaluator.run.service import check_output_file, run_suite
 from evaluator.run.suite import Notice, SuiteOptions, SuiteRun
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest, load_target
 from evaluator.run.verify import VerifyReport, verify_run
@@ -50,6 +50,7 @@ __all__ = [
     "VerifyReport",
     "catalogs",
     "check_judge_prompts",
+    "check_output_file",
     "check_turn_count",
     "dialogue_settings",
     "judge_result",

@@ -52,7 +52,7 @@ from evaluator.run.target import Target
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
 
-__all__ = ["run_suite"]
+__all__ = ["check_output_file", "run_suite"]
 
 _DEFAULTS = SuiteOptions()  # every option as the configuration says
 
@@ -259,24 +259,29 @@ def _check_endpoints(cfg: Config, options: SuiteOptions) -> None:
 
 
 def _check_output(output: Path | None, config: Config, targets: set[str]) -> None:
-    """Refuse an --output that cannot be written before running, not after; without writing anything
-    (a run that stops on bad input leaves no file or folder behind). The same for a broken
-    `tool_schemas` file of a target the run uses (bad input, before anything runs)."""
+    """Refuse an --output that cannot be written before running, not after (`check_output_file`). The
+    same for a broken `tool_schemas` file of a target the run uses (bad input, before anything runs)."""
     check_tool_schemas(config, targets)
-    if output is None:
+    check_output_file("--output", output, example="results.json")
+
+
+def check_output_file(option: str, path: Path | None, *, example: str) -> None:
+    """Refuse a file a command-line option names for the run to write (`--output`, `--junit`) that
+    cannot be written, before running, not after; without writing anything (a run that stops on bad
+    input leaves no file or folder behind): a folder (`example` names a file in it), a file where a
+    folder of its path should be, a place that is not writable (a read-only one). None: no file."""
+    if path is None:
         return
-    if output.is_dir():
-        raise ConfigError(
-            f"--output {output} is a folder. Fix: give a file name, e.g. {output / 'results.json'}"
-        )
-    existing = next(p for p in (output, *output.parents) if p.exists())  # what a write would change
-    if existing != output and not existing.is_dir():
+    if path.is_dir():
+        raise ConfigError(f"{option} {path} is a folder. Fix: give a file name, e.g. {path / example}")
+    existing = next(p for p in (path, *path.parents) if p.exists())  # what a write would change
+    if existing != path and not existing.is_dir():
         problem = f"{existing} is a file, not a folder"
     elif not os.access(existing, os.W_OK):
         problem = f"{existing} is not writable"
     else:
         return
-    raise ConfigError(f"--output {output} cannot be written ({problem}). Fix: choose a writable path.")
+    raise ConfigError(f"{option} {path} cannot be written ({problem}). Fix: choose a writable path.")
 
 
 def _store_the_end(

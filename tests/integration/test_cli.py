@@ -217,6 +217,31 @@ def test_an_output_below_a_file_is_refused_before_the_run(
     assert not (project / "state/evaluator.db").exists()  # refused before the store was made
 
 
+@pytest.mark.parametrize(
+    ("option", "problem"),
+    [
+        ("--junit out/junit.xml", "out is a file, not a folder"),
+        ("--junit ro/junit.xml", "ro is not writable"),
+        ("--output ro/results.json", "ro is not writable"),
+    ],
+)
+def test_a_file_the_run_cannot_write_is_refused_before_the_run(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    option: str,
+    problem: str,
+) -> None:
+    """--junit, like --output: found before the run, not after it (where exit 2 hid the run's result)."""
+    (project / "out").write_text("a file")
+    (project / "ro").mkdir()
+    real_access = os.access  # a read-only folder, even for root: os.access says so
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != Path("ro") and real_access(path, mode))
+    code, text = _main(monkeypatch, capsys, "run", *option.split())
+    assert code == 2 and f"{option} cannot be written ({problem}). Fix: choose a writable path." in text, text
+    assert not (project / "state").exists()  # refused before the store was made
+
+
 @pytest.mark.parametrize("command", [["lint", "scenarios"], ["run", "--baseline", "latest"]])
 def test_a_threshold_naming_no_gated_figure_is_bad_input_before_anything_runs(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: list[str]
