@@ -81,6 +81,7 @@ __all__ = [
     "TargetConfig",
     "check_base_url",
     "load_config",
+    "shown_url",
 ]
 
 CONFIG_FILE = "evaluator.toml"
@@ -99,7 +100,8 @@ class LLMEndpoint:
     api_key: SecretStr
 
     def __repr__(self) -> str:
-        return f"LLMEndpoint(base_url={self.base_url!r}, model={self.model!r})"
+        shown = shown_url(self.base_url) if self.base_url else None
+        return f"LLMEndpoint(base_url={shown!r}, model={self.model!r})"
 
 
 class _Section(BaseModel):
@@ -422,6 +424,11 @@ def check_base_url(variable: str, value: str, *, example: str) -> str:
         else f"give the whole URL, e.g. {variable}={example}"
     )
     raise ConfigError(f'{variable}="{shown}" is not an http:// or https:// URL with a host. Fix: {fix}.')
+
+
+def shown_url(url: str) -> str:
+    """`url` as messages show it: a user:password in it (a proxy's, say) as ***, never the secret."""
+    return _USERINFO.sub("***@", url, count=1) if "@" in urlsplit(url).netloc else url
 
 
 def _endpoint_url(variable: str, value: str | None) -> str | None:

@@ -23,7 +23,7 @@ import httpx2
 import openai
 from openai import AsyncOpenAI, DefaultHttpxClient, OpenAI
 
-from evaluator.config import LLMEndpoint
+from evaluator.config import LLMEndpoint, shown_url
 from evaluator.errors import JudgeUnavailableError, ResponseFormatRejectedError
 from evaluator.judge.async_transport import JudgeHttpClient
 from evaluator.judge.model import ModelReply, TokenUsage
@@ -37,7 +37,7 @@ _BODY_EXCERPT = 300
 class OpenAIJudgeModel:
     def __init__(self, endpoint: LLMEndpoint, *, timeout: float = 60.0) -> None:
         self.endpoint = endpoint
-        self._where = endpoint.base_url or "https://api.openai.com/v1"
+        self._where = shown_url(endpoint.base_url or "https://api.openai.com/v1")  # no password in messages
         self._timeout = timeout
         self._sync: OpenAI | None = None  # made at the first `complete`: a run asks with `acomplete`
         self._async: tuple[asyncio.AbstractEventLoop, AsyncOpenAI] | None = None  # see _async_client

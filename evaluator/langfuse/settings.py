@@ -6,10 +6,11 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
-from evaluator.config import check_base_url
+from evaluator.config import check_base_url, shown_url
 from evaluator.errors import ConfigError
 
 __all__ = ["DEFAULT_BASE_URL", "EMBEDDED_PUBLIC_KEY", "LangfuseSettings", "check_sdk_environment"]
@@ -47,6 +48,12 @@ class LangfuseSettings:
             )
         variable = "LANGFUSE_BASE_URL" if env.get("LANGFUSE_BASE_URL") else "LANGFUSE_HOST"
         base_url = check_base_url(variable, env.get(variable) or DEFAULT_BASE_URL, example=DEFAULT_BASE_URL)
+        if "@" in urlsplit(base_url).netloc:  # Langfuse's own basic auth is the keys: a URL's can never work
+            raise ConfigError(
+                f'{variable}="{shown_url(base_url)}" holds a user name or password; Langfuse takes its '
+                f'keys (LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY) instead. Fix: remove "user:password@" '
+                f"from {variable}."
+            )
         check_sdk_environment(env)
         return cls(
             public_key=public,

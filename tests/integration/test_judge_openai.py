@@ -13,8 +13,9 @@ import pytest
 from pydantic import SecretStr
 
 from evaluator.config import LLMEndpoint
+from evaluator.errors import JudgeUnavailableError
 from evaluator.judge import JudgeOutcome, Judges, JudgeSettings, OpenAIJudgeModel, RateGate, RetryPolicy
-from evaluator.prompts import PromptLibrary
+from evaluator.prompts import ChatMessage, PromptLibrary
 from tests.builders import TraceBuilder, scenario
 from tests.standin.judge_server import JudgeStandIn, is_repair
 
@@ -262,3 +263,23 @@ def test_a_request_is_sent_as_create_would_send_it_without_the_clients_typed_tra
     assert reply.text and reply.model == "judge-model"
     by_create, ours = standin.bodies()
     assert ours == by_create
+
+
+def test_a_password_in_the_judge_s_base_url_is_never_in_what_the_run_says(standin: JudgeStandIn) -> None:
+    host = standin.base_url.split("://", 1)[1]
+    endpoint = LLMEndpoint(
+        base_url=f"http://proxy-user:URL-SECRET@{host}", model="judge-model", api_key=SecretStr(KEY)
+    )
+    standin.fail_next(1, 500)
+    model = OpenAIJudgeModel(endpoint)
+    _models.append(model)
+    with pytest.raises(JudgeUnavailableError) as info:
+        model.complete(
+            [ChatMessage(role="user", content="hi")],
+            model="judge-model",
+            temperature=0,
+            response_format=None,
+            timeout=5,
+        )
+    assert "answered HTTP 500" in str(info.value) and "***@" in str(info.value)
+    assert "URL-SECRET" not in str(info.value) and "URL-SECRET" not in repr(endpoint)

@@ -60,3 +60,13 @@ def test_a_base_url_without_its_scheme_is_bad_input_not_an_unreachable_langfuse(
     )
     settings = LangfuseSettings.from_env({**KEYS, variable: "http://127.0.0.1:18301/"})
     assert settings is not None and settings.base_url == "http://127.0.0.1:18301"
+
+
+def test_a_user_and_password_in_the_langfuse_url_is_bad_input_never_shown() -> None:
+    with pytest.raises(ConfigError) as info:
+        LangfuseSettings.from_env({**KEYS, "LANGFUSE_BASE_URL": "https://me:URL-SECRET@langfuse.example.com"})
+    assert str(info.value) == (
+        'LANGFUSE_BASE_URL="https://***@langfuse.example.com" holds a user name or password; Langfuse takes '
+        'its keys (LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY) instead. Fix: remove "user:password@" from '
+        "LANGFUSE_BASE_URL."
+    )
