@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.config import LLMEndpoint
+from evaluator.config import CONFIG_FILE, LLMEndpoint
 from evaluator.errors import ConfigError
 from evaluator.prompts import Prompt, PromptSource
 
@@ -98,7 +98,7 @@ Target = Callable[[TargetRequest], object]
 
 def load_target(spec: str, *, base_dir: Path, name: str = "") -> Target:
     """Import `module:callable`; `base_dir` (the configuration's folder) is importable, like a cwd."""
-    label = f'target "{name}"' if name else "target"
+    label = f'target "{name}" ([targets.{name}] entry in {CONFIG_FILE})' if name else "target"
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(
@@ -110,6 +110,13 @@ def load_target(spec: str, *, base_dir: Path, name: str = "") -> Target:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        if missing and not _names_the_module(missing, module_name):  # the target's module imports it
+            raise ConfigError(
+                f'{label}: module "{module_name}" imports "{missing}", which is not installed ({exc}). '
+                f'Fix: install the package that provides "{missing}" in the environment the evaluator '
+                "runs in (its virtualenv)."
+            ) from None
         raise ConfigError(
             f'{label}: cannot import module "{module_name}" ({exc}). '
             f"Fix: check the module path, relative to {base_dir}."
@@ -130,6 +137,12 @@ def load_target(spec: str, *, base_dir: Path, name: str = "") -> Target:
     if not callable(obj):
         raise ConfigError(f'{label}: "{spec}" is not callable. Fix: name a function or class.')
     return obj
+
+
+def _names_the_module(missing: str, module_name: str) -> bool:
+    """Whether the module not found is the target's module or a package on its path (`a` or `a.b` of
+    `a.b.c`): the path is wrong. Any other is one the target's module imports."""
+    return module_name == missing or module_name.startswith(missing + ".")
 
 
 def _failing_line(exc: BaseException) -> str:
