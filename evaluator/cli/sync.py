@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from typing import Annotated
 
 import typer
@@ -79,7 +78,9 @@ def sync(
 
 
 def _check_keys(connection: LangfuseConnection) -> None:
-    """Raise LangfuseAuthError when Langfuse refuses the keys; one that cannot be reached is left be
-    (there is nothing to send it)."""
-    with contextlib.suppress(LangfuseUnavailableError):
+    """Raise LangfuseAuthError when Langfuse refuses the keys; one that cannot be reached is said, not
+    an error (there is nothing to send it)."""
+    try:
         connection.project_id()
+    except LangfuseUnavailableError as exc:
+        notice(err, "note", f"the keys were not checked: {exc}")

@@ -195,6 +195,17 @@ def test_sync_with_wrong_keys_says_so_even_when_nothing_waits(
     assert "Nothing waits" not in text
 
 
+def test_sync_with_nothing_waiting_and_langfuse_down_says_the_keys_were_not_checked(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("LANGFUSE_TIMEOUT", "1")
+    langfuse_standin.go_down()
+    code, text = cli("sync")
+    assert code == 0, text  # nothing waits: there is nothing to send
+    assert "Nothing waits for this Langfuse project" in text
+    assert "note: the keys were not checked: Langfuse at" in " ".join(text.split())
+
+
 def test_the_secret_keys_never_leave_the_environment(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
 ) -> None:
