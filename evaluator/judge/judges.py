@@ -27,7 +27,7 @@ from evaluator.config import DEFAULT_MISS_PHRASES, JudgeConfig
 from evaluator.errors import EvaluatorError, JudgeUnavailableError, ResponseFormatRejectedError
 from evaluator.judge.cache import CacheKey, VerdictCache
 from evaluator.judge.correctness import CorrectnessJudge
-from evaluator.judge.metric import Answer, Ask, JudgeMetric, PlannedJudgeMetric, PromptRef
+from evaluator.judge.metric import Answer, Ask, JudgeMetric, PlannedJudgeMetric, PromptRef, ask_each
 from evaluator.judge.model import AsyncJudgeModel, JudgeModel, ModelReply, TokenUsage
 from evaluator.judge.quality import QualityJudge
 from evaluator.judge.replies import Reply, read_reply, repair_request
@@ -300,18 +300,7 @@ class Judges:
         if not self._planned[id(metric)]:
             return metric.judge(context, self, run_id)
         asking = self._asking_in(decided, cast(PlannedJudgeMetric, metric), context)
-        for ask in asking.asks:
-            asking.answers.append(
-                self.ask(
-                    ask.judge,
-                    context,
-                    run_id=run_id,
-                    prompt=ask.prompt,
-                    variables=ask.variables,
-                    reply_type=ask.reply_type,
-                )
-            )
-        return asking.metric.combine(context, asking.answers)
+        return ask_each(asking.metric, context, self, run_id, asks=asking.asks, answers=asking.answers)
 
     async def _ajudge_one(
         self, metric: JudgeMetric, context: MetricContext, run_id: str, decided: Decided

@@ -110,20 +110,29 @@ class PlannedJudgeMetric(JudgeMetric, Protocol):
 
 
 def ask_each(
-    metric: PlannedJudgeMetric, context: MetricContext, runtime: JudgeRuntime, run_id: str
+    metric: PlannedJudgeMetric,
+    context: MetricContext,
+    runtime: JudgeRuntime,
+    run_id: str,
+    *,
+    asks: Sequence[Ask] | None = None,
+    answers: list[Answer] | None = None,
 ) -> tuple[Verdict | None, Judgement]:
-    """A planned judge's `judge`: each of its asks through `runtime`, then its verdict."""
-    answers = [
-        runtime.ask(
-            ask.judge,
-            context,
-            run_id=run_id,
-            prompt=ask.prompt,
-            variables=ask.variables,
-            reply_type=ask.reply_type,
+    """A planned judge's `judge`: each of its asks (`asks`, default its own) through `runtime`, then its
+    verdict. `answers`, when given, gets each answer as it ends (what was answered before a stop is
+    kept: `Judges`)."""
+    answers = [] if answers is None else answers
+    for ask in metric.asks(context) if asks is None else asks:
+        answers.append(
+            runtime.ask(
+                ask.judge,
+                context,
+                run_id=run_id,
+                prompt=ask.prompt,
+                variables=ask.variables,
+                reply_type=ask.reply_type,
+            )
         )
-        for ask in metric.asks(context)
-    ]
     return metric.combine(context, answers)
 
 

@@ -6,7 +6,6 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
@@ -48,7 +47,7 @@ class LangfuseSettings:
             )
         variable = "LANGFUSE_BASE_URL" if env.get("LANGFUSE_BASE_URL") else "LANGFUSE_HOST"
         base_url = check_base_url(variable, env.get(variable) or DEFAULT_BASE_URL, example=DEFAULT_BASE_URL)
-        if "@" in urlsplit(base_url).netloc:  # Langfuse's own basic auth is the keys: a URL's can never work
+        if shown_url(base_url) != base_url:  # a user:password: Langfuse's basic auth is the keys, never it
             raise ConfigError(
                 f'{variable}="{shown_url(base_url)}" holds a user name or password; Langfuse takes its '
                 f'keys (LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY) instead. Fix: remove "user:password@" '
