@@ -146,10 +146,11 @@ def _groups(
     config: CompareConfig,
     *,
     strict: bool,
-) -> tuple[list[dict[str, Any]], dict[str, dict[str, list[str]]], Unlike]:
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, list[str]]], Unlike, dict[str, set[str]]]:
     """Each breakdown's groups gated (those with paired values, made of the same parts: `basis`; in
     breakdown, then group order); by group kind the groups only one run has over the shared scenarios
-    (not gated); and per breakdown the scenarios left out for their parts, by the two bases."""
+    (not gated); per breakdown the scenarios left out for their parts, by the two bases; and by group
+    kind every group either run has over the shared scenarios."""
     pairs: dict[tuple[str, str], list[tuple[float, float]]] = {}
     seen: dict[str, tuple[set[str], set[str]]] = {}
     unlike: Unlike = {}
@@ -183,7 +184,25 @@ def _groups(
         for kind, (b, c) in seen.items()
         if b != c
     }
-    return rows, apart, unlike
+    return rows, apart, unlike, {kind: b | c for kind, (b, c) in seen.items()}
+
+
+def _unused_thresholds(
+    config: CompareConfig, metrics: MetricSet, groups: Mapping[str, set[str]]
+) -> list[dict[str, Any]]:
+    """The `[compare.thresholds]` keys `<breakdown>.<group>` whose group neither run has over the
+    scenarios both ran (a misspelled agent, say): never read, so the gate meant for that group does not
+    exist. Only a run's results know its groups, so this is said with the comparison, not refused."""
+    kinds = {b.name: b.group_kind for b in metrics.breakdowns}
+    unused = []
+    for key in config.thresholds:
+        name, dot, group = key.partition(".")
+        if not dot or name not in kinds:
+            continue
+        known = groups.get(kinds[name], set())
+        if group not in known:
+            unused.append({"key": key, "group_kind": kinds[name], "group": group, "groups": sorted(known)})
+    return unused
 
 
 def _by_scenario(run: RunRecord) -> dict[str, Mapping[str, Any]]:
@@ -414,7 +433,9 @@ def compare_runs(
         _check(check, pairs[check.figure], config, significant_only, weights.get(check.figure))
         for check in checks(config, metrics)
     ]
-    group_checks, apart, unlike_groups = _groups(base, cand, shared, metrics, config, strict=significant_only)
+    group_checks, apart, unlike_groups, groups = _groups(
+        base, cand, shared, metrics, config, strict=significant_only
+    )
     regressions = [row["label"] for row in (*gated, *group_checks) if row["regression"]]
     figures = [_figure_row(name, pairs[name], weights.get(name)) for name in metrics.figure_names]
     return {
@@ -435,6 +456,7 @@ def compare_runs(
         "checks": gated,
         "group_checks": group_checks,
         "groups_apart": apart,
+        "unused_thresholds": _unused_thresholds(config, metrics, groups),
         "not_comparable": _not_comparable({**unlike, **unlike_groups}, metrics),
         "figures": figures,
         "scenarios": _scenario_rows(base, cand, shared, metrics),

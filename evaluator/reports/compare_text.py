@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from evaluator.errors import did_you_mean
 from evaluator.metrics import MetricSet
 from evaluator.results import default_metrics
 
@@ -93,6 +94,7 @@ def _caveats(doc: Mapping[str, Any]) -> list[str]:
         if doc[key]:
             notes.append(f"Not compared ({label}): {', '.join(doc[key])}.")
     notes += _groups_apart(doc)
+    notes += _unused_thresholds(doc)
     notes += _not_comparable(doc)
     for change in doc["prompt_changes"]:
         notes.append(
@@ -116,6 +118,17 @@ def _groups_apart(doc: Mapping[str, Any]) -> list[str]:
             if apart[key]:
                 notes.append(f"{kind.capitalize()}s {label} (listed, not gated): {', '.join(apart[key])}.")
     return notes
+
+
+def _unused_thresholds(doc: Mapping[str, Any]) -> list[str]:
+    """Per-group thresholds naming a group neither run has: the gate they meant does not exist."""
+    return [
+        f"[compare.thresholds] {row['key']} was not used: neither run has the {row['group_kind']} "
+        f'"{row["group"]}"'
+        + (did_you_mean(row["group"], row["groups"]) or f" (neither run has any {row['group_kind']})")
+        + "."
+        for row in doc.get("unused_thresholds") or []
+    ]
 
 
 def _not_comparable(doc: Mapping[str, Any]) -> list[str]:

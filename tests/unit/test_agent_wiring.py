@@ -17,7 +17,7 @@ from evaluator.errors import InputError
 from evaluator.metrics import MetricContext, MetricSet, PerAgentMetric, TargetAgents
 from evaluator.metrics.agents._rebuild import per_agent_from_scores
 from evaluator.metrics.agents._session import SessionAgentsVerdict, roll_up_session
-from evaluator.reports import compare_runs, print_compare
+from evaluator.reports import compare_markdown, compare_runs, print_compare
 from evaluator.reports.runs import RunRecord
 from evaluator.results import ToolSchemaFile
 from evaluator.scenarios import Scenario
@@ -396,3 +396,31 @@ def test_the_file_is_read_at_its_first_use_and_fails_the_same_way(tmp_path: Path
     )
     fresh = ToolSchemaFile(config, "w", Path("tools.json"))
     assert list(fresh) == ["add"] and fresh == schemas  # the same file of the same target
+
+
+def test_a_per_agent_threshold_naming_an_agent_neither_run_has_is_said_unused() -> None:
+    base = _run("b", [_result(f"s{i}", {"research": 1.0, "writer": 1.0}) for i in range(4)])
+    cand = _run(
+        "c", [_result(f"s{i}", {"research": 0.5 if i == 0 else 1.0, "writer": 1.0}) for i in range(4)]
+    )
+    thresholds = {
+        "agent_tool_use_score.reserch": 20.0,
+        "agent_tool_use_score.writer": 1.0,
+        "agent_tool_use": 5,
+    }
+    document = compare_runs(base, cand, CompareConfig(thresholds=thresholds), metrics=METRICS)
+    assert document["unused_thresholds"] == [
+        {
+            "key": "agent_tool_use_score.reserch",
+            "group_kind": "agent",
+            "group": "reserch",
+            "groups": ["research", "writer"],
+        }
+    ]
+    research = next(c for c in document["group_checks"] if c["group"] == "research")
+    assert research["threshold"] == 5.0 and research["regression"]  # the misspelled key's 20 never applied
+    text = compare_markdown(document, METRICS)
+    assert (
+        '[compare.thresholds] agent_tool_use_score.reserch was not used: neither run has the agent "reserch" '
+        '(did you mean "research"?).'
+    ) in text
