@@ -69,7 +69,7 @@ from evaluator.run._watchdog import Watchdog
 from evaluator.run.dialogue import STATE_KEYS, DialogueSettings, TurnCall, TurnToJudge, run_dialogue
 from evaluator.run.judging import ajudged_result, judged_result, partly_judged_result
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest
-from evaluator.scenarios import LoadedScenario
+from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Finished
 from evaluator.trace import DEFAULT_RULES, Trace, TraceDetail, TraceRules
 
@@ -833,6 +833,11 @@ class _Run:
                     "client in the target without explicit keys, or report this with how the target sets "
                     "up tracing."
                 )
+            if captured.trace.observation_count == 1 and _checks_the_workflow(attempt.item.scenario):
+                untraced = _nothing_of_the_system(attempt.item.scenario, attempt.trace_id)
+                return self._kept(
+                    replace(self._target_error(attempt, untraced, latency_ms), output=output), captured
+                ), None
             result = evaluate(
                 attempt.item.scenario,
                 captured.trace,
@@ -1066,4 +1071,30 @@ def _awaitable(target: Target | None) -> bool:
     """Whether calling `target` gives an awaitable for certain (an `async def` function or method)."""
     return target is not None and (
         inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(type(target).__call__)
+    )
+
+
+def _checks_the_workflow(scenario: Scenario) -> bool:
+    """Whether the scenario (or the dialogue turn) expects agents or tools, found or avoided, or a
+    tool path: what a trace holding nothing of the system cannot show."""
+    expected = scenario.expected
+    return bool(
+        expected.agents.include
+        or expected.agents.exclude
+        or expected.tools.include
+        or expected.tools.exclude
+        or expected.trajectory is not None
+    )
+
+
+def _nothing_of_the_system(scenario: Scenario, trace_id: str) -> str:
+    """Why a run whose trace holds only the evaluator's root span is not checked: its agents and tools
+    ran or not, the trace cannot tell, so none is called missing or avoided (not a failed scenario)."""
+    return (
+        f"trace {trace_id} holds nothing of target {scenario.target} but the evaluator's own root span: "
+        "the system answered without recording an agent, tool or model call, so the agents and tools "
+        "this scenario expects cannot be checked (neither found nor avoided). Fix: trace the system as "
+        "Langfuse's docs do for its framework (README, \"Tracing your system\"): @observe, LangChain's "
+        "CallbackHandler, OpenAIAgentsInstrumentor for the OpenAI Agents SDK, Agent.instrument_all() "
+        "for pydantic-ai."
     )

@@ -147,3 +147,28 @@ def test_markup_in_an_error_message_prints_literally(tracing: Tracing, tmp_path:
     console = Console(record=True, width=200)
     print_summary(console, run, results, expected_count=1)
     assert "ValueError: bad [/] closing tag [red]" in console.export_text()
+
+
+def _untraced(request: object) -> str:
+    return "paid"  # the system ran, but recorded nothing: its framework's tracing was never set up
+
+
+def test_a_system_that_traced_nothing_is_neither_missing_nor_avoided(
+    tracing: Tracing, tmp_path: Path
+) -> None:
+    """Only the evaluator's root span: the agents and tools the scenario names ran or not, the trace
+    cannot tell. Not "correctly avoided" (a false pass), not "missing" (a false failure): an error
+    naming the fix. A scenario that expects nothing of the workflow is checked as usual."""
+    avoided = _items("was invoice 42 paid?", agents={"exclude": ["billing"]}, tools={"exclude": ["lookup"]})
+    found = _items("was invoice 42 paid?", agents={"include": ["billing"]})
+    path = _items("was invoice 42 paid?", trajectory={"tools": ["lookup"]})
+    answer = _items("was invoice 42 paid?", answer={"contains": ["paid"]})
+    for items, status in ((avoided, "error"), (found, "error"), (path, "error"), (answer, "passed")):
+        [result] = _runner(tracing, tmp_path / status / str(id(items)), _untraced).run(items, RunOptions())[1]
+        assert result.status == status, result
+        assert result.output == "paid"
+        if status == "error":
+            assert result.workflow is None and result.error is not None
+            assert "holds nothing of target toy but the evaluator's own root span" in result.error
+            assert "cannot be checked (neither found nor avoided)" in result.error
+            assert "OpenAIAgentsInstrumentor" in result.error
