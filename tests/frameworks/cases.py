@@ -30,6 +30,7 @@ TARGETS = {
     "pipeline": "tests.frameworks.systems.lg_workflows:stages",
     "tool_loop": "tests.frameworks.systems.lg_workflows:book",
     "retrying": "tests.frameworks.systems.lg_workflows:retry",
+    "plan_execute": "tests.frameworks.systems.lg_workflows:plan_execute",
     "functional": "tests.frameworks.systems.lg_workflows:functional",
     "functional_agents": "tests.frameworks.systems.lg_workflows:functional_agents",
 }
@@ -424,6 +425,20 @@ CASES = [
         agents={"included": ["triage", "desk"], "missing": [], "unexpected": []},
         tools={"included": ["find_room"], "unexpected": []},
         flow="triage",
+    ),
+    Case(  # Plan-and-Execute: a hand-built graph's node named `agent` is an agent (its executor's tool)
+        id="a-node-named-agent-in-a-hand-built-graph",
+        target="plan_execute",
+        input="A room in the north, please",
+        expected={
+            "agents": {"include": ["planner", "agent", "replan"]},
+            "tools": {"include": ["find_room"]},
+            "trajectory": {"flow": "planner", "tools": ["find_room"]},
+        },
+        status="passed",
+        agents={"included": ["planner", "agent", "replan"], "missing": [], "unexpected": []},
+        tools={"included": ["find_room"], "unexpected": []},
+        flow="planner",
     ),
     Case(  # the first attempt failed before the model call; the retry made it
         id="retried-node-is-the-agent",

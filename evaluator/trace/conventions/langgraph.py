@@ -137,7 +137,11 @@ def _node_name(run: Observation, namespace: str) -> str:
 
 
 def _is_plumbing(tree: Tree, node: str, run: Observation, prebuilt_graphs: set[str]) -> bool:
-    return node in PREBUILT_NODES or node in _GRAPH_ENDS or _graph_id(tree, run) in prebuilt_graphs
+    """A graph's start and end, a `tools` node (a `ToolNode`: it runs the calls a model made), and every
+    node of a prebuilt agent's graph. A prebuilt agent's other node names are plumbing only there: in
+    a hand-built graph, a node named `agent` (LangGraph's Plan-and-Execute tutorial) is an agent when
+    it runs a model, as any other node."""
+    return node in _GRAPH_ENDS or node == "tools" or _graph_id(tree, run) in prebuilt_graphs
 
 
 def _graph_id(tree: Tree, run: Observation) -> str | None:

@@ -9,6 +9,8 @@ CallbackHandler created at import time, with scripted models:
 - a graph with a tool loop of its own: a `triage` node calling a model, then a `desk` node whose model
   has the tools bound, looping through a `ToolNode` added as `tools` (`tools_condition`'s default
   target) until it answers: a hand-built graph, not a prebuilt agent, though it has a `tools` node;
+- Plan-and-Execute: `planner`, then a node named `agent` running a prebuilt ReAct executor (its
+  tool `find_room`), then `replan`: a hand-built graph, so its `agent` node is an agent;
 - retries: a `fetcher` node with a `RetryPolicy`, whose first attempt fails (a flaky data source)
   before it reaches the model, and whose second attempt calls it;
 - the Functional API quickstart: an `@entrypoint` named `agent` whose `@task`s call the model and
@@ -129,6 +131,36 @@ tool_loop.add_conditional_edges("desk", tools_condition)
 tool_loop.add_edge("tools", "desk")
 tool_loop_graph = tool_loop.compile()
 
+# Plan-and-Execute (LangGraph's tutorial): a `planner` node, an `agent` node running a prebuilt ReAct
+# executor on the plan's step (it calls `find_room`), a `replan` node; a hand-built graph whose node
+# named `agent` is an agent, though a prebuilt agent's node has that name too.
+plan_model = ScriptedChat(script=lambda _: AIMessage(content="1. find a room in the north"))
+executor = create_react_agent(desk_model, tools=[find_room])
+
+
+def planner(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [plan_model.invoke(state["messages"])]}
+
+
+def execute_step(state: MessagesState) -> dict[str, Any]:
+    done = executor.invoke({"messages": [("user", f"Do step 1 of: {state['messages'][-1].content}")]})
+    return {"messages": [AIMessage(content=str(done["messages"][-1].content))]}
+
+
+def replan(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [specialist_model.invoke(state["messages"])]}
+
+
+plan_and_execute = StateGraph(MessagesState)
+plan_and_execute.add_node("planner", planner)
+plan_and_execute.add_node("agent", execute_step)
+plan_and_execute.add_node("replan", replan)
+plan_and_execute.add_edge(START, "planner")
+plan_and_execute.add_edge("planner", "agent")
+plan_and_execute.add_edge("agent", "replan")
+plan_and_execute.add_edge("replan", END)
+plan_and_execute_graph = plan_and_execute.compile()
+
 _attempts: dict[str, int] = {}
 
 
@@ -202,6 +234,10 @@ def stages(request: Any) -> object:
 
 def book(request: Any) -> object:
     return _asked(tool_loop_graph, request)
+
+
+def plan_execute(request: Any) -> object:
+    return _asked(plan_and_execute_graph, request)
 
 
 def retry(request: Any) -> object:
