@@ -251,6 +251,14 @@ def _missing_spelled_otherwise(kind: str, verdict: KindVerdict, called: Sequence
     ]
 
 
+_IF_IT_IS = {  # what makes a name the trace holds a call of its kind
+    "agent": "If it is an agent, say so in the target's configuration (agent_observations or "
+    "agent_pattern; README, Tracing your system).",
+    "tool": 'If it is a tool, trace it as one: @observe(as_type="tool"), or your framework\'s tool '
+    "(README, Tracing your system).",
+}
+
+
 def _seen_not_called(kind: str, verdict: KindVerdict, called: Sequence[str], convention: str) -> list[str]:
     """A warning per excluded name found in the trace but not as a call of this kind."""
     a = "an" if kind == "agent" else "a"
@@ -264,7 +272,6 @@ def _seen_not_called(kind: str, verdict: KindVerdict, called: Sequence[str], con
             f'reported unexpected, not avoided. Fix: name it "{spelled}", as the trace does.'
             if spelled is not None
             else f'excluded {kind} "{name}" appears in the trace, though not as {a} {kind} call the '
-            f"{convention} convention recognises: it is reported unexpected, not avoided. If it is {a} "
-            f"{kind}, say so in the target's configuration (README, Tracing your system)."
+            f"{convention} convention recognises: it is reported unexpected, not avoided. {_IF_IT_IS[kind]}"
         )
     return warnings

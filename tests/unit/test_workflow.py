@@ -1,5 +1,7 @@
 """The workflow rules, on the seed's examples (seeds/workflow-and-quality-metrics.md) and edge cases."""
 
+from dataclasses import replace
+
 from evaluator.metrics import WorkflowValidator, validate_kind
 from evaluator.scenarios import Expectation
 from evaluator.trace import TraceRules, build_trace
@@ -168,3 +170,22 @@ def test_a_dialogues_result_has_no_workflow_pass_rate_rather_than_a_zero() -> No
     assert figure.value({"kind": "dialogue", "status": "passed", "workflow": None}) is None
     assert figure.value({"status": "passed", "workflow": {"pass": True}}) == 1.0
     assert figure.value({"status": "error", "workflow": None}) == 0.0
+
+
+def test_an_excluded_name_in_the_trace_but_not_as_a_call_names_the_fix_of_its_kind() -> None:
+    """A tool cannot be declared in the configuration (agents can): the fix says how to trace one."""
+    trace = replace(trace_of(["desk"], []), names=frozenset({"desk", "retrieve_docs", "planner"}))
+    verdict = WorkflowValidator().validate(
+        expected(agents={"include": ["desk"], "exclude": ["planner"]}, tools={"exclude": ["retrieve_docs"]}),
+        trace,
+    )
+    assert verdict.agents.unexpected == ("planner",) and verdict.tools.unexpected == ("retrieve_docs",)
+    tool_warning, agent_warning = sorted(verdict.warnings, key=lambda w: "tool" not in w.split('"')[0])
+    assert tool_warning.startswith('excluded tool "retrieve_docs" appears in the trace')
+    assert tool_warning.endswith(
+        'If it is a tool, trace it as one: @observe(as_type="tool"), or your framework\'s tool '
+        "(README, Tracing your system)."
+    )
+    assert "configuration" not in tool_warning  # no setting declares tools
+    assert agent_warning.startswith('excluded agent "planner" appears in the trace')
+    assert "(agent_observations or agent_pattern; README, Tracing your system)" in agent_warning
