@@ -38,6 +38,7 @@ from evaluator.trace.conventions import (
     TraceRules,
     Tree,
     conventions_for,
+    forced_convention_warnings,
 )
 from evaluator.trace.conventions.detect import assign_roles
 from evaluator.trace.model import (
@@ -109,7 +110,10 @@ def build_trace(
             | {h.via for h in handoffs}
         ),
         convention="+".join(c.name for c in conventions),
-        warnings=tuple(ambiguity_warnings(tree, roles, nearest, _GENERIC_NAMES)),
+        warnings=(
+            *ambiguity_warnings(tree, roles, nearest, _GENERIC_NAMES),
+            *forced_convention_warnings(tree, rules),
+        ),
     )
 
 

@@ -87,6 +87,23 @@ def test_a_convention_can_be_forced() -> None:
     assert "call_agent" in trace.agent_names
 
 
+def test_a_forced_convention_the_trace_shows_no_sign_of_is_said_with_the_one_it_shows() -> None:
+    trace = load_trace_file(FIXTURES / "langgraph_supervisor.json", TraceRules(convention="openinference"))
+    assert trace.warnings == (
+        'the convention "openinference" was given (--convention, or [targets.X] convention) but the trace '
+        "shows no sign of it (it shows langgraph): its agents and tools are read as Langfuse types alone. "
+        "Fix: give langgraph, or leave the convention out to detect it.",
+    )
+    assert (
+        load_trace_file(FIXTURES / "langgraph_supervisor.json", TraceRules(convention="langgraph")).warnings
+        == ()
+    )
+    assert (
+        load_trace_file(FIXTURES / "langgraph_supervisor.json", TraceRules(convention="langfuse")).warnings
+        == ()
+    )
+
+
 def test_configured_agents_and_handoff_patterns() -> None:
     builder = TraceBuilder()
     main = builder.add("SPAN", "planner")

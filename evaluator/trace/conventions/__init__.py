@@ -3,7 +3,7 @@
 
 from evaluator.trace.conventions._tree import Tree
 from evaluator.trace.conventions.base import Role, Roles, TraceConvention
-from evaluator.trace.conventions.detect import CONVENTIONS, conventions_for
+from evaluator.trace.conventions.detect import CONVENTIONS, conventions_for, forced_convention_warnings
 from evaluator.trace.conventions.genai import GenAI
 from evaluator.trace.conventions.langfuse_types import LangfuseTypes
 from evaluator.trace.conventions.langgraph import LangGraph
@@ -30,4 +30,5 @@ __all__ = [
     "TraceRules",
     "Tree",
     "conventions_for",
+    "forced_convention_warnings",
 ]

@@ -11,7 +11,7 @@ from evaluator.trace.conventions.langgraph import LangGraph
 from evaluator.trace.conventions.openinference import OpenInference
 from evaluator.trace.conventions.rules import TraceRules
 
-__all__ = ["CONVENTIONS", "assign_roles", "conventions_for"]
+__all__ = ["CONVENTIONS", "assign_roles", "conventions_for", "forced_convention_warnings"]
 
 _FRAMEWORKS: tuple[TraceConvention, ...] = (LangGraph(), OpenInference(), GenAI())
 _LANGFUSE = LangfuseTypes()
@@ -27,6 +27,21 @@ def conventions_for(tree: Tree, rules: TraceRules) -> list[TraceConvention]:
     else:
         chosen = [CONVENTIONS[rules.convention]]
     return [*chosen, _LANGFUSE]
+
+
+def forced_convention_warnings(tree: Tree, rules: TraceRules) -> list[str]:
+    """A warning when the configured framework convention finds no sign of itself in the trace (its
+    verdict is then read by Langfuse types alone), naming the conventions the trace does show."""
+    forced = CONVENTIONS.get(rules.convention) if rules.convention != "auto" else None
+    if forced is None or forced is _LANGFUSE or forced.detect(tree):
+        return []
+    shown = [c.name for c in _FRAMEWORKS if c.detect(tree)]
+    looks = f"it shows {' and '.join(shown)}" if shown else "it shows no framework's"
+    return [
+        f'the convention "{forced.name}" was given (--convention, or [targets.X] convention) but the '
+        f"trace shows no sign of it ({looks}): its agents and tools are read as Langfuse types alone. "
+        f"Fix: give {' or '.join(shown) if shown else 'langfuse'}, or leave the convention out to detect it."
+    ]
 
 
 def assign_roles(tree: Tree, conventions: list[TraceConvention], rules: TraceRules) -> dict[str, Role]:
