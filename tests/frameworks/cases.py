@@ -31,6 +31,7 @@ TARGETS = {
     "tool_loop": "tests.frameworks.systems.lg_workflows:book",
     "retrying": "tests.frameworks.systems.lg_workflows:retry",
     "plan_execute": "tests.frameworks.systems.lg_workflows:plan_execute",
+    "agentic_rag": "tests.frameworks.systems.lg_workflows:rag",
     "functional": "tests.frameworks.systems.lg_workflows:functional",
     "functional_agents": "tests.frameworks.systems.lg_workflows:functional_agents",
 }
@@ -439,6 +440,27 @@ CASES = [
         agents={"included": ["planner", "agent", "replan"], "missing": [], "unexpected": []},
         tools={"included": ["find_room"], "unexpected": []},
         flow="planner",
+    ),
+    Case(  # Agentic RAG: the grader model of `retrieve`'s conditional edge does not make it an agent
+        id="a-grader-in-a-conditional-edge-is-the-edge-s",
+        target="agentic_rag",
+        input="What does Lilian Weng say about types of reward hacking?",
+        expected={
+            "agents": {
+                "include": ["generate_query_or_respond", "generate_answer"],
+                "exclude": ["rewrite_question"],
+            },
+            "tools": {"include": ["retrieve_blog_posts"]},
+            "trajectory": {"flow": "generate_query_or_respond", "tools": ["retrieve_blog_posts"]},
+        },
+        status="passed",
+        agents={
+            "included": ["generate_query_or_respond", "generate_answer"],
+            "missing": [],
+            "unexpected": [],
+        },
+        tools={"included": ["retrieve_blog_posts"], "unexpected": []},
+        flow="generate_query_or_respond",
     ),
     Case(  # the first attempt failed before the model call; the retry made it
         id="retried-node-is-the-agent",

@@ -68,13 +68,16 @@ class LangGraph:
         tasks = _task_namespaces(tree, node_runs)
         entrypoints = {_parent_ns(ns) for ns in tasks}
         prebuilt_graphs = _prebuilt_graph_runs(tree, node_runs, entrypoints)
+        nodes = {_node_name(runs[0], ns) for ns, runs in node_runs.items()}
         for namespace, runs in node_runs.items():
             node = _node_name(runs[0], namespace)
             if namespace in tasks or (
                 namespace not in entrypoints and _is_plumbing(tree, node, runs[0], prebuilt_graphs)
             ):
                 continue
-            if _runs_subgraph(namespace, node_runs, tasks) or any(_calls_model(tree, run) for run in runs):
+            if _runs_subgraph(namespace, node_runs, tasks) or any(
+                _calls_model(tree, run, nodes) for run in runs
+            ):
                 roles.update((run.id, Role(kind="agent", name=node)) for run in runs)
         for graph in _named_prebuilt_graphs(tree, node_runs, roles, prebuilt_graphs):
             roles[graph.id] = Role(kind="agent", name=graph.name)
@@ -113,9 +116,13 @@ def _routes_to(tree: Tree, run: Observation, agents: set[str]) -> bool:
     `goto` names one, or a routing function of its conditional edges (a run right inside it, in its
     namespace) answered with one. A plain edge records no such choice: a pipeline's first stage is
     not a router."""
+    return any(_destinations(step.output) & agents for step in (run, *_steps(tree, run)))
+
+
+def _steps(tree: Tree, run: Observation) -> list[Observation]:
+    """The runs right inside a node's run, in its namespace (its own calls and its edges' routing)."""
     namespace = run.metadata.get(NAMESPACE)
-    steps = [c for c in tree.children.get(run.id, []) if c.metadata.get(NAMESPACE) == namespace]
-    return any(_destinations(step.output) & agents for step in (run, *steps))
+    return [c for c in tree.children.get(run.id, []) if c.metadata.get(NAMESPACE) == namespace]
 
 
 def _destinations(value: object) -> set[str]:
@@ -173,8 +180,13 @@ def _runs_subgraph(namespace: str, node_runs: dict[str, list[Observation]], task
     return any(other.startswith(prefix) and other not in tasks for other in node_runs)
 
 
-def _calls_model(tree: Tree, run: Observation) -> bool:
-    return any(d.type == GENERATION for d in tree.descendants(run))
+def _calls_model(tree: Tree, run: Observation, nodes: set[str]) -> bool:
+    """Whether the node's own work called a model: not a routing function of its conditional edges (a
+    run right inside it, in its namespace, answering with a node), whose model call (Agentic RAG's
+    document grader after a `ToolNode`) is the edge's, not the node's."""
+    routers = [step for step in _steps(tree, run) if _destinations(step.output) & nodes]
+    routed = {d.id for router in routers for d in (router, *tree.descendants(router))}
+    return any(d.type == GENERATION and d.id not in routed for d in tree.descendants(run))
 
 
 def _parent_ns(namespace: str) -> str:

@@ -11,6 +11,8 @@ CallbackHandler created at import time, with scripted models:
   target) until it answers: a hand-built graph, not a prebuilt agent, though it has a `tools` node;
 - Plan-and-Execute: `planner`, then a node named `agent` running a prebuilt ReAct executor (its
   tool `find_room`), then `replan`: a hand-built graph, so its `agent` node is an agent;
+- Agentic RAG: a `ToolNode` added as `retrieve`, whose conditional edge asks a grader model whether
+  the documents are relevant: the edge's model call does not make `retrieve` an agent;
 - retries: a `fetcher` node with a `RetryPolicy`, whose first attempt fails (a flaky data source)
   before it reaches the model, and whose second attempt calls it;
 - the Functional API quickstart: an `@entrypoint` named `agent` whose `@task`s call the model and
@@ -161,6 +163,57 @@ plan_and_execute.add_edge("agent", "replan")
 plan_and_execute.add_edge("replan", END)
 plan_and_execute_graph = plan_and_execute.compile()
 
+
+# Agentic RAG (LangGraph's tutorial): `generate_query_or_respond` calls the retriever tool, a `ToolNode`
+# added as `retrieve` runs it, and `retrieve`'s conditional edge (`grade_documents`) asks a grader model
+# whether the documents are relevant: the grader is the edge's, so `retrieve` is no agent.
+@tool
+def retrieve_blog_posts(query: str) -> str:
+    """Search Lilian Weng's blog posts."""
+    return "Reward hacking: environment or goal misspecification, and reward tampering."
+
+
+def _query_or_respond(messages: Sequence[BaseMessage]) -> AIMessage:
+    if tool_results(messages, "retrieve_blog_posts"):
+        return AIMessage(content="Two types: misspecification and reward tampering.")
+    return call("retrieve_blog_posts", "q1", query="reward hacking")
+
+
+query_model = ScriptedChat(script=_query_or_respond)
+grader_model = ScriptedChat(script=lambda _: AIMessage(content="yes"))
+
+
+def generate_query_or_respond(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [query_model.bind_tools([retrieve_blog_posts]).invoke(state["messages"])]}
+
+
+def grade_documents(state: MessagesState) -> Literal["generate_answer", "rewrite_question"]:
+    relevant = grader_model.invoke(state["messages"]).content == "yes"
+    return "generate_answer" if relevant else "rewrite_question"
+
+
+def generate_answer(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [query_model.invoke(state["messages"])]}
+
+
+def rewrite_question(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [specialist_model.invoke(state["messages"])]}
+
+
+agentic_rag = StateGraph(MessagesState)
+agentic_rag.add_node("generate_query_or_respond", generate_query_or_respond)
+agentic_rag.add_node("retrieve", ToolNode([retrieve_blog_posts]))
+agentic_rag.add_node("rewrite_question", rewrite_question)
+agentic_rag.add_node("generate_answer", generate_answer)
+agentic_rag.add_edge(START, "generate_query_or_respond")
+agentic_rag.add_conditional_edges(
+    "generate_query_or_respond", tools_condition, {"tools": "retrieve", END: END}
+)
+agentic_rag.add_conditional_edges("retrieve", grade_documents)
+agentic_rag.add_edge("generate_answer", END)
+agentic_rag.add_edge("rewrite_question", "generate_query_or_respond")
+agentic_rag_graph = agentic_rag.compile()
+
 _attempts: dict[str, int] = {}
 
 
@@ -238,6 +291,10 @@ def book(request: Any) -> object:
 
 def plan_execute(request: Any) -> object:
     return _asked(plan_and_execute_graph, request)
+
+
+def rag(request: Any) -> object:
+    return _asked(agentic_rag_graph, request)
 
 
 def retry(request: Any) -> object:
