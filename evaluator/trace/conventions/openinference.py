@@ -4,19 +4,22 @@ openinference-instrumentation-openai-agents, and others): AGENT spans are agents
 The Agents SDK instrumentation opens one synthetic AGENT span per workflow (named after the trace,
 "Agent workflow" by default) around the real agents: it carries no `agent.name`, so it is not an agent.
 Hand-off spans are TOOL spans named "handoff to <agent>" (a built-in hand-off pattern). The first agent
-of a workflow is its entry agent (where the SDK's `Runner.run(agent, ...)` started).
+of a workflow is its entry agent (where the SDK's `Runner.run(agent, ...)` started) when it passes
+control on (a hand-off, or an agent it runs as a tool).
 """
 
 from __future__ import annotations
 
 from evaluator.trace.conventions._tree import Tree
 from evaluator.trace.conventions.base import Role, Roles
+from evaluator.trace.model import Observation
 
 __all__ = ["OpenInference"]
 
 SPAN_KIND = "openinference.span.kind"
 AGENT_NAME = "agent.name"
 GRAPH_NODE_ID = "graph.node.id"
+HANDOFF_PREFIX = "handoff to "
 
 
 class OpenInference:
@@ -48,7 +51,10 @@ class OpenInference:
         return Role(kind="agent", name=obs.name)
 
     def entry_agents(self, tree: Tree, agents: list[tuple[str, str]]) -> set[str]:
-        """The first agent inside each workflow span (the workflow's starting agent)."""
+        """The first agent inside each workflow span (the workflow's starting agent), when it passes
+        control on: it hands off (a "handoff to <agent>" span inside it) or runs another agent (an
+        agent as a tool). Agents the application runs one after another in one workflow (the SDK's
+        deterministic pattern), or a single agent, have no orchestrator: each is checked as any."""
         entries: set[str] = set()
         agent_ids = {agent_id for agent_id, _ in agents}
         for obs in tree.ordered:
@@ -56,6 +62,12 @@ class OpenInference:
             if kind != "AGENT" or obs.id in agent_ids:
                 continue
             first = next((d for d in tree.descendants(obs) if d.id in agent_ids), None)
-            if first is not None:
+            if first is not None and any(_passes_control(d, agent_ids) for d in tree.descendants(first)):
                 entries.add(first.id)
         return entries
+
+
+def _passes_control(obs: Observation, agent_ids: set[str]) -> bool:
+    """A hand-off span (the SDK names it after the agent it hands to), or another agent's run."""
+    is_tool = str(obs.attributes.get(SPAN_KIND, "")).upper() == "TOOL"
+    return obs.id in agent_ids or (is_tool and obs.name.startswith(HANDOFF_PREFIX))

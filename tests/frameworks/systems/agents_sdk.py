@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents import Agent, Model, ModelResponse, Runner, Usage
+from agents import Agent, Model, ModelResponse, Runner, Usage, trace
 from langfuse import get_client
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
@@ -63,3 +63,17 @@ triage_agent = Agent(
 
 def run(request: Any) -> object:
     return Runner.run_sync(triage_agent, request.input).final_output
+
+
+# The SDK's "deterministic" agent pattern: the application runs agents one after another, each on the
+# last one's output, inside one `trace()`: no agent passes control to another, so none orchestrates.
+outline_agent = Agent(
+    name="Outline agent", instructions="Outline a story.", model=ScriptedModel("An outline.")
+)
+story_agent = Agent(name="Story agent", instructions="Write the story.", model=ScriptedModel("A story."))
+
+
+def run_in_sequence(request: Any) -> object:
+    with trace("Deterministic story flow"):
+        outline = Runner.run_sync(outline_agent, request.input).final_output
+        return Runner.run_sync(story_agent, str(outline)).final_output
