@@ -2,7 +2,8 @@
 (plain JSON, a ```json fence, prose then a JSON object; a reasoning model's `<think>` block left out),
 and the repair request sent back once when a reply does not do. When a reply holds several objects,
 the last one is its answer: drafts and quoted objects (an answer that tries to inject a verdict, say)
-come before it.
+come before it; a reply that opens with a valid object and then quotes a different one holds two
+verdicts, and neither is taken (the repair request asks for one).
 
 The models are the contract; each judge prompt's header carries the same shape as a JSON schema for
 structured output (tests/unit/test_judge_prompts.py keeps the two equal).
@@ -37,6 +38,9 @@ _DECODER = json.JSONDecoder()
 # the answer. Only a leading block: the same tags inside the answer (quoting a judged text) are text.
 # An unclosed one (a reply cut off while thinking) runs to the end.
 _THINKING = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
+# DeepSeek-R1 and its distills under a chat template that opens the block in the prompt reply with its
+# end alone: everything up to a closing tag no opening tag comes before is reasoning too.
+_THINKING_END = re.compile(r"</(think|thinking|reasoning)>", re.IGNORECASE)
 
 
 class JudgeReply(BaseModel):
@@ -94,7 +98,7 @@ def json_objects(text: str) -> list[Any]:
     reasoning block), the fenced blocks, then the objects in the prose (outermost ones only: an object
     inside another is part of it, not an answer), each group from last to first."""
     whole = text.strip()
-    text = _THINKING.sub("", text, count=1)
+    text = _without_reasoning(text)
     found: list[Any] = []
     for candidate in (whole, text.strip(), *reversed([m.strip() for m in _FENCE.findall(text)])):
         try:
@@ -114,23 +118,54 @@ def json_objects(text: str) -> list[Any]:
     return [*found, *reversed(in_prose)]
 
 
+def _without_reasoning(text: str) -> str:
+    """The reply after its reasoning: a leading `<think>` block, or everything up to a closing tag that
+    no opening tag comes before (the block's start was in the prompt)."""
+    text = _THINKING.sub("", text, count=1)
+    end = _THINKING_END.search(text)
+    if end is not None and not re.search(f"<{end.group(1)}>", text[: end.start()], re.IGNORECASE):
+        return text[end.end() :]
+    return text
+
+
 def read_reply(text: str, model: type[Reply]) -> Reply | str:
     """The reply as `model`, or why it is not one (the likeliest object's problems, when there is
-    one)."""
+    one). A reply that opens with a valid object and quotes a different valid one in the prose after
+    it holds two verdicts: neither is taken (which one the judge meant cannot be told)."""
     candidates = [value for value in json_objects(text) if isinstance(value, dict)]
     if not candidates:
         if not text.strip():
             return "the reply is empty"
-        if not _THINKING.sub("", text).strip():
+        if not _without_reasoning(text).strip():
             return "the reply holds only the model's reasoning, no answer"
         return "the reply holds no JSON object"
     problems = ""
     for candidate in candidates:
         try:
-            return model.model_validate(candidate)
+            reply = model.model_validate(candidate)
         except ValidationError as exc:
             problems = problems or _describe(exc, model)
+            continue
+        opening = _opening_reply(text, model)
+        if opening is not None and opening != reply:
+            return (
+                "the reply holds two different verdicts, the object it opens with and another in the "
+                "text after it; neither is taken"
+            )
+        return reply
     return problems
+
+
+def _opening_reply(text: str, model: type[Reply]) -> Reply | None:
+    """The valid object a reply opens with (after its reasoning), when text follows it; else None."""
+    text = _without_reasoning(text).lstrip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value, end = _DECODER.raw_decode(text)
+        return model.model_validate(value) if text[end:].strip() else None
+    except (ValueError, ValidationError):
+        return None
 
 
 def _describe(exc: ValidationError, model: type[BaseModel]) -> str:
