@@ -647,6 +647,15 @@ def _cut_off(parameters: Mapping[str, Any]) -> str:
     )
 
 
+def _elsewhere(field: str) -> str:
+    """Why a reply whose text came in a reasoning field is not read: thinking, or an answer misfiled."""
+    return (
+        f"the endpoint put its output in `{field}` with `content` empty (a reasoning parser on the judge "
+        "model, such as vLLM's --reasoning-parser, or its thinking turned on): it is not read as an "
+        "answer. Fix: turn reasoning off for the judge model, or use a model without it"
+    )
+
+
 @dataclass(frozen=True)
 class _Request:
     """One request of a conversation (sent with its retries)."""
@@ -672,7 +681,7 @@ class _Conversation:
         self.served_model: str | None = None
         self.last_messages: list[ChatMessage] = []
         self.last_reply: str | None = None
-        self.cut_off = False
+        self.unrepairable = False  # cut off, or misfiled: a repair would end the same way
 
     def verdict(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
         """The valid reply, or why there is none. The steps are closed on the way out, however it is
@@ -720,7 +729,7 @@ class _Conversation:
         except JudgeUnavailableError as exc:
             self.failed, self.endpoint_failed = True, exc.about_the_endpoint
             return f"no reply from the judge after {self.calls} request(s): {exc}"
-        if not isinstance(parsed, str) or self.cut_off:  # a repair would be cut off the same way
+        if not isinstance(parsed, str) or self.unrepairable:
             return parsed
         first = self.last_reply
         repair = [
@@ -758,8 +767,14 @@ class _Conversation:
             generation.succeeded(output=reply.text, usage=reply.usage, model=reply.model)
             self.usage += reply.usage
             self.served_model, self.last_reply = reply.model, reply.text
-            parsed = _cut_off(parameters) if reply.cut_off else read_reply(reply.text, reply_type)
-            self.cut_off = reply.cut_off
+            parsed = (
+                _cut_off(parameters)
+                if reply.cut_off
+                else _elsewhere(reply.elsewhere)
+                if reply.elsewhere
+                else read_reply(reply.text, reply_type)
+            )
+            self.unrepairable = reply.cut_off or reply.elsewhere is not None
             if isinstance(parsed, str):
                 generation.unusable(parsed)
         return parsed

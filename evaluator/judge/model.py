@@ -42,6 +42,9 @@ class ModelReply:
     usage: TokenUsage
     model: str
     cut_off: bool = False  # the endpoint stopped at the token limit (finish_reason "length")
+    # The message field the text came from when `content` was empty and a reasoning field held it
+    # (`reasoning_content`, `reasoning`: a reasoning parser on the judge model); None: `content`.
+    elsewhere: str | None = None
 
 
 class JudgeModel(Protocol):

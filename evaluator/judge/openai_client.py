@@ -149,6 +149,11 @@ class OpenAIJudgeModel:
     def _read(self, body: bytes, model: str) -> ModelReply:
         try:
             return _reply(json.loads(body), model)
+        except _ErrorReplyError as exc:
+            raise JudgeUnavailableError(
+                f"the judge endpoint {self._where} answered HTTP 200 with an error and no answer: {exc}",
+                status=exc.status,
+            ) from None
         except _NoChoiceError:
             raise JudgeUnavailableError(
                 f"the judge endpoint {self._where} replied with no choice (`choices` is empty): no answer "
@@ -219,11 +224,21 @@ def _reply(completion: object, model: str) -> ModelReply:
     choices = _object(completion, "the reply").get("choices")
     if isinstance(choices, list) and not choices:
         raise _NoChoiceError
+    error = _object(completion, "the reply").get("error")
+    if choices is None and error:  # a 200 carrying the error (OpenRouter's, mid-generation)
+        raise _ErrorReplyError(error)
     choice = _object(choices[0], "a choice") if choices else {}
     message = _object(choice.get("message") or {}, "a choice's message")
     text = message.get("content") or message.get("refusal") or ""
+    elsewhere = None
+    if not text:
+        elsewhere = next(
+            (k for k in _REASONING_FIELDS if isinstance(message.get(k), str) and message[k]), None
+        )
+        text = message[elsewhere] if elsewhere else ""
     usage = _object(completion, "the reply").get("usage") or {}
     return ModelReply(
+        elsewhere=elsewhere,
         text=text if isinstance(text, str) else str(text),
         usage=TokenUsage(
             input=int(_object(usage, "usage").get("prompt_tokens") or 0),
@@ -238,6 +253,21 @@ class _NoChoiceError(Exception):
     """A chat completion whose `choices` is empty: the server gave no answer (not one to repair)."""
 
 
+class _ErrorReplyError(Exception):
+    """A 200 whose body is an error object, with no choices: the server's error, not an answer."""
+
+    def __init__(self, error: object) -> None:
+        detail = error.get("message") if isinstance(error, Mapping) else None
+        code = error.get("code") if isinstance(error, Mapping) else None
+        super().__init__(str(detail if detail else error)[:_BODY_EXCERPT])
+        self.status = code if isinstance(code, int) and 400 <= code < 600 else None
+
+
+# Where reasoning parsers put the text when `content` is empty (vLLM's, llama.cpp's; newer servers'
+# `reasoning`): the model's thinking, or its answer misfiled with it.
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
 def _object(value: object, what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise TypeError(f"{what} is {type(value).__name__}, not an object")
@@ -245,10 +275,20 @@ def _object(value: object, what: str) -> Mapping[str, Any]:
 
 
 # How servers that cannot give structured output say so: OpenAI-compatible 400s naming the field,
-# vLLM's guided decoding refusing the schema's features, llama.cpp forks answering 500 naming the
-# field or the type (a 500 about anything else is a server error, retried as such).
-_REFUSAL_WORDS = ("response_format", "json_schema", "xgrammar", "grammar", "guided", "structured")
-_SERVER_ERROR_REFUSAL_WORDS = ("response_format", "json_schema")
+# vLLM's guided decoding refusing the schema's features, llama.cpp and its forks naming the field, the
+# type or the JSON schema they could not convert, in a 400 or a 500 (a 500 about anything else is a
+# server error, retried as such).
+_REFUSAL_WORDS = (
+    "response_format",
+    "json_schema",
+    "json schema",
+    "xgrammar",
+    "grammar",
+    "guided",
+    "structured",
+)
+# llama.cpp's "JSON schema conversion failed" (a 400 since its PR 17572, a 500 before)
+_SERVER_ERROR_REFUSAL_WORDS = ("response_format", "json_schema", "json schema")
 
 
 def _refuses_structured_output(status: int, body: str) -> bool:

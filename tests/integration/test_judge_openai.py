@@ -283,3 +283,39 @@ def test_a_password_in_the_judge_s_base_url_is_never_in_what_the_run_says(standi
         )
     assert "answered HTTP 500" in str(info.value) and "***@" in str(info.value)
     assert "URL-SECRET" not in str(info.value) and "URL-SECRET" not in repr(endpoint)
+
+
+@pytest.mark.parametrize("status", [400, 500])  # llama.cpp since its PR 17572, and before it
+def test_llama_cpp_failing_to_convert_the_json_schema_gets_plain_requests(
+    standin: JudgeStandIn, status: int
+) -> None:
+    standin.reject_response_format = (status, "JSON schema conversion failed:\nUnrecognized schema: {}")
+    standin.mode = "prose"
+    outcome = _judge(_judges(standin))
+    assert outcome.status.status == "scored"
+    assert ["response_format" in body for body in standin.bodies()] == [True, False, False]
+
+
+def test_an_error_in_a_200_is_the_endpoint_s_error_retried_never_an_empty_reply_repaired(
+    standin: JudgeStandIn,
+) -> None:
+    standin.mode = "error_in_200"
+    outcome = _judge(_judges(standin, attempts=2))
+    detail = outcome.detail["quality"]
+    assert outcome.judged == {} and detail["status"] == "unscored" and detail["failed"] is True
+    assert "answered HTTP 200 with an error and no answer: upstream model overloaded" in detail["reason"]
+    assert [is_repair(body) for body in standin.bodies()].count(True) == 0
+    assert detail["calls"] == 2  # retried, as a 502
+
+
+def test_a_reply_filed_as_reasoning_is_kept_not_read_and_names_the_fix(standin: JudgeStandIn) -> None:
+    standin.mode = "reasoning_field"  # a valid verdict, but in `reasoning_content`
+    outcome = _judge(_judges(standin))
+    detail = outcome.detail["quality"]
+    assert outcome.judged == {} and detail["status"] == "unscored"
+    assert detail["reason"].startswith(
+        "the endpoint put its output in `reasoning_content` with `content` empty"
+    )
+    assert "Fix: turn reasoning off for the judge model" in detail["reason"]
+    assert '"answer_quality"' in detail["raw_reply"]  # the text is kept
+    assert [is_repair(body) for body in standin.bodies()].count(True) == 0  # it would be filed the same

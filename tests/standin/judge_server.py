@@ -224,6 +224,8 @@ class JudgeStandIn:
                 else self.reject_response_format
             )
             return status, _error(message, "invalid_request_error"), {}
+        if self.mode == "error_in_200":  # OpenRouter: an error during generation, in a 200
+            return 200, {"error": {"message": "upstream model overloaded", "code": 502}}, {}
         if self.mode == "html":
             return 200, "<html><body>Welcome to the model server</body></html>", {"Content-Type": "text/html"}
         text = scripted if scripted is not None else reply_text(self.mode, body)
@@ -232,6 +234,9 @@ class JudgeStandIn:
             reply["choices"][0]["finish_reason"] = "length"
         elif self.mode == "no_choices":
             reply["choices"] = []
+        elif self.mode == "reasoning_field":  # vLLM's reasoning parser: the text filed as reasoning
+            message = reply["choices"][0]["message"]
+            message["content"], message["reasoning_content"] = None, reply_text("valid", body)
         elif self.mode == "sparse":
             del reply["id"], reply["created"], reply["choices"][0]["finish_reason"]
             reply["usage"] = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
