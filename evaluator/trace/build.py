@@ -118,14 +118,16 @@ def build_trace(
 
 
 def _merge_repeats(tree: Tree, roles: dict[str, Role]) -> dict[str, Role]:
-    """Drop an agent whose nearest agent ancestor has the same (non-generic) name: one call, two spans."""
+    """Drop an agent or a tool whose nearest ancestor with a role is one of its kind with the same
+    (non-generic) name: one call, two spans (a framework's tool whose function is also traced with
+    `@observe(as_type="tool")`). A tool that calls itself is one call too, then."""
     merged = dict(roles)
     for obs in tree.ordered:
         role = roles.get(obs.id)
-        if role is None or role.kind != "agent" or role.name in _GENERIC_NAMES:
+        if role is None or role.kind not in ("agent", "tool") or role.name in _GENERIC_NAMES:
             continue
         above = next((roles[a.id] for a in tree.ancestors(obs) if a.id in roles), None)
-        if above is not None and above.kind == "agent" and above.name == role.name:
+        if above is not None and above.kind == role.kind and above.name == role.name:
             del merged[obs.id]
     return merged
 
@@ -183,7 +185,7 @@ def _tools_and_handoffs(
     tools: list[ToolCall] = []
     handoffs: list[Handoff] = []
     order: list[int] = []
-    for first, last in _tool_calls(tree, roles):
+    for first, last in _tool_calls(tree, roles, nearest):
         name = roles[first.id].name
         source_id = nearest[first.id]
         source = roles[source_id].name if source_id is not None else None
@@ -220,25 +222,30 @@ def _tools_and_handoffs(
     return tools, handoffs, order
 
 
-def _tool_calls(tree: Tree, roles: Mapping[str, Role]) -> list[tuple[Observation, Observation]]:
+def _tool_calls(
+    tree: Tree, roles: Mapping[str, Role], nearest: Mapping[str, str | None]
+) -> list[tuple[Observation, Observation]]:
     """Each tool call as (its first run, its last run), in call order. Runs of one tool that carry the
-    same tool-call id are one call run again: a LangGraph tool resumed after `interrupt()` starts over
-    (the paused run, then the one that finished), as may a retried one. Runs without an id are calls
-    of their own."""
+    same tool-call id, made by the same agent, are one call run again: a LangGraph tool resumed after
+    `interrupt()` starts over (the paused run, then the one that finished), as may a retried one.
+    Runs without an id are calls of their own, and so are two agents' calls that share an id (a
+    scripted model's fixed ids: pydantic-ai's TestModel names each call after its tool)."""
     calls: list[list[Observation]] = []
-    by_key: dict[tuple[str, str], list[Observation]] = {}
+    by_key: dict[tuple[str, str, str | None], list[Observation]] = {}
     for obs in tree.ordered:
         role = roles.get(obs.id)
         if role is None or role.kind != "tool":
             continue
         call_id = tool_call_id(obs)
-        runs = by_key.get((role.name, call_id)) if call_id is not None else None
+        agent_id = nearest[obs.id]
+        key = (role.name, call_id or "", roles[agent_id].name if agent_id is not None else None)
+        runs = by_key.get(key) if call_id is not None else None
         if runs is not None:
             runs.append(obs)
             continue
         calls.append([obs])
         if call_id is not None:
-            by_key[(role.name, call_id)] = calls[-1]
+            by_key[key] = calls[-1]
     return [(runs[0], runs[-1]) for runs in calls]
 
 

@@ -252,6 +252,29 @@ def test_runs_of_one_tool_call_id_are_one_call_made_when_the_first_began() -> No
     assert build_trace("t", [paused, lookup]).tool_path == ["book", "book"]  # no id: calls of their own
 
 
+def test_two_agents_calls_that_share_a_tool_call_id_are_two_calls() -> None:
+    # pydantic-ai's TestModel names every call of a tool alike: billing's and shipping's are their own
+    builder = TraceBuilder()
+    for agent in ("billing", "shipping"):
+        builder.tool("lookup_order", parent=builder.agent(agent), attributes={"gen_ai.tool.call.id": "same"})
+    trace = builder.build()
+    assert trace.tool_path == ["lookup_order", "lookup_order"]
+    assert [t.agent for t in trace.tools] == ["billing", "shipping"]
+
+
+def test_a_tool_run_traced_twice_as_the_same_tool_is_one_call() -> None:
+    # a framework's tool whose function is also `@observe(as_type="tool", name=...)`: one call
+    builder = TraceBuilder()
+    agent = builder.agent("weather_agent")
+    outer = builder.tool("get_weather", parent=agent, output="sunny")
+    builder.tool("get_weather", parent=builder.add("SPAN", "fetch", parent=outer), output="sunny")
+    builder.tool("get_weather", parent=agent, output="rain")  # a second call, beside the first
+    builder.tool("get_forecast", parent=builder.tool("get_weather", parent=agent))  # another tool inside
+    trace = builder.build()
+    assert trace.tool_path == ["get_weather", "get_weather", "get_weather", "get_forecast"]
+    assert [t.agent for t in trace.tools] == ["weather_agent"] * 4
+
+
 def test_text_outputs_stay_text_and_the_traces_endpoint_dedupes() -> None:
     row = {"id": "r", "type": "SPAN", "name": "root", "output": "42", "updatedAt": "2026-11-22T10:00:01Z"}
     stale = dict(row, name="stale", updatedAt="2026-11-22T10:00:00Z")
