@@ -298,6 +298,7 @@ def combined_judgement(judge: str, parts: Sequence[Judgement]) -> Judgement:
         model=next((p.model for p in parts if p.model is not None), None),
         calls=sum(p.calls for p in parts),
         usage=usage,
+        usage_reported=not parts or any(p.usage_reported for p in parts),
         failed=bool(parts) and all(p.failed for p in parts),
         parts=tuple(parts),
     )

@@ -28,7 +28,7 @@ from evaluator.errors import EvaluatorError, JudgeUnavailableError, ResponseForm
 from evaluator.judge.cache import CacheKey, VerdictCache
 from evaluator.judge.correctness import CorrectnessJudge
 from evaluator.judge.metric import Answer, Ask, JudgeMetric, PlannedJudgeMetric, PromptRef, ask_each
-from evaluator.judge.model import AsyncJudgeModel, JudgeModel, ModelReply, TokenUsage
+from evaluator.judge.model import AsyncJudgeModel, JudgeModel, ModelReply, TokenUsage, added
 from evaluator.judge.quality import QualityJudge
 from evaluator.judge.replies import Reply, read_reply, repair_request
 from evaluator.judge.retry import RetryPolicy
@@ -463,7 +463,8 @@ class Judges:
             model=talk.served_model or self.settings.model,
             trace_id=talk.trace_id,
             calls=talk.calls,
-            usage=talk.usage,
+            usage=talk.usage or TokenUsage(),
+            usage_reported=talk.usage is not None or talk.calls == 0,
         )
         if isinstance(outcome, str):
             return None, replace(
@@ -675,7 +676,7 @@ class _Conversation:
         self.trace_id = trace.trace_id
         self.trace_exported = trace.exported
         self.calls = 0
-        self.usage = TokenUsage()
+        self.usage: TokenUsage | None = None  # what the endpoint reported (None: nothing)
         self.failed = False
         self.endpoint_failed = False  # the endpoint itself failed (not this request): see Judges
         self.served_model: str | None = None
@@ -765,7 +766,7 @@ class _Conversation:
                 generation.failed(str(exc))
                 raise
             generation.succeeded(output=reply.text, usage=reply.usage, model=reply.model)
-            self.usage += reply.usage
+            self.usage = added(self.usage, reply.usage)
             self.served_model, self.last_reply = reply.model, reply.text
             parsed = (
                 _cut_off(parameters)

@@ -34,12 +34,19 @@ class TokenUsage:
         return {"input": self.input, "output": self.output}
 
 
+def added(total: TokenUsage | None, more: TokenUsage | None) -> TokenUsage | None:
+    """Usage summed over what was reported: None while no call reported any (not measured, not 0)."""
+    if more is None:
+        return total
+    return more if total is None else total + more
+
+
 @dataclass(frozen=True, kw_only=True)
 class ModelReply:
     """The assistant's text, the tokens it cost, and the model name the endpoint reported."""
 
     text: str
-    usage: TokenUsage
+    usage: TokenUsage | None  # None: the endpoint reported none (no `usage`, or no counts in it)
     model: str
     cut_off: bool = False  # the endpoint stopped at the token limit (finish_reason "length")
     # The message field the text came from when `content` was empty and a reasoning field held it

@@ -236,14 +236,14 @@ def _reply(completion: object, model: str) -> ModelReply:
             (k for k in _REASONING_FIELDS if isinstance(message.get(k), str) and message[k]), None
         )
         text = message[elsewhere] if elsewhere else ""
-    usage = _object(completion, "the reply").get("usage") or {}
+    usage = _object(_object(completion, "the reply").get("usage") or {}, "usage")
+    counts = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
     return ModelReply(
         elsewhere=elsewhere,
         text=text if isinstance(text, str) else str(text),
-        usage=TokenUsage(
-            input=int(_object(usage, "usage").get("prompt_tokens") or 0),
-            output=int(usage.get("completion_tokens") or 0),
-        ),
+        usage=None
+        if counts == (None, None)
+        else TokenUsage(input=int(counts[0] or 0), output=int(counts[1] or 0)),
         model=str(_object(completion, "the reply").get("model") or model),
         cut_off=choice.get("finish_reason") == "length",
     )

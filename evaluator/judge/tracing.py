@@ -19,7 +19,7 @@ __all__ = ["NO_TRACING", "GenerationRecord", "JudgeTracer", "JudgementTrace", "U
 class GenerationRecord(Protocol):
     """One model call inside a judgement's trace."""
 
-    def succeeded(self, *, output: str, usage: TokenUsage, model: str) -> None:
+    def succeeded(self, *, output: str, usage: TokenUsage | None, model: str) -> None:
         """The endpoint replied (whether the reply is usable is `unusable`'s to say)."""
         ...
 
@@ -61,7 +61,7 @@ class UnrecordedJudgement:
     def __init__(self, trace_id: str | None = None) -> None:
         self.trace_id = trace_id
 
-    def succeeded(self, *, output: str, usage: TokenUsage, model: str) -> None:
+    def succeeded(self, *, output: str, usage: TokenUsage | None, model: str) -> None:
         return None
 
     def failed(self, message: str) -> None:

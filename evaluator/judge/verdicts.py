@@ -41,6 +41,7 @@ class Judgement:
     trace_id: str | None = None
     calls: int = 0  # model requests made (retries and the repair included)
     usage: TokenUsage = field(default_factory=TokenUsage)
+    usage_reported: bool = True  # False: the endpoint reported no usage for any call (tokens not measured)
     failed: bool = False  # the endpoint gave no usable answer (after the retries)
     messages: Sequence[ChatMessage] = ()
     raw_reply: str | None = None
@@ -80,7 +81,7 @@ class Judgement:
             "trace_id": self.trace_id,
             "cached": self.cached,
             "calls": self.calls,
-            "tokens": self.usage.to_json(),
+            "tokens": self.usage.to_json() if self.usage_reported else None,
             "failed": self.failed,
         }
         if self.status == "unscored" and not self.parts:

@@ -76,15 +76,20 @@ class _Generation:
         self._prices = prices
         self._mask = mask
 
-    def succeeded(self, *, output: str, usage: TokenUsage, model: str) -> None:
-        usage_details = {"input": usage.input, "output": usage.output, "total": usage.total}
-        cost = _cost(usage, self._prices)
+    def succeeded(self, *, output: str, usage: TokenUsage | None, model: str) -> None:
+        """The reply on the generation, with its usage and cost when the endpoint reported usage."""
+        counted = {}
+        if usage is not None:
+            details = {"input": usage.input, "output": usage.output, "total": usage.total}
+            cost = _cost(usage, self._prices)
+            counted[OBSERVATION_USAGE_DETAILS] = json.dumps(details)
+            if cost is not None:
+                counted[OBSERVATION_COST_DETAILS] = json.dumps(cost)
         self._span.set_attributes(
             {
                 OBSERVATION_OUTPUT: _serialized(_masked(self._mask, output)),
                 OBSERVATION_MODEL: model,
-                OBSERVATION_USAGE_DETAILS: json.dumps(usage_details),
-                **({OBSERVATION_COST_DETAILS: json.dumps(cost)} if cost is not None else {}),
+                **counted,
             }
         )
 

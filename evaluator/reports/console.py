@@ -214,7 +214,12 @@ def _print_judge_usage(console: Console, results: Sequence[ScenarioResult]) -> N
     use = judge_usage(results)
     console.print(
         f"Judges: {use['calls']} calls, {use['cached']} cached, {use['failed']} failed, "
-        f"{use['unscored']} unscored; tokens {use['input_tokens']} in, {use['output_tokens']} out",
+        f"{use['unscored']} unscored; "
+        + (
+            f"tokens {use['input_tokens']} in, {use['output_tokens']} out"
+            if use["input_tokens"] is not None
+            else "tokens not reported by the endpoint"
+        ),
         highlight=False,
     )
     reasons = Counter(

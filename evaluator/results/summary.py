@@ -46,15 +46,20 @@ def with_turns(results: Sequence[ScenarioResult]) -> list[ScenarioResult]:
     return found
 
 
-def judge_usage(results: Sequence[ScenarioResult]) -> dict[str, int]:
+def judge_usage(results: Sequence[ScenarioResult]) -> dict[str, int | None]:
     """What the judges did in a run (dialogue turns included): model calls made (repairs and retries
     included), judgements served from the cache, judgements whose endpoint failed, judgements left
-    unscored, tokens used."""
+    unscored, tokens used (None when no judgement's endpoint reported usage: not measured, not 0)."""
     usage = {"calls": 0, "cached": 0, "failed": 0, "unscored": 0, "input_tokens": 0, "output_tokens": 0}
+    usage["reported"] = 0  # judgements whose tokens were reported
     for result in with_turns(results):
         for detail in result.judge_detail.values():
             _add_usage(usage, detail)
-    return usage
+    reported = usage.pop("reported")
+    counted: dict[str, int | None] = dict(usage)
+    if not reported and usage["calls"]:
+        counted["input_tokens"] = counted["output_tokens"] = None
+    return counted
 
 
 def _add_usage(usage: dict[str, int], detail: Mapping[str, Any]) -> None:
@@ -68,5 +73,6 @@ def _add_usage(usage: dict[str, int], detail: Mapping[str, Any]) -> None:
     usage["failed"] += bool(detail.get("failed"))
     usage["unscored"] += detail.get("status") == "unscored"
     tokens = detail.get("tokens") or {}
+    usage["reported"] += bool(tokens)
     usage["input_tokens"] += int(tokens.get("input", 0))
     usage["output_tokens"] += int(tokens.get("output", 0))

@@ -11,11 +11,14 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr
+from rich.console import Console
 
 from evaluator.config import LLMEndpoint
 from evaluator.errors import JudgeUnavailableError
 from evaluator.judge import JudgeOutcome, Judges, JudgeSettings, OpenAIJudgeModel, RateGate, RetryPolicy
 from evaluator.prompts import ChatMessage, PromptLibrary
+from evaluator.reports.console import _print_judge_usage
+from evaluator.results import ScenarioResult, judge_usage
 from tests.builders import TraceBuilder, scenario
 from tests.standin.judge_server import JudgeStandIn, is_repair
 
@@ -319,3 +322,38 @@ def test_a_reply_filed_as_reasoning_is_kept_not_read_and_names_the_fix(standin: 
     assert "Fix: turn reasoning off for the judge model" in detail["reason"]
     assert '"answer_quality"' in detail["raw_reply"]  # the text is kept
     assert [is_repair(body) for body in standin.bodies()].count(True) == 0  # it would be filed the same
+
+
+def test_a_server_that_reports_no_usage_leaves_the_tokens_not_measured_never_0(standin: JudgeStandIn) -> None:
+    standin.mode = "no_usage"
+    outcome = _judge(_judges(standin))
+    assert outcome.status.status == "scored"
+    assert outcome.detail["quality"]["tokens"] is None and outcome.detail["correctness"]["tokens"] is None
+    result = ScenarioResult(
+        scenario_id="s",
+        trace_id="t",
+        status="passed",
+        judge_detail=outcome.detail,
+        judge_status=outcome.status,
+    )
+    usage = judge_usage([result])
+    assert (usage["calls"], usage["input_tokens"], usage["output_tokens"]) == (2, None, None)
+    console = Console(record=True, width=200)
+    _print_judge_usage(console, [result])
+    assert "tokens not reported by the endpoint" in console.export_text()
+    standin.mode = "valid"
+    again = _judge(_judges(standin))
+    both = [
+        result,
+        ScenarioResult(
+            scenario_id="r",
+            trace_id="u",
+            status="passed",
+            judge_detail=again.detail,
+            judge_status=again.status,
+        ),
+    ]
+    assert (judge_usage(both)["input_tokens"], judge_usage(both)["output_tokens"]) == (
+        240,
+        60,
+    )  # what was reported

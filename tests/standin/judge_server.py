@@ -229,18 +229,25 @@ class JudgeStandIn:
         if self.mode == "html":
             return 200, "<html><body>Welcome to the model server</body></html>", {"Content-Type": "text/html"}
         text = scripted if scripted is not None else reply_text(self.mode, body)
-        reply = completion(text, str(body.get("model", "standin")))
-        if self.mode == "cut_off":
-            reply["choices"][0]["finish_reason"] = "length"
-        elif self.mode == "no_choices":
-            reply["choices"] = []
-        elif self.mode == "reasoning_field":  # vLLM's reasoning parser: the text filed as reasoning
-            message = reply["choices"][0]["message"]
-            message["content"], message["reasoning_content"] = None, reply_text("valid", body)
-        elif self.mode == "sparse":
-            del reply["id"], reply["created"], reply["choices"][0]["finish_reason"]
-            reply["usage"] = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
-        return 200, reply, {}
+        return 200, _shaped(completion(text, str(body.get("model", "standin"))), self.mode, body), {}
+
+
+def _shaped(reply: dict[str, Any], mode: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A completion as the modes that change its shape send it."""
+    if mode == "cut_off":
+        reply["choices"][0]["finish_reason"] = "length"
+    elif mode == "no_choices":
+        reply["choices"] = []
+    elif mode == "no_usage":  # a server that tracks no tokens
+        del reply["usage"]
+        reply["choices"][0]["message"]["content"] = reply_text("valid", body)
+    elif mode == "reasoning_field":  # vLLM's reasoning parser: the text filed as reasoning
+        message = reply["choices"][0]["message"]
+        message["content"], message["reasoning_content"] = None, reply_text("valid", body)
+    elif mode == "sparse":
+        del reply["id"], reply["created"], reply["choices"][0]["finish_reason"]
+        reply["usage"] = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
+    return reply
 
 
 def _error(message: str, kind: str) -> dict[str, Any]:
