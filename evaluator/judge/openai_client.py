@@ -142,6 +142,13 @@ class OpenAIJudgeModel:
             return JudgeUnavailableError(
                 f"the judge endpoint {self._where} did not answer within {timeout:g} s"
             )
+        if isinstance(exc, openai.APIConnectionError) and isinstance(
+            exc.__cause__, httpx2.RemoteProtocolError
+        ):
+            return JudgeUnavailableError(  # it was reached, and answered in part
+                f"the judge endpoint {self._where} closed the connection before its reply ended "
+                f"({exc.__cause__})"
+            )
         if isinstance(exc, openai.APIConnectionError):
             return JudgeUnavailableError(f"the judge endpoint {self._where} is unreachable ({exc})")
         return self._status_error(exc, asked_format=asked_format)
@@ -160,10 +167,11 @@ class OpenAIJudgeModel:
                 "to read"
             ) from None
         except (ValueError, TypeError, IndexError, KeyError) as exc:  # not a chat completion
+            began = body[:_BODY_EXCERPT].decode(errors="replace") if isinstance(body, bytes) else ""
             raise JudgeUnavailableError(
                 f"the judge endpoint {self._where} answered with something that is not a chat completion "
-                f"({type(exc).__name__}: {exc}). Fix: check EVALUATOR_JUDGE_BASE_URL (an OpenAI-compatible "
-                "API, usually ending in /v1)."
+                f"({type(exc).__name__}: {exc}; it began {began!r}). Fix: check EVALUATOR_JUDGE_BASE_URL "
+                "(an OpenAI-compatible API, usually ending in /v1), or the proxy in front of it."
             ) from None
 
     def _status_error(self, exc: openai.APIStatusError, *, asked_format: bool) -> JudgeUnavailableError:

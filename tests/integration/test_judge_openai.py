@@ -357,3 +357,18 @@ def test_a_server_that_reports_no_usage_leaves_the_tokens_not_measured_never_0(s
         240,
         60,
     )  # what was reported
+
+
+def test_a_reply_cut_off_by_a_dropped_connection_is_not_called_unreachable(standin: JudgeStandIn) -> None:
+    standin.mode = "close_mid"
+    outcome = _judge(_judges(standin, attempts=2))
+    reason = outcome.detail["quality"]["reason"]
+    assert outcome.judged == {} and "closed the connection before its reply ended" in reason, reason
+    assert "unreachable" not in reason
+    assert outcome.detail["quality"]["calls"] == 2  # retried, as a reply that did not come
+
+
+def test_a_page_that_is_not_a_chat_completion_shows_how_it_began(standin: JudgeStandIn) -> None:
+    standin.mode = "html"  # a proxy's page, with a 200
+    reason = _judge(_judges(standin, attempts=1)).detail["quality"]["reason"]
+    assert "it began '<html><body>Welcome to the model server</body></html>'" in reason, reason

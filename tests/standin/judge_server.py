@@ -167,6 +167,10 @@ class JudgeStandIn:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
+                if standin.mode == "close_mid":  # the connection dropped halfway through the reply
+                    self.wfile.write(data[: len(data) // 2])
+                    self.close_connection = True
+                    return
                 if not standin.drip:
                     self.wfile.write(data)
                     return
