@@ -296,3 +296,25 @@ def test_a_guardrails_agent_is_an_agent_but_never_the_flow_nor_unexpected() -> N
     assert named.included == ("billing", "Guardrail check")
     excluded = validator.validate(expected(agents={"exclude": ["Guardrail check"]}), trace).agents
     assert excluded.unexpected == ("Guardrail check", "billing")
+
+
+def _node(
+    builder: TraceBuilder, node: str, parent: str, step: int, type_: str = "SPAN", **fields: object
+) -> str:
+    """A run in a LangGraph node's checkpoint namespace, as the CallbackHandler records it."""
+    metadata = {"langgraph_node": node, "langgraph_checkpoint_ns": f"{node}:{step}"}
+    return builder.add(type_, str(fields.pop("name", node)), parent, metadata=metadata, **fields)
+
+
+def test_a_model_a_routing_function_calls_is_the_edge_s_but_a_node_s_own_call_is_the_node_s() -> None:
+    builder = TraceBuilder()
+    graph = builder.add("SPAN", "LangGraph", parent=None)
+    retrieve = _node(builder, "retrieve", graph, 1)  # a ToolNode: no model call of its own
+    grade = _node(builder, "retrieve", retrieve, 1, name="grade_documents", output="generate_answer")
+    _node(builder, "retrieve", grade, 1, "GENERATION")  # the model its conditional edge's router calls
+    answer = _node(builder, "generate_answer", graph, 2)
+    _node(builder, "generate_answer", answer, 2, "GENERATION")
+    router = _node(builder, "router", graph, 3)
+    _node(builder, "router", router, 3, "GENERATION", output="generate_answer")  # its own model call
+    trace = builder.build()
+    assert trace.agent_names == ["generate_answer", "router"]  # not retrieve; router's model is its own

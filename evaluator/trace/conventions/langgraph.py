@@ -184,7 +184,7 @@ def _calls_model(tree: Tree, run: Observation, nodes: set[str]) -> bool:
     """Whether the node's own work called a model: not a routing function of its conditional edges (a
     run right inside it, in its namespace, answering with a node), whose model call (Agentic RAG's
     document grader after a `ToolNode`) is the edge's, not the node's."""
-    routers = [step for step in _steps(tree, run) if _destinations(step.output) & nodes]
+    routers = [s for s in _steps(tree, run) if s.type != GENERATION and _destinations(s.output) & nodes]
     routed = {d.id for router in routers for d in (router, *tree.descendants(router))}
     return any(d.type == GENERATION and d.id not in routed for d in tree.descendants(run))
 
