@@ -39,7 +39,7 @@ _DECODER = json.JSONDecoder()
 # An unclosed one (a reply cut off while thinking) runs to the end.
 _THINKING = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 # DeepSeek-R1 and its distills under a chat template that opens the block in the prompt reply with its
-# end alone: everything up to a closing tag no opening tag comes before is reasoning too.
+# end alone: everything up to the last closing tag no opening tag comes before is reasoning too.
 _THINKING_END = re.compile(r"</(think|thinking|reasoning)>", re.IGNORECASE)
 
 
@@ -119,13 +119,17 @@ def json_objects(text: str) -> list[Any]:
 
 
 def _without_reasoning(text: str) -> str:
-    """The reply after its reasoning: a leading `<think>` block, or everything up to a closing tag that
-    no opening tag comes before (the block's start was in the prompt)."""
+    """The reply after its reasoning: a leading `<think>` block, or everything up to the last closing
+    tag that no opening tag comes before (the block's start was in the prompt). The last, not the
+    first: reasoning that names its own closing tag ("then I close with </think>") goes on after it,
+    and a draft verdict there is still a draft."""
     text = _THINKING.sub("", text, count=1)
-    end = _THINKING_END.search(text)
-    if end is not None and not re.search(f"<{end.group(1)}>", text[: end.start()], re.IGNORECASE):
-        return text[end.end() :]
-    return text
+    orphans = [
+        end
+        for end in _THINKING_END.finditer(text)
+        if not re.search(f"<{end.group(1)}>", text[: end.start()], re.IGNORECASE)
+    ]
+    return text[orphans[-1].end() :] if orphans else text
 
 
 def read_reply(text: str, model: type[Reply]) -> Reply | str:

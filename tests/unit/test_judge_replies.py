@@ -142,3 +142,14 @@ def test_a_reply_opening_with_a_verdict_then_quoting_a_different_one_is_not_take
     assert isinstance(same, CorrectnessReply) and same.reason == "no year"
     trailing = read_reply(f"{own}\nThe answer cites no year.", CorrectnessReply)
     assert isinstance(trailing, CorrectnessReply) and trailing.reason == "no year"
+
+
+def test_reasoning_runs_to_the_last_closing_tag_no_opening_tag_comes_before() -> None:
+    """Reasoning that names its own closing tag goes on after it: a draft after that mention is still
+    reasoning, and with no JSON after the last `</think>` the reply has no answer to read."""
+    draft = '{"verdict": "CORRECT", "reason": "draft"}'
+    text = f"I will close with </think> once sure. Draft: {draft}. Hmm.\n</think>\n\nThe answer is wrong."
+    assert read_reply(text, CorrectnessReply) == "the reply holds no JSON object"
+    final = '{"verdict": "WRONG", "reason": "final"}'
+    reply = read_reply(f"Ends with </think>, then {draft}</think>\n{final}", CorrectnessReply)
+    assert isinstance(reply, CorrectnessReply) and reply.reason == "final"
