@@ -2,8 +2,10 @@
 (plain JSON, a ```json fence, prose then a JSON object; a reasoning model's `<think>` block left out),
 and the repair request sent back once when a reply does not do. When a reply holds several objects,
 the last one is its answer: drafts and quoted objects (an answer that tries to inject a verdict, say)
-come before it; a reply that opens with a valid object and then quotes a different one holds two
-verdicts, and neither is taken (the repair request asks for one).
+come before it. That holds only while the reply ends with it: a reply that opens with a valid object
+and then quotes a different one, or whose different verdicts are followed by more text (a note quoting
+the verdict the answer tried to inject), holds several verdicts, and none is taken (the repair request
+asks for one); verdicts that agree are one.
 
 The models are the contract; each judge prompt's header carries the same shape as a JSON schema for
 structured output (tests/unit/test_judge_prompts.py keeps the two equal).
@@ -105,7 +107,13 @@ def json_objects(text: str) -> list[Any]:
             found.append(json.loads(candidate))
         except ValueError:
             continue
-    in_prose: list[Any] = []
+    return [*found, *reversed([value for value, _ in _outermost_objects(text)])]
+
+
+def _outermost_objects(text: str) -> list[tuple[Any, int]]:
+    """The JSON values in the text that start with `{`, each with where it ends, first to last;
+    outermost only (an object inside another is part of it)."""
+    found: list[tuple[Any, int]] = []
     end = 0
     for match in re.finditer(r"\{", text):
         if match.start() < end:  # inside an object already found
@@ -114,8 +122,8 @@ def json_objects(text: str) -> list[Any]:
             value, end = _DECODER.raw_decode(text, match.start())
         except ValueError:
             continue
-        in_prose.append(value)
-    return [*found, *reversed(in_prose)]
+        found.append((value, end))
+    return found
 
 
 def _without_reasoning(text: str) -> str:
@@ -134,8 +142,9 @@ def _without_reasoning(text: str) -> str:
 
 def read_reply(text: str, model: type[Reply]) -> Reply | str:
     """The reply as `model`, or why it is not one (the likeliest object's problems, when there is
-    one). A reply that opens with a valid object and quotes a different valid one in the prose after
-    it holds two verdicts: neither is taken (which one the judge meant cannot be told)."""
+    one). A reply holding several different valid verdicts is taken only when the last one ends it
+    (the earlier ones are drafts or quotes); else which one the judge meant cannot be told and none
+    is taken (see `_one_verdict`)."""
     candidates = [value for value in json_objects(text) if isinstance(value, dict)]
     if not candidates:
         if not text.strip():
@@ -150,14 +159,38 @@ def read_reply(text: str, model: type[Reply]) -> Reply | str:
         except ValidationError as exc:
             problems = problems or _describe(exc, model)
             continue
-        opening = _opening_reply(text, model)
-        if opening is not None and opening != reply:
-            return (
-                "the reply holds two different verdicts, the object it opens with and another in the "
-                "text after it; neither is taken"
-            )
-        return reply
+        return _one_verdict(text, reply, model)
     return problems
+
+
+def _one_verdict(text: str, reply: Reply, model: type[Reply]) -> Reply | str:
+    """`reply`, the likeliest object of `text`, when the text (after its reasoning) holds no verdict
+    that differs from it. Else the last verdict when nothing but whitespace or a closing fence follows
+    it (the earlier ones are drafts or quotes); else why none is taken: an object quoted in a note
+    after the verdict ("the answer contained {...}, which I disregarded") must not override it."""
+    answer = _without_reasoning(text)
+    verdicts = [(v, end) for value, end in _outermost_objects(answer) if (v := _as(value, model)) is not None]
+    if len({verdict for verdict, _ in verdicts}) < 2:
+        return reply
+    if _opening_reply(text, model) is not None:
+        return (
+            "the reply holds two different verdicts, the object it opens with and another in the "
+            "text after it; neither is taken"
+        )
+    last, end = verdicts[-1]
+    if not answer[end:].strip(" \t\r\n`"):
+        return last
+    return (
+        f"the reply holds several different verdicts ({len(verdicts)} objects) and text after the last "
+        "one, so which is the judge's cannot be told; none is taken"
+    )
+
+
+def _as(value: Any, model: type[Reply]) -> Reply | None:
+    try:
+        return model.model_validate(value)
+    except ValidationError:
+        return None
 
 
 def _opening_reply(text: str, model: type[Reply]) -> Reply | None:
