@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import re
 import ssl
 import threading
 import time
@@ -286,22 +287,23 @@ def _object(value: object, what: str) -> Mapping[str, Any]:
 # vLLM's guided decoding refusing the schema's features, llama.cpp and its forks naming the field, the
 # type or the JSON schema they could not convert, in a 400 or a 500 (a 500 about anything else is a
 # server error, retried as such).
-_REFUSAL_WORDS = (
-    "response_format",
-    "json_schema",
-    "json schema",
-    "xgrammar",
-    "grammar",
-    "guided",
-    "structured",
+_REFUSAL_WORDS = ("response_format", "xgrammar", "grammar", "guided", "structured")
+# A schema the server could not turn into a grammar, however it spells it: "JSON schema", json_schema,
+# JSONSchema; llama.cpp's "JSON schema conversion failed" and "Unrecognized schema" (a 400 since its PR
+# 17572, a 500 before), "failed to parse grammar" and the like.
+_SCHEMA_FAILURE = re.compile(
+    r"json[\W_]*schema|unrecognized[\W_]+schema"
+    r"|(?:schema|grammar)[\W_]+(?:conversion|parsing|parse)[\W_]+(?:failed|error)"
+    r"|failed[\W_]+to[\W_]+(?:convert|parse|compile)[\W_]+(?:\w+[\W_]+){0,3}?(?:schema|grammar)",
+    re.IGNORECASE,
 )
-# llama.cpp's "JSON schema conversion failed" (a 400 since its PR 17572, a 500 before)
-_SERVER_ERROR_REFUSAL_WORDS = ("response_format", "json_schema", "json schema")
 
 
 def _refuses_structured_output(status: int, body: str) -> bool:
+    if _SCHEMA_FAILURE.search(body) and status in (400, 422, 500):
+        return True
     lowered = body.lower()
-    words = _REFUSAL_WORDS if status in (400, 422) else _SERVER_ERROR_REFUSAL_WORDS if status == 500 else ()
+    words = _REFUSAL_WORDS if status in (400, 422) else ("response_format",) if status == 500 else ()
     return any(word in lowered for word in words)
 
 

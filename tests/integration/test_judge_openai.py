@@ -299,6 +299,28 @@ def test_llama_cpp_failing_to_convert_the_json_schema_gets_plain_requests(
     assert ["response_format" in body for body in standin.bodies()] == [True, False, False]
 
 
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        (500, 'Unrecognized schema: {"minimum": 0}'),  # llama.cpp before its PR 17572, without the prefix
+        (400, "JSONSchema conversion failed: unsupported keyword"),
+        (500, "json-schema to grammar: schema conversion failed"),
+        (500, "failed to parse grammar"),
+        (422, "Failed to convert the response schema"),
+    ],
+)
+def test_a_schema_or_grammar_the_server_could_not_convert_gets_plain_requests(
+    standin: JudgeStandIn, refusal: tuple[int, str]
+) -> None:
+    """However the server spells the schema ("JSON schema", JSONSchema, json-schema) and whether it
+    names the schema or the grammar it failed to make of it, it is a refusal of structured output."""
+    standin.reject_response_format = refusal
+    standin.mode = "prose"
+    outcome = _judge(_judges(standin))
+    assert outcome.status.status == "scored"
+    assert ["response_format" in body for body in standin.bodies()] == [True, False, False]
+
+
 def test_an_error_in_a_200_is_the_endpoint_s_error_retried_never_an_empty_reply_repaired(
     standin: JudgeStandIn,
 ) -> None:
