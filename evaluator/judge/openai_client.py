@@ -236,7 +236,9 @@ def _reply(completion: object, model: str) -> ModelReply:
     error = _object(completion, "the reply").get("error")
     if choices is None and error:  # a 200 carrying the error (OpenRouter's, mid-generation)
         raise _ErrorReplyError(error)
-    choice = _object(choices[0], "a choice") if choices else {}
+    if not isinstance(choices, list):  # Ollama's own /api/chat, say: not an empty reply to repair
+        raise TypeError(f"`choices` is {type(choices).__name__}, not a list")
+    choice = _object(choices[0], "a choice")
     message = _object(choice.get("message") or {}, "a choice's message")
     text = message.get("content") or message.get("refusal") or ""
     elsewhere = None

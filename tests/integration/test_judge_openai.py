@@ -333,6 +333,18 @@ def test_an_error_in_a_200_is_the_endpoint_s_error_retried_never_an_empty_reply_
     assert detail["calls"] == 2  # retried, as a 502
 
 
+def test_a_reply_with_no_choices_is_not_a_chat_completion_never_an_empty_reply_repaired(
+    standin: JudgeStandIn,
+) -> None:
+    standin.mode = "ollama_native"  # a base URL of Ollama's own API: its reply has no `choices`
+    outcome = _judge(_judges(standin, attempts=1))
+    detail = outcome.detail["quality"]
+    assert outcome.judged == {} and detail["status"] == "unscored" and detail["failed"] is True
+    assert "not a chat completion" in detail["reason"] and "EVALUATOR_JUDGE_BASE_URL" in detail["reason"]
+    assert "`choices` is NoneType, not a list" in detail["reason"], detail["reason"]
+    assert [is_repair(body) for body in standin.bodies()].count(True) == 0
+
+
 def test_a_reply_filed_as_reasoning_is_kept_not_read_and_names_the_fix(standin: JudgeStandIn) -> None:
     standin.mode = "reasoning_field"  # a valid verdict, but in `reasoning_content`
     outcome = _judge(_judges(standin))

@@ -17,6 +17,7 @@ Replies follow `mode` (or, one request at a time, what `script()` queued):
                      (finish_reason "length")
     sparse           the valid reply with null usage counts and no id, created nor finish_reason
     html             a 200 with a web page, not a chat completion (a base URL missing its /v1)
+    ollama_native    a 200 with Ollama's own chat reply (no `choices`): a base URL of its /api
 
 Faults, each for the next `n` requests: `fail_next(n, 500)`, `rate_limit_next(n, retry_after)`,
 `slow_next(n, seconds)`. `reject_response_format=True` answers 400 to any request that asks for
@@ -248,6 +249,8 @@ def _shaped(reply: dict[str, Any], mode: str, body: dict[str, Any]) -> dict[str,
     elif mode == "reasoning_field":  # vLLM's reasoning parser: the text filed as reasoning
         message = reply["choices"][0]["message"]
         message["content"], message["reasoning_content"] = None, reply_text("valid", body)
+    elif mode == "ollama_native":  # Ollama's own chat reply: the message, no `choices`
+        return {"model": reply["model"], "message": reply["choices"][0]["message"], "done": True}
     elif mode == "sparse":
         del reply["id"], reply["created"], reply["choices"][0]["finish_reason"]
         reply["usage"] = {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}
