@@ -242,11 +242,11 @@ def _reply(completion: object, model: str) -> ModelReply:
     message = _object(choice.get("message") or {}, "a choice's message")
     text = message.get("content") or message.get("refusal") or ""
     elsewhere = None
-    if not text:
+    if not (text.strip() if isinstance(text, str) else text):  # vLLM's parser may leave "\n\n" there
         elsewhere = next(
             (k for k in _REASONING_FIELDS if isinstance(message.get(k), str) and message[k]), None
         )
-        text = message[elsewhere] if elsewhere else ""
+        text = message[elsewhere] if elsewhere else text
     usage = _object(_object(completion, "the reply").get("usage") or {}, "usage")
     counts = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
     return ModelReply(

@@ -358,6 +358,19 @@ def test_a_reply_filed_as_reasoning_is_kept_not_read_and_names_the_fix(standin: 
     assert [is_repair(body) for body in standin.bodies()].count(True) == 0  # it would be filed the same
 
 
+def test_a_reply_filed_as_reasoning_with_content_blank_is_kept_not_read_and_names_the_fix(
+    standin: JudgeStandIn,
+) -> None:
+    standin.mode = "reasoning_blank"  # a valid verdict in `reasoning`, `content` only "\n\n"
+    outcome = _judge(_judges(standin))
+    detail = outcome.detail["quality"]
+    assert outcome.judged == {} and detail["status"] == "unscored"
+    assert detail["reason"].startswith("the endpoint put its output in `reasoning` with `content` empty")
+    assert "Fix: turn reasoning off for the judge model" in detail["reason"]
+    assert '"answer_quality"' in detail["raw_reply"]  # the text is kept
+    assert [is_repair(body) for body in standin.bodies()].count(True) == 0
+
+
 def test_a_server_that_reports_no_usage_leaves_the_tokens_not_measured_never_0(standin: JudgeStandIn) -> None:
     standin.mode = "no_usage"
     outcome = _judge(_judges(standin))

@@ -17,6 +17,8 @@ Replies follow `mode` (or, one request at a time, what `script()` queued):
                      (finish_reason "length")
     sparse           the valid reply with null usage counts and no id, created nor finish_reason
     html             a 200 with a web page, not a chat completion (a base URL missing its /v1)
+    reasoning_field  the valid reply in `reasoning_content`, `content` null (vLLM's reasoning parser)
+    reasoning_blank  the valid reply in `reasoning`, `content` blank ("\\n\\n")
     ollama_native    a 200 with Ollama's own chat reply (no `choices`): a base URL of its /api
 
 Faults, each for the next `n` requests: `fail_next(n, 500)`, `rate_limit_next(n, retry_after)`,
@@ -249,6 +251,9 @@ def _shaped(reply: dict[str, Any], mode: str, body: dict[str, Any]) -> dict[str,
     elif mode == "reasoning_field":  # vLLM's reasoning parser: the text filed as reasoning
         message = reply["choices"][0]["message"]
         message["content"], message["reasoning_content"] = None, reply_text("valid", body)
+    elif mode == "reasoning_blank":  # the same, `content` left blank and the newer field's name
+        message = reply["choices"][0]["message"]
+        message["content"], message["reasoning"] = "\n\n", reply_text("valid", body)
     elif mode == "ollama_native":  # Ollama's own chat reply: the message, no `choices`
         return {"model": reply["model"], "message": reply["choices"][0]["message"], "done": True}
     elif mode == "sparse":
