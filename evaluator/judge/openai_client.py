@@ -237,7 +237,7 @@ def _reply(completion: object, model: str) -> ModelReply:
     if choices is None and error:  # a 200 carrying the error (OpenRouter's, mid-generation)
         raise _ErrorReplyError(error)
     if not isinstance(choices, list):  # Ollama's own /api/chat, say: not an empty reply to repair
-        raise TypeError(f"`choices` is {type(choices).__name__}, not a list")
+        raise TypeError("it has no `choices`" if choices is None else "its `choices` is not a list")
     choice = _object(choices[0], "a choice")
     message = _object(choice.get("message") or {}, "a choice's message")
     text = message.get("content") or message.get("refusal") or ""

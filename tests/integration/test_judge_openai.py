@@ -341,7 +341,7 @@ def test_a_reply_with_no_choices_is_not_a_chat_completion_never_an_empty_reply_r
     detail = outcome.detail["quality"]
     assert outcome.judged == {} and detail["status"] == "unscored" and detail["failed"] is True
     assert "not a chat completion" in detail["reason"] and "EVALUATOR_JUDGE_BASE_URL" in detail["reason"]
-    assert "`choices` is NoneType, not a list" in detail["reason"], detail["reason"]
+    assert '(TypeError: it has no `choices`; it began \'{"model"' in detail["reason"], detail["reason"]
     assert [is_repair(body) for body in standin.bodies()].count(True) == 0
 
 
