@@ -48,7 +48,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import (
     BaseModel,
@@ -403,9 +403,6 @@ class Config:
         )
 
 
-_USERINFO = re.compile(r"[^/@]*@")  # the user:password@ of a URL (never shown: it may be a secret)
-
-
 def check_base_url(variable: str, value: str, *, example: str) -> str:
     """`value`, the base URL the environment variable `variable` gives, when it is an http:// or
     https:// URL with a host; ConfigError otherwise, with `example` as the fix where the value does not
@@ -413,22 +410,38 @@ def check_base_url(variable: str, value: str, *, example: str) -> str:
     a path, and every request fails as if the server were down. A user:password in it is not shown."""
     try:
         parts = urlsplit(value)
-        if parts.scheme in ("http", "https") and parts.hostname:
+        port_ok = parts.port is None or parts.port >= 0  # ValueError for a port that is no number
+        if parts.scheme in ("http", "https") and parts.hostname and port_ok:
             return value
-    except ValueError:  # e.g. an unclosed [ of an IPv6 host
+    except ValueError:  # an unclosed [ of an IPv6 host; a port that is no number ("user:pa/ss@host")
         pass
-    shown = _USERINFO.sub("***@", value, count=1)
-    fix = (
-        f"write the scheme too: {variable}=http://{shown} (or https:// where the server has TLS)"
-        if "://" not in value and not value.lower().startswith(("http:", "https:"))
-        else f"give the whole URL, e.g. {variable}={example}"
-    )
+    shown = _masked(value)
+    if "://" not in value and not value.lower().startswith(("http:", "https:")):
+        fix = f"write the scheme too: {variable}=http://{shown} (or https:// where the server has TLS)"
+    elif "@" in value:
+        fix = "percent-encode the user and password in it (a / ? # or @ in them as %2F %3F %23 %40)"
+    else:
+        fix = f"give the whole URL, e.g. {variable}={example}"
     raise ConfigError(f'{variable}="{shown}" is not an http:// or https:// URL with a host. Fix: {fix}.')
 
 
 def shown_url(url: str) -> str:
-    """`url` as messages show it: a user:password in it (a proxy's, say) as ***, never the secret."""
-    return _USERINFO.sub("***@", url, count=1) if "@" in urlsplit(url).netloc else url
+    """`url` as messages show it: a user:password in it (a proxy's, say) as ***, never the secret (the
+    host follows the last @ of the URL's authority, as clients read it: a password may hold an @)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
+
+
+def _masked(value: str) -> str:
+    """A value that is not a valid URL as a message shows it: everything from after its scheme up to
+    its last @ as *** (a user:password with a raw / ? or # in it leaves no authority to go by)."""
+    if "@" not in value:
+        return value
+    start = value.find("://")
+    start = start + 3 if start >= 0 else 0
+    return value[:start] + "***" + value[value.rfind("@") :]
 
 
 def _endpoint_url(variable: str, value: str | None) -> str | None:

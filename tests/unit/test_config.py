@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.config import Config, Settings, check_base_url
+from evaluator.config import Config, Settings, check_base_url, shown_url
 from evaluator.errors import ConfigError
 
 
@@ -45,6 +45,24 @@ def test_a_password_in_a_bad_base_url_is_not_shown() -> None:
         with pytest.raises(ConfigError) as info:
             check_base_url("X_URL", url, example="https://example.com")
         assert "SECRET" not in str(info.value) and "***@" in str(info.value)
+
+
+def test_a_password_holding_an_at_sign_is_never_shown_in_part() -> None:
+    assert shown_url("https://user:p@ss@host:8080/v1") == "https://***@host:8080/v1"
+    assert shown_url("https://host/v1/models@latest") == "https://host/v1/models@latest"  # no credentials
+
+
+@pytest.mark.parametrize(
+    "url", ["https://user:pa/ss@host/v1", "https://user:pa?ss@host", "https://u:pa#ss@host"]
+)
+def test_a_password_with_a_raw_slash_question_mark_or_hash_is_bad_input_never_shown(url: str) -> None:
+    # the authority ends at the raw character: "user:pa" would be taken for a host and a port
+    with pytest.raises(ConfigError) as info:
+        check_base_url("X_URL", url, example="https://example.com")
+    assert str(info.value).startswith('X_URL="https://***@host') and ":pa" not in str(info.value)
+    assert str(info.value).endswith(
+        "Fix: percent-encode the user and password in it (a / ? # or @ in them as %2F %3F %23 %40)."
+    )
 
 
 def _error(call: Callable[[], object]) -> str:
