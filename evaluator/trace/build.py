@@ -3,7 +3,12 @@
 Rules that hold under every convention (DESIGN.md, Trace model):
 - Order: start time; on a tie, ancestors before descendants, then the call that ended first.
 - Tool calls: tool runs; runs of one tool with the same tool-call id are one call (a tool resumed
-  after LangGraph's `interrupt()` runs again from its start), made when the first run began.
+  after LangGraph's `interrupt()` runs again from its start), made when the first run began, when
+  they belong to one agent run, or the earlier run stopped short in an earlier run of the same agent
+  (the resumed graph); two agent runs' calls that share an id (a scripted model's fixed ids) are two.
+- A tool directly inside a tool of the same name (plain spans between count as direct) is one call
+  traced twice (a framework's tool whose function is also `@observe(as_type="tool")`), unless that
+  tool has several of its name beneath it (a tool calling itself) or the two carry different call ids.
 - Hand-offs: a tool call whose name is a hand-off pattern (`transfer_to_<agent>`, ...), or whose call
   ran another agent (delegation: a sub-agent as a tool), is a hand-off, not a tool.
 - Entry agents: declared in the rules; known from the framework (`TraceConvention.entry_agents`); the
@@ -27,6 +32,7 @@ Rules that hold under every convention (DESIGN.md, Trace model):
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -119,17 +125,33 @@ def build_trace(
 
 def _merge_repeats(tree: Tree, roles: dict[str, Role]) -> dict[str, Role]:
     """Drop an agent or a tool whose nearest ancestor with a role is one of its kind with the same
-    (non-generic) name: one call, two spans (a framework's tool whose function is also traced with
-    `@observe(as_type="tool")`). A tool that calls itself is one call too, then."""
+    (non-generic) name: one call, two spans (a team's wrapper around a framework's agent span; a
+    framework's tool whose function is also traced with `@observe(as_type="tool")`, with plain spans
+    between them or none). A tool stays a call of its own when the tool above it has other tools of
+    its name beneath it (a tool that calls itself twice: two calls, not one recorded three times) or
+    when both carry tool-call ids that differ. A tool that calls itself once, with no ids to tell,
+    reads as one call: the trace cannot tell it from a call traced twice."""
     merged = dict(roles)
+    above = {o.id: next((a for a in tree.ancestors(o) if a.id in roles), None) for o in tree.ordered}
+    alike = Counter(
+        (parent.id, role.name)
+        for obs_id, parent in above.items()
+        if parent is not None and (role := roles.get(obs_id)) is not None and role.kind == "tool"
+    )
     for obs in tree.ordered:
-        role = roles.get(obs.id)
-        if role is None or role.kind not in ("agent", "tool") or role.name in _GENERIC_NAMES:
+        role, parent = roles.get(obs.id), above[obs.id]
+        if role is None or parent is None or role.name in _GENERIC_NAMES or roles[parent.id] != role:
             continue
-        above = next((roles[a.id] for a in tree.ancestors(obs) if a.id in roles), None)
-        if above is not None and above.kind == role.kind and above.name == role.name:
-            del merged[obs.id]
+        if role.kind == "tool" and (alike[(parent.id, role.name)] > 1 or _other_call(obs, parent)):
+            continue
+        del merged[obs.id]
     return merged
+
+
+def _other_call(obs: Observation, above: Observation) -> bool:
+    """Whether the two runs carry tool-call ids, and different ones: two calls of the model's."""
+    ids = (tool_call_id(obs), tool_call_id(above))
+    return None not in ids and ids[0] != ids[1]
 
 
 def _nearest_agents(tree: Tree, roles: Mapping[str, Role]) -> dict[str, str | None]:
@@ -226,27 +248,39 @@ def _tool_calls(
     tree: Tree, roles: Mapping[str, Role], nearest: Mapping[str, str | None]
 ) -> list[tuple[Observation, Observation]]:
     """Each tool call as (its first run, its last run), in call order. Runs of one tool that carry the
-    same tool-call id, made by the same agent, are one call run again: a LangGraph tool resumed after
-    `interrupt()` starts over (the paused run, then the one that finished), as may a retried one.
-    Runs without an id are calls of their own, and so are two agents' calls that share an id (a
-    scripted model's fixed ids: pydantic-ai's TestModel names each call after its tool)."""
+    same tool-call id are one call run again (`_runs_again`). Runs without an id are calls of their own."""
     calls: list[list[Observation]] = []
-    by_key: dict[tuple[str, str, str | None], list[Observation]] = {}
+    by_id: dict[tuple[str, str], list[Observation]] = {}
     for obs in tree.ordered:
         role = roles.get(obs.id)
         if role is None or role.kind != "tool":
             continue
         call_id = tool_call_id(obs)
-        agent_id = nearest[obs.id]
-        key = (role.name, call_id or "", roles[agent_id].name if agent_id is not None else None)
-        runs = by_key.get(key) if call_id is not None else None
-        if runs is not None:
+        runs = by_id.get((role.name, call_id)) if call_id is not None else None
+        if runs is not None and _runs_again(runs[-1], obs, roles, nearest):
             runs.append(obs)
             continue
         calls.append([obs])
         if call_id is not None:
-            by_key[key] = calls[-1]
+            by_id[(role.name, call_id)] = calls[-1]
     return [(runs[0], runs[-1]) for runs in calls]
+
+
+def _runs_again(
+    earlier: Observation, later: Observation, roles: Mapping[str, Role], nearest: Mapping[str, str | None]
+) -> bool:
+    """Whether `later`, a run of the tool with the tool-call id of `earlier`, is the same call run again:
+    within the same agent run (a retried tool), or in a later run of the same agent after `earlier`
+    stopped short, without an output or with an error (a LangGraph tool paused at `interrupt()`: the
+    resumed graph is a new run of the agent, and the tool starts over). Otherwise it is another call
+    that happens to share the id: a scripted model's fixed ids (pydantic-ai's TestModel names each
+    call after its tool), whether another agent made it or another run of the same agent did."""
+    before, after = nearest[earlier.id], nearest[later.id]
+    if before == after:
+        return True
+    if before is None or after is None or roles[before].name != roles[after].name:
+        return False
+    return earlier.output is None or earlier.level == ERROR_LEVEL
 
 
 def _tool_call(name: str, agent: str | None, first: Observation, last: Observation) -> ToolCall:

@@ -275,6 +275,35 @@ def test_a_tool_run_traced_twice_as_the_same_tool_is_one_call() -> None:
     assert [t.agent for t in trace.tools] == ["weather_agent"] * 4
 
 
+def test_a_tool_that_calls_itself_twice_is_three_calls_even_when_traced_twice() -> None:
+    # `walk` (framework span) > `walk` (its @observe span: the same call) > `walk`, `walk` (recursion)
+    builder = TraceBuilder()
+    outer = builder.tool("walk", parent=builder.agent("explorer"), attributes={"gen_ai.tool.call.id": "c1"})
+    inner = builder.tool("walk", parent=outer)
+    builder.tool("walk", parent=inner)
+    builder.tool("walk", parent=inner)
+    assert builder.build().tool_path == ["walk", "walk", "walk"]
+    nested = TraceBuilder()  # two tool spans, one inside the other, that the model called apart
+    first = nested.tool("walk", parent=nested.agent("explorer"), attributes={"gen_ai.tool.call.id": "c1"})
+    nested.tool("walk", parent=first, attributes={"gen_ai.tool.call.id": "c2"})
+    assert nested.build().tool_path == ["walk", "walk"]
+
+
+def test_one_agents_two_runs_calls_that_share_a_tool_call_id_are_two_calls() -> None:
+    # TestModel's fixed ids again, billing run twice; a run that stopped short (interrupt) resumes
+    builder = TraceBuilder()
+    for _ in range(2):
+        builder.tool(
+            "lookup_order", parent=builder.agent("billing"), output="paid", metadata={"tool_call_id": "same"}
+        )
+    assert builder.build().tool_path == ["lookup_order", "lookup_order"]
+    resumed = TraceBuilder()
+    for output in (None, "Booked"):
+        resumed.tool("book", parent=resumed.agent("travel"), output=output, metadata={"tool_call_id": "b1"})
+    trace = resumed.build()
+    assert (trace.tool_path, trace.tools[0].output) == (["book"], "Booked")
+
+
 def test_text_outputs_stay_text_and_the_traces_endpoint_dedupes() -> None:
     row = {"id": "r", "type": "SPAN", "name": "root", "output": "42", "updatedAt": "2026-11-22T10:00:01Z"}
     stale = dict(row, name="stale", updatedAt="2026-11-22T10:00:00Z")
