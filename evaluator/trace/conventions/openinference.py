@@ -10,16 +10,18 @@ control on (a hand-off, or an agent it runs as a tool).
 
 from __future__ import annotations
 
+import re
+
 from evaluator.trace.conventions._tree import Tree
 from evaluator.trace.conventions.base import Role, Roles
-from evaluator.trace.model import Observation
+from evaluator.trace.model import HANDOFF_TO, Observation
 
 __all__ = ["OpenInference"]
 
 SPAN_KIND = "openinference.span.kind"
 AGENT_NAME = "agent.name"
 GRAPH_NODE_ID = "graph.node.id"
-HANDOFF_PREFIX = "handoff to "
+_HANDOFF = re.compile(HANDOFF_TO)  # the SDK's hand-off span, "handoff to <agent>"
 
 
 class OpenInference:
@@ -70,4 +72,4 @@ class OpenInference:
 def _passes_control(obs: Observation, agent_ids: set[str]) -> bool:
     """A hand-off span (the SDK names it after the agent it hands to), or another agent's run."""
     is_tool = str(obs.attributes.get(SPAN_KIND, "")).upper() == "TOOL"
-    return obs.id in agent_ids or (is_tool and obs.name.startswith(HANDOFF_PREFIX))
+    return obs.id in agent_ids or (is_tool and _HANDOFF.match(obs.name) is not None)
