@@ -132,15 +132,16 @@ def _merge_repeats(tree: Tree, roles: dict[str, Role]) -> dict[str, Role]:
     when both carry tool-call ids that differ. A tool that calls itself once, with no ids to tell,
     reads as one call: the trace cannot tell it from a call traced twice."""
     merged = dict(roles)
-    above = {o.id: next((a for a in tree.ancestors(o) if a.id in roles), None) for o in tree.ordered}
+    with_roles = [o for o in tree.ordered if o.id in roles]
+    above = {o.id: next((a for a in tree.ancestors(o) if a.id in roles), None) for o in with_roles}
     alike = Counter(
-        (parent.id, role.name)
+        (parent.id, roles[obs_id].name)
         for obs_id, parent in above.items()
-        if parent is not None and (role := roles.get(obs_id)) is not None and role.kind == "tool"
+        if parent is not None and roles[obs_id].kind == "tool"
     )
-    for obs in tree.ordered:
-        role, parent = roles.get(obs.id), above[obs.id]
-        if role is None or parent is None or role.name in _GENERIC_NAMES or roles[parent.id] != role:
+    for obs in with_roles:
+        role, parent = roles[obs.id], above[obs.id]
+        if parent is None or role.name in _GENERIC_NAMES or roles[parent.id] != role:
             continue
         if role.kind == "tool" and (alike[(parent.id, role.name)] > 1 or _other_call(obs, parent)):
             continue
