@@ -172,7 +172,7 @@ def _one_verdict(text: str, reply: Reply, model: type[Reply]) -> Reply | str:
     verdicts = [(v, end) for value, end in _outermost_objects(answer) if (v := _as(value, model)) is not None]
     if len({verdict for verdict, _ in verdicts}) < 2:
         return reply
-    if _opening_reply(text, model) is not None:
+    if _opening_reply(answer, model) is not None:
         return (
             "the reply holds two different verdicts, the object it opens with and another in the "
             "text after it; neither is taken"
@@ -193,9 +193,10 @@ def _as(value: Any, model: type[Reply]) -> Reply | None:
         return None
 
 
-def _opening_reply(text: str, model: type[Reply]) -> Reply | None:
-    """The valid object a reply opens with (after its reasoning), when text follows it; else None."""
-    text = _without_reasoning(text).lstrip()
+def _opening_reply(answer: str, model: type[Reply]) -> Reply | None:
+    """The valid object a reply's answer (the reply after its reasoning) opens with, when text follows
+    it; else None."""
+    text = answer.lstrip()
     if not text.startswith("{"):
         return None
     try:
