@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+import types
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
@@ -34,21 +35,29 @@ def validation_problems(
     """Every error of `exc` as a Problem in `source`. `fix` is the default advice; `patterns` says,
     for a field (dotted name) whose value did not match its pattern, what it should be and the fix.
     A value that fits none of a field's alternatives (`str | tuple[str, ...]`) is one problem of
-    that field, naming them, not one per alternative."""
+    that field, naming them, not one per alternative; a list one of them took in part (`[book, 3]`)
+    is a problem per bad item."""
     ordered: list[Problem | tuple[str, ...]] = []  # a problem, or the field of a value none took
     alternatives: dict[tuple[str, ...], list[ErrorDetails]] = {}
     for err in exc.errors():
         loc = tuple(str(part) for part in err["loc"])
-        tag = next((i for i, part in enumerate(loc) if _ALTERNATIVE.fullmatch(part)), None)
+        tag = _alternative_at(model, err["loc"])
         if tag is None:
             ordered.append(_problem(err, source, model, fix, patterns or {}))
             continue
         if loc[:tag] not in alternatives:
             ordered.append(loc[:tag])
         alternatives.setdefault(loc[:tag], []).append(err)
-    return [
-        item if isinstance(item, Problem) else _none_of(source, item, alternatives[item]) for item in ordered
-    ]
+    problems: list[Problem] = []
+    for item in ordered:
+        if isinstance(item, Problem):
+            problems.append(item)
+            continue
+        items = _bad_items(item, alternatives[item])
+        problems += [_problem(e, source, model, fix, patterns or {}) for e in items] or [
+            _none_of(source, item, alternatives[item])
+        ]
+    return problems
 
 
 # How pydantic names the alternatives of a union in an error's location, and what each is to a user.
@@ -60,7 +69,7 @@ def _none_of(source: str, field: tuple[str, ...], errors: list[ErrorDetails]) ->
     """One field's value that none of its alternatives took: "3 is neither a text nor a list of texts"."""
     kinds: list[str] = []
     for err in errors:
-        base, _, inner = next(str(p) for p in err["loc"] if _ALTERNATIVE.fullmatch(str(p))).partition("[")
+        base, _, inner = str(err["loc"][len(field)]).partition("[")
         item = inner.split(",")[0].strip(" ]")
         kind = "true or false" if base == "bool" else f"a {_KINDS.get(base, 'list')}"
         if base in ("list", "tuple", "set", "frozenset") and item in _KINDS:
@@ -70,6 +79,62 @@ def _none_of(source: str, field: tuple[str, ...], errors: list[ErrorDetails]) ->
     value = next((e["input"] for e in errors if len(e["loc"]) == len(field) + 1), errors[0]["input"])
     found = f"{value!r} is " + (f"neither {' nor '.join(kinds)}" if len(kinds) > 1 else f"not {kinds[0]}")
     return Problem(source=source, field=".".join(field), found=found, fix=f"give {' or '.join(kinds)}")
+
+
+def _bad_items(field: tuple[str, ...], errors: list[ErrorDetails]) -> list[ErrorDetails]:
+    """The errors of a list's items, at the items (`intent.1`), when one alternative (a list of texts)
+    took some of its items: `[book, 3]` is a list of texts with a bad item, not a value of the wrong kind
+    (`[3]` is). Empty when no alternative took any item."""
+    at = len(field)
+    value = next((e["input"] for e in errors if len(e["loc"]) == at + 1), None)
+    inner = [e for e in errors if len(e["loc"]) > at + 1 and isinstance(e["loc"][at + 1], int)]
+    inner = [e for e in inner if e["loc"][at] == inner[0]["loc"][at]]  # one alternative's
+    if (
+        not isinstance(value, list | tuple)
+        or not inner
+        or len({e["loc"][at + 1] for e in inner}) >= len(value)
+    ):
+        return []
+    return [{**e, "loc": (*e["loc"][:at], *e["loc"][at + 1 :])} for e in inner]
+
+
+def _alternative_at(model: type[BaseModel], loc: Sequence[int | str]) -> int | None:
+    """Where `loc` names the alternative of a union field that took the value (`intent.str`,
+    `intent.tuple[str, ...]`), found by following `model`'s annotations, so that a name the user chose (a
+    policy's action `list`, a target `[targets.str]`) is never taken for one; by its spelling past a
+    shape the walk cannot follow. None: no alternative `_none_of` can describe."""
+    annotation: Any = model
+    for at, part in enumerate(loc):
+        annotation = _unwrapped(annotation)
+        if get_origin(annotation) in (Union, types.UnionType):  # two or more alternatives
+            return at if _ALTERNATIVE.fullmatch(str(part)) else None
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            info = annotation.model_fields.get(str(part))
+            if info is None:  # an unknown key: the user's, never an alternative
+                return None
+            annotation = info.annotation
+        elif get_origin(annotation) in (dict, Mapping) and len(get_args(annotation)) == 2:
+            annotation = get_args(annotation)[1]  # `part` is a name the user chose
+        elif get_origin(annotation) in (list, tuple, set, frozenset, Sequence) and isinstance(part, int):
+            args = [a for a in get_args(annotation) if a is not Ellipsis] or [Any]
+            annotation = args[min(part, len(args) - 1)]  # `tuple[A, B]`: a type per place
+        else:
+            return next((i for i in range(at, len(loc)) if _ALTERNATIVE.fullmatch(str(loc[i]))), None)
+    return None
+
+
+def _unwrapped(annotation: Any) -> Any:
+    """The type an annotation checks: `X` of `Annotated[X, ...]` and of `X | None`."""
+    while True:
+        if get_origin(annotation) is Annotated:
+            annotation = get_args(annotation)[0]
+        elif get_origin(annotation) in (Union, types.UnionType):
+            members = [a for a in get_args(annotation) if a is not type(None)]
+            if len(members) > 1:
+                return annotation
+            annotation = members[0]
+        else:
+            return annotation
 
 
 def _problem(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evaluator._problems import validation_problems
+from evaluator.config import ConfigError, load_config
+from evaluator.scenarios.model import Scenario
 
 
 class Turn(BaseModel):
@@ -54,3 +57,58 @@ def test_other_errors_keep_pydantic_s_message_and_the_default_fix() -> None:
     (problem,) = validation_problems(raised.value, source="reply", model=Score, fix="see the README")
 
     assert str(problem) == "reply: value: 1.5: Input should be less than or equal to 1. Fix: see the README"
+
+
+def scenario_problems(document: dict[str, Any]) -> list[str]:
+    with pytest.raises(ValidationError) as raised:
+        Scenario.model_validate(document)
+    return [str(p) for p in validation_problems(raised.value, source="s.yaml", model=Scenario, fix="-")]
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        (
+            {"id": "a", "turns": [{"user": "hi"}], "policy": {"list": "items", "set": 3}},
+            [
+                "s.yaml: policy.list: 'items' is not a list. Fix: give a list: [\"items\"]",
+                "s.yaml: policy.set: 3 is not a list. Fix: give a list: [3]",
+            ],
+        ),
+        (
+            {"id": "a", "input": "x", "expected": {"agent_tools": {"str": "search"}}},
+            ["s.yaml: expected.agent_tools.str: 'search' is not a list. Fix: give a list: [\"search\"]"],
+        ),
+    ],
+    ids=["policy-actions", "agent-tools-agent"],
+)
+def test_names_the_user_chose_spelt_like_a_type_are_names_not_a_field_s_alternatives(
+    document: dict[str, Any], expected: list[str]
+) -> None:
+    assert scenario_problems(document) == expected
+
+
+def test_a_list_of_texts_with_a_bad_item_names_the_item() -> None:
+    turn = {"user": "hi", "expected": {"intent": ["book_hotel", 3]}}
+
+    assert scenario_problems({"id": "a", "turns": [turn]}) == [
+        "s.yaml: turns.0.expected.intent.1: 3 is not a text. Fix: quote it"
+    ]
+
+
+def test_configuration_tables_named_like_a_type_are_names_not_a_field_s_alternatives(tmp_path: Path) -> None:
+    config = tmp_path / "evaluator.toml"
+    config.write_text(
+        '[targets.list]\nentry = "app:run"\nagents = "researcher"\n\n'
+        '[targets.str]\nentry = 3\n\n[compare.thresholds]\nint = "high"\n'
+    )
+
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+
+    assert str(raised.value).splitlines() == [
+        f"{config}: targets.list.agents: 'researcher' is not a list. Fix: give a list: [\"researcher\"]",
+        f"{config}: targets.str.entry: 3 is not a text. Fix: quote it",
+        f"{config}: compare.thresholds.int: 'high': Input should be a valid number, unable to parse string "
+        "as a number. Fix: see the configuration section of the README",
+    ]
