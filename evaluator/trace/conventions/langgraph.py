@@ -198,8 +198,9 @@ def _prebuilt_graph_runs(
     tree: Tree, node_runs: dict[str, list[Observation]], entrypoints: set[str]
 ) -> set[str]:
     """Graphs (by the id of their run, one per invocation) that hold a prebuilt agent: a prebuilt
-    agent's nodes ran in them and no node of a name of its own did, so all their nodes are plumbing.
-    A hand-built graph may have a `tools` node too (a `ToolNode`, where `tools_condition` routes by
+    agent's nodes ran in them (a `create_agent` stopped by its own middleware's `before_agent` hook ran
+    that hook alone) and no node of a name of its own did, so all their nodes are plumbing. A
+    hand-built graph may have a `tools` node too (a `ToolNode`, where `tools_condition` routes by
     default) beside its agent nodes. (A Functional API entrypoint may be called `agent` too: it is
     not a prebuilt agent's node.)"""
     names: dict[str | None, set[str]] = {}
@@ -209,14 +210,22 @@ def _prebuilt_graph_runs(
     return {
         graph
         for graph, nodes in names.items()
-        if graph is not None and nodes & PREBUILT_NODES and all(_is_prebuilt_node(node) for node in nodes)
+        if graph is not None
+        and any(node in PREBUILT_NODES or _is_hook(node) for node in nodes)
+        and all(_is_prebuilt_node(node) for node in nodes)
     }
 
 
 def _is_prebuilt_node(node: str) -> bool:
     """A node a prebuilt agent's graph has: its own, a graph end, or a `create_agent` middleware's hook
     (`<middleware>.before_model` and the like)."""
-    return node in PREBUILT_NODES or node in _GRAPH_ENDS or node.rpartition(".")[2] in _MIDDLEWARE_HOOKS
+    return node in PREBUILT_NODES or node in _GRAPH_ENDS or _is_hook(node)
+
+
+def _is_hook(node: str) -> bool:
+    """A `create_agent` middleware's hook: `<middleware>.before_agent` and the like."""
+    middleware, dot, hook = node.rpartition(".")
+    return bool(middleware and dot) and hook in _MIDDLEWARE_HOOKS
 
 
 def _named_prebuilt_graphs(
@@ -228,7 +237,8 @@ def _named_prebuilt_graphs(
     graphs: dict[str, Observation] = {}
     for namespace, runs in node_runs.items():
         graph = tree.parent(runs[0])
-        if _node_name(runs[0], namespace) not in PREBUILT_NODES or _graph_id(tree, runs[0]) not in prebuilt:
+        node = _node_name(runs[0], namespace)
+        if not (node in PREBUILT_NODES or _is_hook(node)) or _graph_id(tree, runs[0]) not in prebuilt:
             continue
         if graph is None or graph.id in graphs or graph.name in (_UNNAMED_GRAPH, *PREBUILT_NODES):
             continue
