@@ -39,7 +39,7 @@ from evaluator.reports import (
     write_junit,
 )
 from evaluator.results import ScenarioResult, builtin_metrics, with_dialogues_for
-from evaluator.run import SuiteOptions, SuiteRun, check_output_file, run_suite
+from evaluator.run import RunNotStoredError, SuiteOptions, SuiteRun, check_output_file, run_suite
 
 __all__ = ["run"]
 
@@ -113,23 +113,35 @@ def run(
             "(an embedded run delivers nothing). Fix: set the Langfuse keys, or drop --require-delivery."
         )
     base = _baseline(baseline, config_path)
+    options = SuiteOptions(
+        tags=tag or [],
+        target=target,
+        concurrency=concurrency,
+        timeout=timeout,
+        no_judge=no_judge,
+        judge_concurrency=judge_concurrency,
+        no_cache=no_cache,
+        prompts=prompt or [],
+        output=output,
+        run_name=run_name,
+        verify_langfuse=verify_langfuse,
+    )
+    try:
+        suite = _run_suite(paths or [], options, config_path)
+    except RunNotStoredError as exc:  # exit 4 (cli.main), once what the run has is shown and written
+        raise _not_stored(exc, table=table, junit=junit, base=base) from exc.cause
+    _show(suite, table=table, junit=junit)
+    regression = base is not None and not suite.run.interrupted and _compare_with(base, suite, config_path)
+    raise typer.Exit(_exit_code(suite, require_delivery=require_delivery, regression=regression))
+
+
+def _run_suite(paths: list[str], options: SuiteOptions, config_path: Path | None) -> SuiteRun:
+    """`run_suite`, with the progress bar on stderr and its notices there."""
     progress = _Progress()
     try:
-        suite = run_suite(
-            paths or [],
-            SuiteOptions(
-                tags=tag or [],
-                target=target,
-                concurrency=concurrency,
-                timeout=timeout,
-                no_judge=no_judge,
-                judge_concurrency=judge_concurrency,
-                no_cache=no_cache,
-                prompts=prompt or [],
-                output=output,
-                run_name=run_name,
-                verify_langfuse=verify_langfuse,
-            ),
+        return run_suite(
+            paths,
+            options,
             config=config_path,
             on_start=progress.start,
             on_result=progress.advance,
@@ -137,10 +149,16 @@ def run(
         )
     finally:
         progress.stop()
+
+
+def _show(suite: SuiteRun, *, table: bool, junit: Path | None, stored: bool = True) -> None:
+    """The summary, where the run is kept, Langfuse's side, and the --junit file. Not `stored`: the
+    store holds the run's results, not its end."""
     print_summary(out, suite.run, suite.results, expected_count=suite.expected, full_table=table)
     if suite.output is not None:
         out.print(f"Results: {suite.output}", highlight=False)
-    out.print(f"Stored in {suite.store_path} (run {suite.run.id})", highlight=False)
+    kept = "" if stored else ": its results, not the run's end (the error below says why)"
+    out.print(f"Stored in {suite.store_path} (run {suite.run.id}){kept}", highlight=False, soft_wrap=True)
     if suite.connected:
         _print_langfuse(suite)
     if junit is not None:
@@ -149,8 +167,23 @@ def run(
             junit, junit_xml(suite.run, suite.results, targets if len(suite.run.targets) == 1 else {})
         )
         out.print(f"JUnit XML: {junit}", highlight=False)
-    regression = base is not None and not suite.run.interrupted and _compare_with(base, suite, config_path)
-    raise typer.Exit(_exit_code(suite, require_delivery=require_delivery, regression=regression))
+
+
+def _not_stored(
+    exc: RunNotStoredError, *, table: bool, junit: Path | None, base: RunRecord | None
+) -> RunNotStoredError:
+    """A run whose end the store could not take: its summary, Langfuse's side and the --junit file all
+    the same (the results are all in memory), then the error to exit with, naming where they are."""
+    try:
+        _show(exc.suite, table=table, junit=junit, stored=False)
+    except ConfigError as failed:  # the --junit file could not be written now: said, the store's error kept
+        notice(err, "error", str(failed))
+        junit = None
+    if base is not None:
+        notice(
+            err, "warning", f"--baseline {base.label}: nothing was compared (the run's end is not stored)."
+        )
+    return exc.kept_in(f"--junit {junit}") if junit is not None else exc
 
 
 def _exit_code(suite: SuiteRun, *, require_delivery: bool, regression: bool) -> int:

@@ -1,7 +1,8 @@
 """Running suites: targets, the staged pipeline, the run service (`run_suite`, `SuiteOptions`, `SuiteRun`,
-and `check_output_file` for the files a run writes), the selection of scenarios and the configuration as
-the run takes it (`select_scenarios`, `catalogs`, `rules_for`), the judges of one result
-(`judge_result`), verification, and runs as Langfuse experiments (`experiment`)."""
+`RunNotStoredError` when the store could not take a run's end, and `check_output_file` for the files a
+run writes), the selection of scenarios and the configuration as the run takes it (`select_scenarios`,
+`catalogs`, `rules_for`), the judges of one result (`judge_result`), verification, and runs as Langfuse
+experiments (`experiment`)."""
 
 from evaluator.config import LLMEndpoint
 from evaluator.run.crag_turns import CragRecord, TurnDecision, TurnScores, load_turn_data, score_turn_data
@@ -19,7 +20,7 @@ from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, Sc
 from evaluator.run.recorded import RecordedTurn, check_turn_count, recorded_dialogue, recorded_judge_status
 from evaluator.run.selection import catalogs, dialogue_settings, rules_for, select_scenarios
 from evaluator.run.service import check_output_file, run_suite
-from evaluator.run.suite import Notice, SuiteOptions, SuiteRun
+from evaluator.run.suite import Notice, RunNotStoredError, SuiteOptions, SuiteRun
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest, load_target
 from evaluator.run.verify import VerifyReport, verify_run
 
@@ -39,6 +40,7 @@ __all__ = [
     "PushReport",
     "RecordedTurn",
     "Reply",
+    "RunNotStoredError",
     "RunOptions",
     "ScenarioTracer",
     "SuiteOptions",

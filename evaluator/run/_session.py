@@ -141,9 +141,18 @@ class Session:
             )
 
     def finish(
-        self, suite: SuiteRun, scenarios: Sequence[LoadedScenario], *, verify: bool, stop: threading.Event
+        self,
+        suite: SuiteRun,
+        scenarios: Sequence[LoadedScenario],
+        *,
+        verify: bool,
+        stop: threading.Event,
+        stored: bool = True,
     ) -> SuiteRun:
-        """Every Langfuse step after the run, within one deadline; then the optional verification."""
+        """Every Langfuse step after the run, within one deadline; then the optional verification.
+        Not `stored` (the store could not take the run's end): only the steps that need no store (the
+        batches in flight, the span flush, the score configs, the experiment, the verification, the
+        SDK's last flush), and what waits in the outbox is said, not counted (`status` stays None)."""
         limits = self._config.settings.langfuse
         connection = self._connection
         if connection is None:  # embedded: nothing to flush, and the tracing serves the next run too
@@ -166,14 +175,14 @@ class Session:
         spans, delivery, experiment, refused = None, None, None, False
         with _said_if_slow(_SLOW_SECONDS, still_sending):
             try:
-                spans, delivery = self._send(connection, suite.run.id, deadline)
+                spans, delivery = self._send(connection, suite.run.id, deadline, stored=stored)
                 experiment = self._report_experiment(connection, suite, deadline)
             except LangfuseAuthError as exc:  # the keys worked when the run began: revoked since
                 refused = True
                 self._notice(
                     "error",
-                    f"{exc} The run is stored; its traces and scores not yet in Langfuse stay in the "
-                    "local outbox: once the keys are right, `evaluator sync` sends them.",
+                    f"{exc} The run's results are stored; its traces and scores not yet in Langfuse stay "
+                    "in the local outbox: once the keys are right, `evaluator sync` sends them.",
                 )
         urls = {r.scenario_id: url for r in suite.results if (url := connection.trace_url(r.trace_id))}
         report = None
@@ -190,29 +199,58 @@ class Session:
         # What the exporter sends from now on is not this run's to acknowledge (a span it could not
         # send in time is confirmed by `sync`, which sends it again); nor is the store kept alive.
         self.tracing.acknowledge_with(None)
+        status = self._store.delivery_status(connection.destination, run_id=suite.run.id) if stored else None
         return replace(
             suite,
             connected=True,
             delivery=delivery,
             spans=spans,
-            status=self._store.delivery_status(connection.destination, run_id=suite.run.id),
+            status=status,
             trace_urls=urls,
             verify=report,
             experiment=experiment,
         )
 
     def _send(
-        self, connection: LangfuseConnection, run_id: str, deadline: Deadline
-    ) -> tuple[SpanDeliveryReport, DeliveryReport | None]:
-        """The run's spans and scores into Langfuse, within `deadline` (score configs included)."""
-        limits = self._config.settings.langfuse
+        self, connection: LangfuseConnection, run_id: str, deadline: Deadline, *, stored: bool
+    ) -> tuple[SpanDeliveryReport | None, DeliveryReport | None]:
+        """The run's spans and scores into Langfuse, within `deadline` (score configs included). Not
+        `stored`: the spans the SDK holds only; the outbox is left for `sync` (None, None)."""
         live_ended = self.live.finish(deadline) if self.live is not None else True
+        if not stored:  # what the exporter sends now cannot be acknowledged there: `sync` sends it again
+            self.tracing.acknowledge_with(None)
+        self._flush(deadline)
+        if stored:
+            spans, delivery = self._sweep(connection, run_id, deadline, live_ended=live_ended)
+        else:
+            spans, delivery = None, None
+            self._notice(
+                "warning",
+                f"nothing was sent to Langfuse from the local outbox after the run: the store "
+                f"{self._store.path} could not take the run's end, and what Langfuse takes is marked "
+                "there. The run's scores not sent while it ran, and its traces Langfuse has not "
+                "acknowledged whole, wait in that outbox; once the store can be written, `evaluator "
+                "sync` sends them.",
+            )
+        if self._configs is not None:
+            self._configs_deadline.end_by(deadline)
+            self._configs.join(deadline.remaining())
+        return spans, delivery
+
+    def _flush(self, deadline: Deadline) -> None:
+        """The spans the SDK still holds, out to Langfuse (within the flush timeout and `deadline`)."""
+        limits = self._config.settings.langfuse
         if not self.tracing.flush(deadline.cap(limits.flush_timeout_seconds)):
             self._notice(
                 "warning",
                 f"spans were still being sent to Langfuse after {limits.flush_timeout_seconds:g} s; some "
                 "traces may be incomplete there.",
             )
+
+    def _sweep(
+        self, connection: LangfuseConnection, run_id: str, deadline: Deadline, *, live_ended: bool
+    ) -> tuple[SpanDeliveryReport, DeliveryReport | None]:
+        """From the outbox: the traces Langfuse has not got whole, then the scores still waiting."""
         destination = connection.destination
         spans = deliver_spans(
             self._store, connection.spans, destination, deadline=deadline, run_id=run_id, now=utc_now
@@ -224,15 +262,12 @@ class Session:
                 destination,
                 deadline=deadline,
                 run_id=run_id,
-                batch_size=limits.score_batch_size,
+                batch_size=self._config.settings.langfuse.score_batch_size,
                 now=utc_now,
             )
             if live_ended
             else None  # the live posts still in flight own this run's scores: no second request
         )
-        if self._configs is not None:
-            self._configs_deadline.end_by(deadline)
-            self._configs.join(deadline.remaining())
         return spans, delivery
 
     def plan_experiment(

@@ -12,7 +12,10 @@ result, writes `output` (before the steps after the run), then spends at most on
 batches still in flight, the span flush, re-sending traces Langfuse has not got whole, the score
 sweep, the score configs, the experiment's run-level scores and the SDK's last flush (its shutdown
 too in a command; from Python it keeps running for the caller's own client, until the process's
-exit: langfuse/lifetime.py). Progress and warnings go to the callbacks; nothing is printed.
+exit: langfuse/lifetime.py). Should the store not take the run's end (its results are all stored by
+then), `output` is written and the steps after the run go as far as they can without the store; then
+`RunNotStoredError` (a StoreError) carries the run. Progress and warnings go to the callbacks; nothing
+is printed.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from evaluator.run.judging import JudgePlan
 from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
 from evaluator.run.provenance import git_state, model_names, targets_of
 from evaluator.run.selection import dialogue_settings, load_targets, pinned_and_selected, trace_rules
-from evaluator.run.suite import Notice, SuiteOptions, SuiteRun, logged_notice
+from evaluator.run.suite import Notice, RunNotStoredError, SuiteOptions, SuiteRun, logged_notice
 from evaluator.run.target import Target
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
@@ -84,7 +87,10 @@ def run_suite(
 
     From Python, `scenarios` may be given as `Scenario` objects instead of files, and `targets` as
     callables by name instead of the configuration's `module:callable` entries. `metrics`: the run's
-    metrics (default: the built-in ones of the configuration)."""
+    metrics (default: the built-in ones of the configuration).
+
+    Raises `RunNotStoredError` (a StoreError) when the store could not take the run's end: its
+    `suite` is the run all the same (every result, Langfuse's side as far as it went)."""
     cfg = config if isinstance(config, Config) else load_config(config)
     library = PromptLibrary(cfg.prompts_dir)
     _check_arguments(targets, options.run_name)
@@ -192,23 +198,18 @@ def run_suite(
             git=git,
             models=model_names(cfg, llm_used=pipeline_llm is not None, judged=judges is not None),
         )
-        documents = [r.to_json() for r in results]
-        _store_the_end(
-            store,
-            run,
-            results=results,
-            documents=documents,
-            metrics=metrics,
-            output=options.output,
-            on_notice=on_notice,
+        unstored, written = _store_the_end(
+            store, run, results=results, metrics=metrics, output=options.output, on_notice=on_notice
         )
         suite = SuiteRun(
-            run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=options.output
+            run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=written
         )
         verify = options.verify_langfuse and not run.interrupted
-        suite = session.finish(suite, selected, verify=verify, stop=stop.requested)
+        suite = session.finish(suite, selected, verify=verify, stop=stop.requested, stored=unstored is None)
         if stop.received is not None and suite.run.signal is None:  # it came once the run was over:
             suite = replace(suite, run=replace(suite.run, signal=stop.received.name))  # whole, as stored
+        if unstored is not None:
+            raise RunNotStoredError(suite, unstored, kept=[f"--output {written}"] if written else [])
         return suite
 
 
@@ -289,39 +290,43 @@ def _store_the_end(
     run: RunInfo,
     *,
     results: Sequence[ScenarioResult],
-    documents: Sequence[Mapping[str, Any]],
     metrics: MetricSet,
     output: Path | None,
     on_notice: Notice,
-) -> None:
-    """The run's end into the store, then --output (before the steps after the run). Should the store
-    fail to take it, --output is written all the same (the results are kept there) and the failure
-    raised."""
+) -> tuple[StoreError | None, Path | None]:
+    """The run's end into the store, then --output (before the steps after the run): the store's
+    error (None: the end is stored), and the --output file written (None: none). Should the store fail
+    to take the end, --output is written all the same (the results are kept there), and the run goes
+    on to its steps after the run: the caller raises the error once they are done."""
+    documents = [r.to_json() for r in results]
+    unstored: StoreError | None = None
     try:
         store.finish_run(run, results, documents, metrics)
-    except StoreError:
-        if output is not None:
-            _write_output(output, run_to_json(run, results, documents, metrics), on_notice, stored=False)
-        raise
-    if output is not None:
-        _write_output(output, run_to_json(run, results, documents, metrics), on_notice)
+    except StoreError as exc:
+        unstored = exc
+    if output is None:
+        return unstored, None
+    document = run_to_json(run, results, documents, metrics)
+    written = _write_output(output, document, on_notice, stored=unstored is None)
+    return unstored, output if written else None
 
 
 def _write_output(
     output: Path, document: Mapping[str, Any], on_notice: Notice, *, stored: bool = True
-) -> None:
+) -> bool:
     """The --output file; should it fail now (checked before the run), the run is stored all the same
-    and goes on to Langfuse: said, not raised. When the store could not take the run's end (`stored`
-    False), the file is where its results are kept: said either way."""
+    and goes on to Langfuse: said, not raised (False). When the store could not take the run's end
+    (`stored` False), the file is where its results are kept: said either way."""
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(document, indent=2, default=str) + "\n")
     except OSError as exc:
         also = "the run is stored all the same" if stored else "nor could the store take the run's end"
         on_notice("error", f"--output {output} could not be written ({exc}); {also}.")
-        return
+        return False
     if not stored:
         on_notice("note", f"the run's results are in --output {output} all the same.")
+    return True
 
 
 def _stopping(

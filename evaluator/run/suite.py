@@ -1,5 +1,6 @@
-"""What a run of a suite did (`SuiteRun`), how it is asked for (`SuiteOptions`), and how the service
-tells its caller what happens along the way (`Notice`)."""
+"""What a run of a suite did (`SuiteRun`), how it is asked for (`SuiteOptions`), how the service
+tells its caller what happens along the way (`Notice`), and the run whose end the store could not take
+(`RunNotStoredError`)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluator.errors import StoreError
 from evaluator.judge import JudgeModel
 from evaluator.results import RunInfo, ScenarioResult
 from evaluator.run.experiment import ExperimentReport
 from evaluator.run.verify import VerifyReport
 from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
 
-__all__ = ["Notice", "SuiteOptions", "SuiteRun", "logged_notice"]
+__all__ = ["Notice", "RunNotStoredError", "SuiteOptions", "SuiteRun", "logged_notice"]
 
 Notice = Callable[[str, str], None]  # (kind: "warning" | "error" | "note", message)
 
@@ -90,3 +92,22 @@ class SuiteRun:
         complete = len(self.results) == self.expected and not self.run.interrupted
         verified = self.verify is None or self.verify.ok
         return complete and verified and all(r.status == "passed" for r in self.results)
+
+
+class RunNotStoredError(StoreError):
+    """The run is over, but the store could not take its end (finish time, totals, provenance):
+    `run_suite` raises it once everything else is done (--output written, the Langfuse side ended as
+    far as it goes without the store). `suite` is the run as it went, every result in it; `cause` is
+    the store's error, with its fix; `kept` the other places that hold the results ("--output FILE")."""
+
+    def __init__(self, suite: SuiteRun, cause: StoreError, *, kept: Sequence[str] = ()) -> None:
+        self.suite, self.cause, self.kept = suite, cause, tuple(kept)
+        places = "".join(f", in {place}" for place in self.kept)
+        super().__init__(
+            f"run {suite.run.id} is over and its results are in the store{places}, but its end (finish "
+            f"time and totals) is not: {cause}"
+        )
+
+    def kept_in(self, place: str) -> RunNotStoredError:
+        """The same error, with one more place that holds the results."""
+        return RunNotStoredError(self.suite, self.cause, kept=[*self.kept, place])

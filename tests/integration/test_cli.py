@@ -587,3 +587,47 @@ def test_a_file_that_is_not_a_store_exits_4_saying_so(
         assert code == 4, text
         assert f"cannot use the store {path} (the file is not an intact SQLite database" in text
         assert "Fix: the file is damaged: move it aside" in text
+
+
+def test_a_store_that_cannot_take_the_run_s_end_still_shows_the_summary_and_writes_the_junit_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "scenarios/second.yaml").write_text(PASSING.replace("id: toy-pass", "id: toy-second"))
+    _failing_store(monkeypatch, "UPDATE runs SET finished_at", "database or disk is full")  # the run's end
+    output, junit = project / "elsewhere/results.json", project / "elsewhere/junit.xml"
+    code, text = _main(monkeypatch, capsys, "run", "--output", str(output), "--junit", str(junit))
+    store = project / "state/evaluator.db"
+    assert code == 4, text
+    assert "2 scenarios: 2 passed, 0 failed, 0 error" in text  # the summary, from the results in memory
+    cases = junit.read_text()
+    assert 'tests="2"' in cases and 'name="toy-pass"' in cases and 'name="toy-second"' in cases
+    assert f"JUnit XML: {junit}" in text
+    run_id = json.loads(output.read_text())["run"]["id"]
+    assert f"Stored in {store} (run {run_id}): its results, not the run's end" in text
+    assert (
+        f"error: run {run_id} is over and its results are in the store, in --output {output}, in --junit "
+        f"{junit}, but its end (finish time and totals) is not: cannot write to the store {store} (the disk "
+        "is full: database or disk is full). Nothing committed to it before is lost. Fix: free space" in text
+    )
+    assert "Traceback" not in text
+    with sqlite3.connect(store) as db:  # what the message says: the results are there, the end is not
+        assert db.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 2
+        assert db.execute("SELECT finished_at FROM runs").fetchall() == [(None,)]
+
+
+def test_a_store_that_cannot_take_the_run_s_end_raises_from_run_suite_with_the_run(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluator.errors import StoreError
+    from evaluator.run import RunNotStoredError, SuiteOptions, run_suite
+
+    _failing_store(monkeypatch, "UPDATE runs SET finished_at", "database or disk is full")
+    output = project / "results.json"
+    with pytest.raises(StoreError) as raised:  # a StoreError, as before: a script's handling still holds
+        run_suite(options=SuiteOptions(output=output))
+    assert isinstance(raised.value, RunNotStoredError)
+    suite = raised.value.suite
+    assert [(r.scenario_id, r.status) for r in suite.results] == [("toy-pass", "passed")]
+    assert suite.output == output and suite.run.id == json.loads(output.read_text())["run"]["id"]
+    assert f"its results are in the store, in --output {output}, but its end" in str(raised.value)
+    assert "cannot write to the store" in str(raised.value.cause)

@@ -375,3 +375,40 @@ def test_a_hung_langfuse_holds_a_script_s_exit_no_longer_than_the_flush_timeout(
             langfuse_standin.slow = 0.0
     assert script.returncode == 0
     assert exit_took < 1 + 5, f"the script's exit took {exit_took:.1f} s"
+
+
+def test_a_store_that_cannot_take_the_run_s_end_ends_the_langfuse_side_and_sync_sends_the_rest(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
+) -> None:
+    """The run's summary, trace links and verification all the same; the live delivery stopped and the
+    SDK flushed (no thread of the run left behind); what the outbox holds is said to wait for `sync`,
+    which sends it once the store can be written."""
+    from evaluator.storage import Store, store
+
+    def full(self: Store, *args: object, **kwargs: object) -> None:
+        raise store._store_error(
+            self.path, sqlite3.OperationalError("database or disk is full"), writing=True
+        )
+
+    finish_run = Store.finish_run
+    monkeypatch.setattr(Store, "finish_run", full)
+    before = set(threading.enumerate())
+    code, text, document = _run_suite(
+        cli, "--tag", "pdf", "--prompt", "agents/research=2", "--verify-langfuse"
+    )
+    left = [t.name for t in threading.enumerate() if t not in before and t.name.startswith("evaluator-live")]
+    assert code == 4, text  # not 0: the suite passed, but its end is not stored
+    assert not left, left  # the session was stopped
+    assert f"cannot write to the store {with_langfuse / 'evaluator.db'} (the disk is full" in text
+    assert "Verified in Langfuse: 7 traces give the same verdict" in text
+    for result in document["results"]:  # linked, and the spans the SDK held were flushed
+        assert f"{result['scenario_id']}: {langfuse_standin.base_url}/project/" in text
+        assert result["scenario_id"] in {s.name for s in langfuse_standin.spans_for(result["trace_id"])}
+    assert "nothing was sent to Langfuse from the local outbox after the run" in text
+    assert "In Langfuse (acknowledged)" not in text  # no count the store could not vouch for
+    assert "Traceback" not in text
+
+    monkeypatch.setattr(Store, "finish_run", finish_run)  # the disk has room again
+    code, text = cli("sync")
+    assert code == 0, text
+    _assert_each_score_once(langfuse_standin, _local_scores(with_langfuse))
