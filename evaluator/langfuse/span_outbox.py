@@ -10,6 +10,7 @@ traces to send again (`SpanResender`). Re-sending is safe: Langfuse merges obser
 from __future__ import annotations
 
 import gzip
+import logging
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -19,12 +20,14 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_trace_id
 
 from evaluator._time import Deadline
+from evaluator.errors import StoreError
 from evaluator.langfuse._http import LangfuseApi, api_failure, otlp_endpoint, otlp_headers
 from evaluator.langfuse.span_records import to_otlp
 
 __all__ = ["Ack", "AckingExporter", "SpanResender"]
 
 Ack = Callable[[Mapping[str, int]], None]  # {trace id: spans Langfuse took}
+_log = logging.getLogger(__name__)
 
 
 class AckingExporter(SpanExporter):
@@ -48,7 +51,15 @@ class AckingExporter(SpanExporter):
         with self._lock:
             ack = self._ack
         if result is SpanExportResult.SUCCESS and ack is not None:
-            ack(Counter(format_trace_id(s.context.trace_id) for s in spans if s.context is not None))
+            try:
+                ack(Counter(format_trace_id(s.context.trace_id) for s in spans if s.context is not None))
+            except StoreError as exc:  # Langfuse has them: only the record of it is missing
+                _log.warning(
+                    "%s Langfuse took %s the store could not mark; `evaluator sync` sends their "
+                    "traces again (Langfuse merges spans by id).",
+                    exc,
+                    "1 span" if len(spans) == 1 else f"{len(spans)} spans",
+                )
         return result
 
     def shutdown(self) -> None:

@@ -16,6 +16,7 @@ Wrong keys stop delivery at once (retrying cannot help).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +34,7 @@ from tenacity import (
 )
 
 from evaluator._time import Deadline
-from evaluator.errors import EvaluatorError, LangfuseUnavailableError
+from evaluator.errors import EvaluatorError, LangfuseUnavailableError, StoreError
 from evaluator.results import Score
 from evaluator.storage.store import Store
 
@@ -49,6 +50,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 _DEFAULT_DEADLINE_SECONDS = 30.0
 
 
@@ -285,11 +287,20 @@ class LiveDelivery:
         self._thread.start()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self._interval):
-            pending = self._store.unsent_scores(self._destination, run_id=self._run_id)
-            batches = [pending[i : i + self._batch_size] for i in range(0, len(pending), self._batch_size)]
-            if batches and not all(self._pool.map(self._post, batches)):
-                return  # Langfuse is down or refuses the keys: the sweep after the run takes over
+        try:
+            while not self._stop.wait(self._interval):
+                pending = self._store.unsent_scores(self._destination, run_id=self._run_id)
+                batches = [
+                    pending[i : i + self._batch_size] for i in range(0, len(pending), self._batch_size)
+                ]
+                if batches and not all(self._pool.map(self._post, batches)):
+                    return  # Langfuse is down or refuses the keys: the sweep after the run takes over
+        except StoreError as exc:  # the run meets the store's failure too, and says it
+            _log.warning(
+                "live score delivery stopped: %s Scores Langfuse took but the store could not mark stay "
+                "in its outbox; `evaluator sync` posts them again, and Langfuse keeps one score per id.",
+                exc,
+            )
 
     def _post(self, batch: Sequence[Score]) -> bool:
         if self._stop.is_set():

@@ -1,14 +1,16 @@
 """Delivery from the outbox: sent once acknowledged, retried on outages, rejected kept apart."""
 
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pytest
 
 from evaluator._time import Deadline
-from evaluator.errors import LangfuseAuthError, LangfuseUnavailableError
+from evaluator.errors import LangfuseAuthError, LangfuseUnavailableError, StoreError
 from evaluator.results import JudgeStatus, Score, evaluate, scores_for
-from evaluator.storage import MemorySink, Store, deliver
+from evaluator.storage import LiveDelivery, MemorySink, Store, deliver
 from tests.builders import scenario, trace_of
 
 NOW = "2026-11-22T10:00:00Z"
@@ -98,3 +100,35 @@ def test_wrong_keys_stop_at_once() -> None:
     with pytest.raises(LangfuseAuthError):
         deliver(_store_with_scores(), Refusing(), DEST, now=lambda: NOW)
     assert Refusing.calls == 1
+
+
+class _FullStore(Store):
+    """A store whose disk filled up once it had the run's scores: nothing more can be marked."""
+
+    def mark_sent(self, score_ids: Sequence[str], sent_at: str) -> None:
+        raise StoreError("cannot write to the store s.db (the disk is full). Fix: free space.")
+
+
+def test_live_delivery_meeting_a_failing_store_stops_with_a_warning_never_a_dead_thread(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    crashed: list[threading.ExceptHookArgs] = []
+    monkeypatch.setattr(threading, "excepthook", crashed.append)
+    store, sink = _FullStore(None), MemorySink()
+    result = evaluate(
+        scenario(expected={"tools": {"include": ["a"]}}),
+        trace_of(["o"], ["a"]),
+        judge_status=JudgeStatus(status="skipped", reason="t"),
+        finished_at=NOW,
+    )
+    store.record("r1", result, scores_for(result, run_id="r1"), destination=DEST)
+    store.ack_spans(DEST, {result.trace_id: 99})
+    live = LiveDelivery(store, sink, DEST, "r1", batch_size=10, interval=0.01, now=lambda: NOW)
+    for _ in range(500):
+        if sink.posts and not live._thread.is_alive():
+            break
+        time.sleep(0.01)
+    assert live.finish(Deadline(5)) and crashed == []
+    assert len(sink.posts) == 1  # posted once, then stopped: the store could not mark it
+    assert "live score delivery stopped: cannot write to the store s.db" in caplog.text
+    assert "`evaluator sync` posts them again" in caplog.text

@@ -1,13 +1,16 @@
 """The exporter wrapper reports, per trace, the spans Langfuse took; kept spans encode as OTLP bodies."""
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
+import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import StatusCode, format_trace_id
 
+from evaluator.errors import StoreError
 from evaluator.langfuse import AckingExporter
 from evaluator.langfuse.span_records import to_otlp, to_records
 
@@ -72,3 +75,18 @@ def test_stored_spans_become_the_exporters_otlp_body() -> None:
     body = ExportTraceServiceRequest.FromString(to_otlp(to_records(captured)))
     assert body == ExportTraceServiceRequest.FromString(encode_spans(captured).SerializeToString())
     assert [s.name for s in body.resource_spans[0].scope_spans[0].spans] == ["child", "root"]
+
+
+def test_spans_langfuse_took_that_a_failing_store_cannot_mark_are_a_warning_not_a_failed_export(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def full(delivered: Mapping[str, int]) -> None:
+        raise StoreError("cannot write to the store s.db (the disk is full). Fix: free space.")
+
+    exporter = AckingExporter(Flaky([SpanExportResult.SUCCESS]), ack=full)
+    tracer = TracerProvider().get_tracer("t")
+    with tracer.start_as_current_span("a") as span:
+        pass
+    assert exporter.export([cast(ReadableSpan, span)]) is SpanExportResult.SUCCESS
+    assert "cannot write to the store s.db" in caplog.text
+    assert "Langfuse took 1 span the store could not mark; `evaluator sync` sends" in caplog.text
