@@ -648,6 +648,14 @@ def _cut_off(parameters: Mapping[str, Any]) -> str:
     )
 
 
+# Why a reply the endpoint's content filter stopped is not read (nor repaired: it would be again).
+_FILTERED = (
+    'the endpoint\'s content filter stopped the reply (finish_reason "content_filter"): what it holds is '
+    "not read as an answer. Fix: check the judge deployment's content filter (Azure OpenAI's, say) "
+    "against the judged content, or use another judge model"
+)
+
+
 def _elsewhere(field: str) -> str:
     """Why a reply whose text came in a reasoning field is not read: thinking, or an answer misfiled."""
     return (
@@ -771,11 +779,13 @@ class _Conversation:
             parsed = (
                 _cut_off(parameters)
                 if reply.cut_off
+                else _FILTERED
+                if reply.filtered
                 else _elsewhere(reply.elsewhere)
                 if reply.elsewhere
                 else read_reply(reply.text, reply_type)
             )
-            self.unrepairable = reply.cut_off or reply.elsewhere is not None
+            self.unrepairable = reply.cut_off or reply.filtered or reply.elsewhere is not None
             if isinstance(parsed, str):
                 generation.unusable(parsed)
         return parsed

@@ -49,6 +49,7 @@ class ModelReply:
     usage: TokenUsage | None  # None: the endpoint reported none (no `usage`, or no counts in it)
     model: str
     cut_off: bool = False  # the endpoint stopped at the token limit (finish_reason "length")
+    filtered: bool = False  # the endpoint's content filter stopped it (finish_reason "content_filter")
     # The message field the text came from when `content` was empty and a reasoning field held it
     # (`reasoning_content`, `reasoning`: a reasoning parser on the judge model); None: `content`.
     elsewhere: str | None = None

@@ -185,6 +185,13 @@ class OpenAIJudgeModel:
             message += " Fix: check EVALUATOR_JUDGE_API_KEY (or OPENAI_API_KEY) and EVALUATOR_JUDGE_BASE_URL."
         elif status == 404:
             message += " Fix: check [judge] model in evaluator.toml and the endpoint's base URL."
+        elif status in (400, 413) and _TOO_LONG.search(body):
+            message += (
+                " Fix: the judge prompt is longer than the model's context: lower [judge] "
+                "source_budget_chars in evaluator.toml (the tool output shown to the judges) or max_tokens "
+                "in the judge prompt's config, or use a model with a longer context (llama.cpp: a larger "
+                "--ctx-size)."
+            )
         return JudgeUnavailableError(message, status=status, retry_after=_retry_after(exc.response))
 
     def close(self) -> None:
@@ -257,6 +264,7 @@ def _reply(completion: object, model: str) -> ModelReply:
         else TokenUsage(input=int(counts[0] or 0), output=int(counts[1] or 0)),
         model=str(_object(completion, "the reply").get("model") or model),
         cut_off=choice.get("finish_reason") == "length",
+        filtered=choice.get("finish_reason") == "content_filter",
     )
 
 
@@ -284,6 +292,11 @@ def _object(value: object, what: str) -> Mapping[str, Any]:
         raise TypeError(f"{what} is {type(value).__name__}, not an object")
     return value
 
+
+# How servers say the prompt and the reply's tokens do not fit the model's context: OpenAI's and
+# vLLM's "maximum context length", OpenAI's code context_length_exceeded, llama.cpp's "exceeds the
+# available context size".
+_TOO_LONG = re.compile(r"context[\W_]+(?:length|size|window)|too[\W_]+many[\W_]+tokens", re.IGNORECASE)
 
 # How servers that cannot give structured output say so: OpenAI-compatible 400s naming the field,
 # vLLM's guided decoding refusing the schema's features, llama.cpp and its forks naming the field, the

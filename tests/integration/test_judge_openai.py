@@ -95,6 +95,42 @@ def test_a_reply_cut_off_at_the_token_limit_is_not_scored_from_its_draft(standin
     assert len(standin.requests) == 2  # no repair: it would be cut off the same way
 
 
+def test_a_reply_the_content_filter_stopped_is_not_called_empty_nor_repaired(standin: JudgeStandIn) -> None:
+    standin.mode = "content_filter"
+    outcome = _judge(_judges(standin))
+    assert outcome.judged == {} and outcome.status.status == "unscored"
+    for judge in ("quality", "correctness"):
+        reason = outcome.detail[judge]["reason"]
+        assert reason.startswith("the endpoint's content filter stopped the reply"), reason
+        assert "Fix: check the judge deployment's content filter" in reason, reason
+    assert len(standin.requests) == 2  # no repair: it would be filtered the same way
+
+
+def test_a_prompt_longer_than_the_model_s_context_names_the_settings_that_shorten_it(
+    standin: JudgeStandIn,
+) -> None:
+    standin.mode = "too_long"
+    model = OpenAIJudgeModel(
+        LLMEndpoint(base_url=standin.base_url, model="judge-model", api_key=SecretStr(KEY))
+    )
+    _models.append(model)
+    with pytest.raises(JudgeUnavailableError) as failed:
+        model.complete(
+            [ChatMessage(role="user", content="hi")],
+            model="judge-model",
+            temperature=0,
+            response_format=None,
+            timeout=5,
+        )
+    message = str(failed.value)
+    assert "HTTP 400: " in message and "maximum context length is 8192 tokens" in message
+    assert (
+        "Fix: the judge prompt is longer than the model's context: lower [judge] source_budget_chars"
+        in message
+    )
+    assert not failed.value.retryable and not failed.value.about_the_endpoint  # this request's, not retried
+
+
 @pytest.mark.parametrize(
     ("mode", "quality_reason", "correctness_reason"),
     [

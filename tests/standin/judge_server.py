@@ -20,6 +20,8 @@ Replies follow `mode` (or, one request at a time, what `script()` queued):
     reasoning_field  the valid reply in `reasoning_content`, `content` null (vLLM's reasoning parser)
     reasoning_blank  the valid reply in `reasoning`, `content` blank ("\\n\\n")
     ollama_native    a 200 with Ollama's own chat reply (no `choices`): a base URL of its /api
+    content_filter   `content` null, finish_reason "content_filter" (Azure OpenAI's filter stopped it)
+    too_long         400: the prompt exceeds the model's context (OpenAI's context_length_exceeded)
 
 Faults, each for the next `n` requests: `fail_next(n, 500)`, `rate_limit_next(n, retry_after)`,
 `slow_next(n, seconds)`. `reject_response_format=True` answers 400 to any request that asks for
@@ -231,12 +233,32 @@ class JudgeStandIn:
                 else self.reject_response_format
             )
             return status, _error(message, "invalid_request_error"), {}
-        if self.mode == "error_in_200":  # OpenRouter: an error during generation, in a 200
-            return 200, {"error": {"message": "upstream model overloaded", "code": 502}}, {}
-        if self.mode == "html":
-            return 200, "<html><body>Welcome to the model server</body></html>", {"Content-Type": "text/html"}
+        if self.mode in _NOT_COMPLETIONS:
+            status, payload, headers = _NOT_COMPLETIONS[self.mode]
+            return status, payload, headers
         text = scripted if scripted is not None else reply_text(self.mode, body)
         return 200, _shaped(completion(text, str(body.get("model", "standin"))), self.mode, body), {}
+
+
+# What the modes that answer with no chat completion send: (status, body, extra headers).
+_NOT_COMPLETIONS: dict[str, tuple[int, dict[str, Any] | str, dict[str, str]]] = {
+    # OpenRouter: an error during generation, in a 200
+    "error_in_200": (200, {"error": {"message": "upstream model overloaded", "code": 502}}, {}),
+    "too_long": (
+        400,
+        {
+            "error": {
+                "message": "This model's maximum context length is 8192 tokens. However, your messages "
+                "resulted in 9500 tokens. Please reduce the length of the messages.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        },
+        {},
+    ),
+    "html": (200, "<html><body>Welcome to the model server</body></html>", {"Content-Type": "text/html"}),
+}
 
 
 def _shaped(reply: dict[str, Any], mode: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -254,6 +276,9 @@ def _shaped(reply: dict[str, Any], mode: str, body: dict[str, Any]) -> dict[str,
     elif mode == "reasoning_blank":  # the same, `content` left blank and the newer field's name
         message = reply["choices"][0]["message"]
         message["content"], message["reasoning"] = "\n\n", reply_text("valid", body)
+    elif mode == "content_filter":  # Azure OpenAI's filter stopped the completion
+        reply["choices"][0]["message"]["content"] = None
+        reply["choices"][0]["finish_reason"] = "content_filter"
     elif mode == "ollama_native":  # Ollama's own chat reply: the message, no `choices`
         return {"model": reply["model"], "message": reply["choices"][0]["message"], "done": True}
     elif mode == "sparse":
