@@ -50,8 +50,12 @@ _UniqueKeyLoader.add_implicit_resolver(
 
 
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    """The mapping, its own keys each once; merge keys (`<<: *base`) bring in the keys it does not
+    write itself (those it writes win)."""
     seen: set[Any] = set()
     for key_node, _ in node.value:
+        if key_node.tag == _MERGE:
+            continue
         key = loader.construct_object(key_node)
         if not isinstance(key, str | int | float | bool) and key is not None:
             raise yaml.constructor.ConstructorError(
@@ -64,6 +68,7 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict
     return dict(loader.construct_pairs(node))
 
 
+_MERGE = "tag:yaml.org,2002:merge"
 _UniqueKeyLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
     _construct_mapping,
