@@ -110,25 +110,16 @@ def test_a_prompt_longer_than_the_model_s_context_names_the_settings_that_shorte
     standin: JudgeStandIn,
 ) -> None:
     standin.mode = "too_long"
-    model = OpenAIJudgeModel(
-        LLMEndpoint(base_url=standin.base_url, model="judge-model", api_key=SecretStr(KEY))
-    )
-    _models.append(model)
-    with pytest.raises(JudgeUnavailableError) as failed:
-        model.complete(
-            [ChatMessage(role="user", content="hi")],
-            model="judge-model",
-            temperature=0,
-            response_format=None,
-            timeout=5,
+    outcome = _judge(_judges(standin))
+    assert outcome.judged == {}
+    for judge in ("quality", "correctness"):
+        reason = outcome.detail[judge]["reason"]
+        assert "HTTP 400: " in reason and "maximum context length is 8192 tokens" in reason, reason
+        assert (
+            "Fix: the judge prompt is longer than the model's context: lower [judge] source_budget_chars"
+            in reason
         )
-    message = str(failed.value)
-    assert "HTTP 400: " in message and "maximum context length is 8192 tokens" in message
-    assert (
-        "Fix: the judge prompt is longer than the model's context: lower [judge] source_budget_chars"
-        in message
-    )
-    assert not failed.value.retryable and not failed.value.about_the_endpoint  # this request's, not retried
+    assert len(standin.requests) == 2  # one each: a request error is not retried
 
 
 @pytest.mark.parametrize(
