@@ -106,6 +106,7 @@ def run_suite(
     )
     _check_inputs(cfg, options, {s.scenario.target for s in selected})
     store, metrics = Store(cfg.store_path), _run_metrics(metrics or builtin_metrics(cfg), selected)
+    _say_if_named_before(store, options.run_name, on_notice)
     connection = LangfuseConnection.from_env()
     tracing = connection.tracing if connection is not None else Tracing.embedded()
     with tracing.process_default():  # targets' import-time clients record into the capture
@@ -226,6 +227,21 @@ def _check_arguments(targets: Mapping[str, Target] | None, run_name: str | None)
         raise ConfigError(
             f"targets: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not callable. Fix: give a "
             "function (or async function) that takes a TargetRequest."
+        )
+
+
+def _say_if_named_before(store: Store, run_name: str | None, on_notice: Notice) -> None:
+    """A --run-name a stored run has already: allowed, but by that name the runs are one (compare and
+    report take the latest; in Langfuse they are one experiment), so it is said before the run."""
+    earlier = store.runs_named(run_name) if run_name else []
+    if earlier:
+        runs = ", ".join(earlier[-3:]) + (f" and {len(earlier) - 3} older" if len(earlier) > 3 else "")
+        on_notice(
+            "warning",
+            f'--run-name "{run_name}" is the name of a stored run already ({runs}): by that name, '
+            "compare and report will mean this run, and in Langfuse runs of one name on one dataset are "
+            "one experiment. Fix: "
+            f'give each run its own name (e.g. "{run_name}-2"), or name the older run by its id.',
         )
 
 

@@ -487,6 +487,12 @@ class Store:
             )
             return cursor.rowcount
 
+    def runs_named(self, name: str) -> list[str]:
+        """The ids of the stored runs of that name, oldest first."""
+        with self._reading() as db:
+            rows = db.execute("SELECT id FROM runs WHERE name = ? ORDER BY started_at, id", (name,))
+            return [row[0] for row in rows]
+
     def count_scores(self, *, waiting_only: bool = False, rejected_only: bool = False) -> int:
         """All scores, or those waiting to be sent (any destination), or those Langfuse rejected."""
         query = _COUNT_QUERIES["waiting" if waiting_only else "rejected" if rejected_only else "all"]

@@ -82,6 +82,19 @@ def test_run_all_passed_exit_0_output_and_store(project: Path) -> None:
         assert db.execute("SELECT finished_at IS NOT NULL FROM runs").fetchone()[0] == 1
 
 
+def test_a_run_name_a_stored_run_has_is_said_before_the_run_with_the_fix(project: Path) -> None:
+    assert _run("run", "--run-name", "nightly")[0] == 0
+    first = sqlite3.connect(project / "state/evaluator.db").execute("SELECT id FROM runs").fetchone()[0]
+    code, out, err = _run("run", "--run-name", "nightly")
+    assert code == 0, out + err
+    assert (
+        f'warning: --run-name "nightly" is the name of a stored run already ({first}): by that name'
+        in " ".join(err.split())
+    )
+    assert 'Fix: give each run its own name (e.g. "nightly-2")' in " ".join(err.split())
+    assert "warning" not in _run("run", "--run-name", "nightly-2")[2]
+
+
 def test_run_with_a_failure_and_an_error_exit_1(project: Path) -> None:
     failing = PASSING.replace("toy-pass", "toy-fail").replace(
         "include: [worker]", "include: [worker, helper]"
