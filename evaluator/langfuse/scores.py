@@ -133,10 +133,11 @@ class LangfuseScores:
 
 
 def _config_shape(definition: ScoreDefinition) -> dict[str, Any]:
-    """NUMERIC: the range 0-1; CATEGORICAL: its categories (Langfuse numbers them); BOOLEAN: nothing
-    (Langfuse makes its categories itself)."""
+    """NUMERIC: its range (0-1, or as the definition bounds it: a count has no top); CATEGORICAL: its
+    categories (Langfuse numbers them); BOOLEAN: nothing (Langfuse makes its categories itself)."""
     if definition.data_type == "NUMERIC":
-        return {"min_value": 0.0, "max_value": 1.0}
+        low, high = definition.bounds
+        return {key: value for key, value in (("min_value", low), ("max_value", high)) if value is not None}
     if definition.data_type == "CATEGORICAL":
         return {
             "categories": [

@@ -54,13 +54,15 @@ Unit = Literal["points", "score", "percent"]
 
 @dataclass(frozen=True, kw_only=True)
 class ScoreDefinition:
-    """What a score name means: Langfuse shows it with this type, range (0-1 for NUMERIC) and
-    description; CATEGORICAL scores list their categories."""
+    """What a score name means: Langfuse shows it with this type, range (NUMERIC: `bounds`, 0-1 unless
+    said; None: no bound on that side, a count's top) and description; CATEGORICAL scores list their
+    categories."""
 
     name: str
     data_type: DataType
     description: str
     categories: tuple[str, ...] = ()
+    bounds: tuple[float | None, float | None] = (0.0, 1.0)
     level: Level | None = None  # where its scores go, when not its metric's level (a roll-up's session)
 
 

@@ -299,3 +299,13 @@ def test_judged_turns_and_their_session_scores_in_langfuse(
     )
     configs = {c["name"]: c["dataType"] for c in langfuse_standin.score_configs}
     assert configs.get("dialogue_response_quality") == "NUMERIC"
+
+
+def test_the_score_configs_give_a_count_no_top_and_the_conversation_score_its_range(
+    dialogue_project: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    _run(cli, "ranges")
+    configs = {c["name"]: (c["minValue"], c["maxValue"]) for c in langfuse_standin.score_configs}
+    assert configs["dialogue_policy_violations"] == (0, None)  # a count: 2 violations is a 2
+    assert configs["dialogue_multi_turn_conversation_score"] == (-1, 1)  # mean(correct) - mean(hallucinated)
+    assert configs["dialogue_jga"] == (0, 1)

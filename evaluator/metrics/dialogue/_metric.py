@@ -48,6 +48,10 @@ def _number(value: Any) -> float | None:
 
 
 _RANGES = {"policy_violations": "a count", "multi_turn_conversation_score": "-1..1"}
+_BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "policy_violations": (0.0, None),
+    "multi_turn_conversation_score": (-1.0, 1.0),
+}
 
 
 def _definition(name: str, key: str, level: str) -> ScoreDefinition:
@@ -57,6 +61,7 @@ def _definition(name: str, key: str, level: str) -> ScoreDefinition:
         name=name,
         data_type="BOOLEAN" if boolean else "NUMERIC",
         description=f"{level} figure {key} ({'1/0' if boolean else what}; README, Dialogues)",
+        bounds=_BOUNDS.get(key, (0.0, 1.0)),
     )
 
 
