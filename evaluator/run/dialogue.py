@@ -455,8 +455,9 @@ def dialogue_finished(
         prompts.update(r.prompts)
     verdicts = _rolled_up(scenario, ran, metrics)
     if figures is not None:
-        passed_all = _passed_all(status)
-        verdicts["dialogue"] = dm.DialogueVerdict(figures=figures, unreported=never, passed_all=passed_all)
+        verdicts["dialogue"] = dm.DialogueVerdict(
+            figures=figures, unreported=never, passed_all=status == "passed", error=message or unfinished
+        )
     result = ScenarioResult(
         scenario_id=scenario.id,
         trace_id=results[0].trace_id if results else "",
@@ -507,11 +508,6 @@ def _rolled_up(scenario: Scenario, ran: Mapping[int, TurnRan], metrics: MetricSe
             break
         turns.append(got.done.result.verdicts)
     return metrics.roll_up(SessionContext(scenario=scenario, traces=tuple(turns))) if turns else {}
-
-
-def _passed_all(status: str) -> bool | None:
-    """Whether the dialogue passed, for its `dialogue_pass` score; None for an error (no verdict)."""
-    return None if status == "error" else status == "passed"
 
 
 def _outcomes(

@@ -105,3 +105,17 @@ def test_a_wrong_action_fails_the_rebuilt_turn(project: Path) -> None:
     assert [t["status"] for t in rebuilt["turns"]] == ["passed", "failed"]
     assert rebuilt["turns"][1]["details"]["system_correct"] == {"reason": "action request instead of book"}
     assert rebuilt["status"] == local["status"] == "failed"
+
+
+def test_a_dialogue_that_ended_an_error_gets_dialogue_pass_0_with_the_error_so_dashboards_keep_it(
+    project: Path,
+) -> None:
+    scenario = Scenario.model_validate(
+        {"id": "talk", "target": "plain", "turns": [HOTEL, {"user": "crash"}, BOOK]}
+    )
+    suite = run_suite(scenarios=[scenario], targets={"plain": dialogue_targets.plain})
+    [result] = suite.results
+    [outcome] = [s for s in scores_for(result, run_id=suite.run.id) if s.name == "dialogue_pass"]
+    assert result.dialogue is not None
+    assert (outcome.value, outcome.session_id) == (0.0, result.dialogue.session_id)
+    assert outcome.comment == "error: turn 1: RuntimeError: the concierge crashed"

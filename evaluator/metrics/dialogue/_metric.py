@@ -72,6 +72,7 @@ class DialogueVerdict:
     figures: DialogueFigures
     unreported: tuple[str, ...] = ()
     passed_all: bool | None = None  # the dialogue's status was `passed` (results.dialogue decides it)
+    error: str | None = None  # why the dialogue ended an error (a turn's error, or turns left unrun)
 
     @property
     def passed(self) -> bool | None:
@@ -82,11 +83,16 @@ class DialogueVerdict:
         return dict(self.figures.metrics())
 
     def scores(self) -> list[ScoreValue]:
-        """`dialogue_pass` (whether the dialogue passed), then `dialogue_<key>` for every figure the
-        dialogue measured (the means of the per-turn keys and the per-dialogue keys)."""
+        """`dialogue_pass` (whether the dialogue passed: 0 with the error as its comment for a dialogue
+        that ended an error, as a scenario's `workflow_pass`, so dashboards do not skip it), then
+        `dialogue_<key>` for every figure the dialogue measured (the means of the per-turn keys and the
+        per-dialogue keys)."""
         found = []
         if self.passed_all is not None:
-            found.append(ScoreValue(name=OUTCOME_SCORE, value=1.0 if self.passed_all else 0.0))
+            comment = f"error: {self.error}" if self.error else None
+            found.append(
+                ScoreValue(name=OUTCOME_SCORE, value=1.0 if self.passed_all else 0.0, comment=comment)
+            )
         for key, value in self.figures.metrics().items():
             if value is None:
                 continue
@@ -164,13 +170,16 @@ class DialogueMetric(MetricBase):
 
     def from_scores(self, scores: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
         """The `dialogue` field from the session's `dialogue_<key>` scores (a key without a score: not
-        measured), and `pass` from `dialogue_pass`."""
+        measured), and `pass` from `dialogue_pass` (not from the 0 a dialogue that ended an error gets:
+        its status says it, from its turns)."""
         found: dict[str, Any] = {
             key: _number(scores[f"dialogue_{key}"].get("value"))
             for key in (*TURN_KEYS, *DIALOGUE_KEYS)
             if f"dialogue_{key}" in scores
         }
-        if OUTCOME_SCORE in scores:
+        if OUTCOME_SCORE in scores and not str(scores[OUTCOME_SCORE].get("comment") or "").startswith(
+            "error:"
+        ):
             found["pass"] = _number(scores[OUTCOME_SCORE].get("value")) == 1.0
         return found or None
 
