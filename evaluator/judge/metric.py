@@ -149,6 +149,17 @@ class RuleJudge(Protocol):
 
 
 def judge_of(score: Mapping[str, Any]) -> dict[str, Any]:
-    """The judge prompt and model a score's `judge` metadata names, for a result rebuilt from scores."""
-    judge = (score.get("metadata") or {}).get("judge") or {}
-    return {"prompt": judge.get("prompt"), "model": judge.get("model")} if isinstance(judge, Mapping) else {}
+    """The judge prompt ({name, version}) and model a judge score's metadata names (`judge_prompt`,
+    `judge_prompt_version`, `judge_model`: `Verdict.score_metadata`), for a result rebuilt from scores,
+    so the report's per-judge-prompt trends are there too. (A `judge` mapping of `prompt` and `model`
+    is read as well.)"""
+    metadata = score.get("metadata") or {}
+    judge = metadata.get("judge")
+    if isinstance(judge, Mapping):
+        return {"prompt": judge.get("prompt"), "model": judge.get("model")}
+    name, version = metadata.get("judge_prompt"), metadata.get("judge_prompt_version")
+    prompt = (
+        {"name": name, "version": version} if isinstance(name, str) and isinstance(version, int) else None
+    )
+    model = metadata.get("judge_model")
+    return {"prompt": prompt, "model": model if isinstance(model, str) else None}

@@ -2,10 +2,11 @@
 team sees runs made on other machines and in CI.
 
 Each scenario score carries metadata `run_id`, `scenario_id`, `prompts` ({name: version}) and, for judge
-scores, `judge` ({prompt, model}); its subject is the scenario's trace, an observation in it (the
-per-agent scores, several of one name: a metric with `from_score_rows` reads them all), or for a
-session metric's score the scenario's session. From them each scenario's result object is rebuilt
-with what scores can tell: each metric of the `MetricSet` rebuilds its own field
+scores, `judge_prompt`, `judge_prompt_version` and `judge_model` (the per-judge-prompt trends; the
+per-agent judge's observation scores are not read back); its subject is the scenario's trace, an
+observation in it (the per-agent scores, several of one name: a metric with `from_score_rows` reads
+them all), or for a session metric's score the scenario's session. From them each scenario's result
+object is rebuilt with what scores can tell: each metric of the `MetricSet` rebuilds its own field
 (`Metric.from_scores`: `workflow.pass`, the trajectory modes, `answer.pass`, the quality dimensions,
 the correctness verdict...), the prompt versions (source unknown), and the status: an `error` result
 has only its metrics' error scores (each with an "error: ..." comment); otherwise the scenario passed

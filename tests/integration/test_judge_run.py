@@ -69,6 +69,21 @@ def test_run_posts_judge_scores_with_the_prompt_version_and_judge_traces(
     assert "Judges: " in text and "Correctness (5 with a verdict)" in text
 
 
+def test_the_runs_rebuilt_from_langfuse_keep_the_per_judge_prompt_trends(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, judge: JudgeStandIn, cli: Cli
+) -> None:
+    _run(cli)
+    code, text = cli("report", "--by", "prompt", "--json")
+    assert code == 0, text
+    local = [row for row in json.loads(text)["rows"] if row["group"] == "judge_prompt"]
+    code, text = cli("report", "--by", "prompt", "--json", "--source", "langfuse")
+    assert code == 0, text
+    remote = [row for row in json.loads(text)["rows"] if row["group"] == "judge_prompt"]
+    both = {"evaluation/quality@v1", "evaluation/correctness@v1"}
+    assert both <= {row["key"] for row in local}
+    assert {row["key"] for row in remote} == both  # the per-agent judge's scores are not read back yet
+
+
 def _assert_judge_trace(standin: LangfuseStandIn, result: dict[str, Any], judge: str) -> None:
     spans = standin.spans_for(result["judge"][judge]["trace_id"])
     [generation] = spans  # one model call: one GENERATION, the judge trace's root
