@@ -13,7 +13,7 @@ from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse import LangfuseConnection
 from evaluator.reports import notice, print_delivery
 from evaluator.results import builtin_metrics
-from evaluator.storage import Store, deliver, deliver_spans
+from evaluator.storage import Store, deliver, deliver_experiment_scores, deliver_spans
 
 __all__ = ["sync"]
 
@@ -34,7 +34,8 @@ def sync(
 ) -> None:
     """Send what waits in the local outbox for this Langfuse project: traces Langfuse has not got
     whole, then the scores (each once: ids are deterministic), each score only once Langfuse has its
-    trace's spans. Exit 0 only when Langfuse has acknowledged everything for this project."""
+    trace's spans, then the run-level scores of experiments that did not take them. Exit 0 only when
+    Langfuse has acknowledged everything for this project."""
     config = load_config(config_path)
     store = Store(config.store_path)
     limits = config.settings.langfuse
@@ -67,6 +68,14 @@ def sync(
                     spans = deliver_spans(
                         store, connection.spans, destination, deadline=deadline, now=utc_now
                     )
+                posted, failed = deliver_experiment_scores(
+                    store, connection.datasets, destination, deadline=deadline, now=utc_now
+                )
+                if posted:
+                    runs = "1 run" if posted == 1 else f"{posted} runs"
+                    out.print(f"Run-level scores posted to the experiments of {runs}", highlight=False)
+                if failed:
+                    notice(err, "warning", f"run-level scores not posted: {failed}")
                 connection.scores.ensure_score_configs(builtin_metrics(config).definitions, deadline)
             except LangfuseUnavailableError as exc:
                 notice(err, "error", str(exc))

@@ -4,7 +4,7 @@ attributes), and one connected project split by role (scores, span re-sending, t
 management, datasets, score read-back)."""
 
 from evaluator.langfuse.connection import LangfuseConnection
-from evaluator.langfuse.datasets import DatasetItem, LangfuseDatasets, item_id
+from evaluator.langfuse.datasets import DatasetItem, LangfuseDatasets, item_id, run_score_bodies
 from evaluator.langfuse.experiments import Experiment, ExperimentLink, experiment_id
 from evaluator.langfuse.experiments import available as experiments_available
 from evaluator.langfuse.judging import JudgeTracing
@@ -42,4 +42,5 @@ __all__ = [
     "item_id",
     "one_command",
     "quiet_accounted_lines",
+    "run_score_bodies",
 ]

@@ -122,26 +122,49 @@ class LangfuseDatasets:
         run_id: str,
         metadata: Mapping[str, Any],
         deadline: Deadline | None = None,
+        timestamp: str | None = None,
     ) -> None:
-        """Scores on the experiment itself (`datasetRunId` = its id, as the SDK attaches run-level
-        scores), with ids derived from (run id, experiment id, name), so posting again updates them."""
-        body = [
-            {
-                "id": str(uuid.uuid5(_NAMESPACE, f"{run_id}/{experiment_id}/{name}")),
-                "datasetRunId": experiment_id,
-                "name": name,
-                "value": value,
-                "dataType": "NUMERIC",
-                "metadata": dict(metadata),
-            }
-            for name, value in scores.items()
-        ]
+        """Scores on the experiment itself (`run_score_bodies`), posted (`post_score_bodies`)."""
+        body = run_score_bodies(experiment_id, scores, run_id=run_id, metadata=metadata, timestamp=timestamp)
+        self.post_score_bodies(body, deadline=deadline)
+
+    def post_score_bodies(
+        self, body: Sequence[Mapping[str, Any]], *, deadline: Deadline | None = None
+    ) -> None:
+        """Post run-level scores (as `run_score_bodies` made them, or as the outbox kept them); raise our
+        exceptions when Langfuse did not answer with a success."""
         if not body:
             return
         what = "posting the run's scores to its experiment"
-        response = self._request("POST", _SCORES, what, deadline, json=body)
+        response = self._request("POST", _SCORES, what, deadline, json=list(body))
         if response.status_code >= 300:
             raise api_failure(what, response.status_code, response.headers, response.text, self._api.base_url)
+
+
+def run_score_bodies(
+    experiment_id: str,
+    scores: Mapping[str, float],
+    *,
+    run_id: str,
+    metadata: Mapping[str, Any],
+    timestamp: str | None = None,
+) -> list[dict[str, Any]]:
+    """The request body of scores on the experiment itself (`datasetRunId` = its id, as the SDK attaches
+    run-level scores), with ids derived from (run id, experiment id, name) and a frozen `timestamp`, so
+    posting again (`sync`) updates them (Langfuse matches id, name and the timestamp's date)."""
+    frozen = {"timestamp": timestamp} if timestamp else {}
+    return [
+        {
+            "id": str(uuid.uuid5(_NAMESPACE, f"{run_id}/{experiment_id}/{name}")),
+            "datasetRunId": experiment_id,
+            "name": name,
+            "value": value,
+            "dataType": "NUMERIC",
+            "metadata": dict(metadata),
+            **frozen,
+        }
+        for name, value in scores.items()
+    ]
 
 
 def item_id(dataset: str, scenario_id: str) -> str:

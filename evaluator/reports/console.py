@@ -267,11 +267,13 @@ def print_delivery(
             "their requests timed out, so Langfuse may or may not have them; they stay in the outbox "
             "and `evaluator sync` confirms them."
         )
-    if status.traces_waiting or status.scores_waiting:
+    if status.traces_waiting or status.scores_waiting or status.experiments_waiting:
         held = f" ({status.scores_held} of them wait for their trace's spans)" if status.scores_held else ""
+        runs = status.experiments_waiting
+        experiments = f", the run-level scores of {runs} run{'s' if runs != 1 else ''}" if runs else ""
         console.print(
             f"[yellow]Waiting in the local outbox[/yellow]: {status.traces_waiting} traces, "
-            f"{status.scores_waiting} scores{held}. Send them with: evaluator sync",
+            f"{status.scores_waiting} scores{held}{experiments}. Send them with: evaluator sync",
             highlight=False,
         )
     rejected = scores.rejected if scores else {}

@@ -330,7 +330,14 @@ class Session:
         """The run-level scores of the run's experiment, within the deadline (when the run has one)."""
         if self._experiment is None or not suite.results:
             return None
-        report = report_experiment(connection.datasets, self._experiment, suite.run, suite.results, deadline)
+        report = report_experiment(
+            connection.datasets,
+            self._experiment,
+            suite.run,
+            suite.results,
+            deadline,
+            outbox=(self._store, connection.destination),
+        )
         if report.error:
             self._notice(
                 "warning",

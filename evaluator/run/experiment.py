@@ -29,12 +29,13 @@ names (the same values, by the same rules: metrics/dialogue/_metric.py), with th
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evaluator._time import Deadline
-from evaluator.errors import EvaluatorError, LangfuseUnavailableError
+from evaluator._time import Deadline, utc_now
+from evaluator.errors import EvaluatorError, LangfuseUnavailableError, StoreError
 from evaluator.langfuse import (
     DatasetItem,
     Experiment,
@@ -42,12 +43,14 @@ from evaluator.langfuse import (
     LangfuseDatasets,
     experiment_id,
     item_id,
+    run_score_bodies,
 )
 from evaluator.metrics import MetricSet
 from evaluator.prompts import Prompt, PromptLibrary
 from evaluator.results import RunInfo, ScenarioResult, run_provenance, run_summaries
 from evaluator.run.dialogue import turn_scenario
 from evaluator.scenarios import LoadedScenario, Scenario
+from evaluator.storage import Store
 
 __all__ = [
     "RUN_DIALOGUE_PREFIX",
@@ -280,9 +283,13 @@ def report_experiment(
     run: RunInfo,
     results: Sequence[ScenarioResult],
     deadline: Deadline,
+    *,
+    outbox: tuple[Store, str] | None = None,
 ) -> ExperimentReport:
     """After the run: the run-level scores posted to the experiment (when any trace joined it), with
-    every prompt version the results used in their metadata; what was linked."""
+    every prompt version the results used in their metadata; what was linked. With an `outbox` (the
+    store and the destination), the scores are kept there first and marked once Langfuse took them, so
+    `sync` posts them again after an outage (a store that cannot take them: posted all the same)."""
     linked = [r.scenario_id for r in results if plan.linked(r)]
     report = ExperimentReport(
         dataset=plan.dataset,
@@ -304,10 +311,26 @@ def report_experiment(
     }
     dialogues = run_summaries(results, metrics).get("dialogue")
     scores = run_scores(header["metrics"], metrics, dialogues)  # the provenance summarised the results
+    body = run_score_bodies(plan.experiment.id, scores, run_id=run.id, metadata=metadata, timestamp=utc_now())
+    kept = outbox is not None and body and _kept(outbox, run.id, body)
     try:
-        datasets.post_run_scores(
-            plan.experiment.id, scores, run_id=run.id, metadata=metadata, deadline=deadline
-        )
+        datasets.post_score_bodies(body, deadline=deadline)
     except LangfuseUnavailableError as exc:
-        return replace(report, error=str(exc))
+        waits = "; they wait in the local outbox for `evaluator sync`" if kept else ""
+        return replace(report, error=f"{exc}{waits}")
+    if kept and outbox is not None:
+        store, destination = outbox
+        # a store failing now: Langfuse has them, and `sync` posts them again under the same ids (an update)
+        with contextlib.suppress(StoreError):
+            store.mark_experiment_scores_sent(run.id, destination, utc_now())
     return replace(report, scores=sorted(scores))
+
+
+def _kept(outbox: tuple[Store, str], run_id: str, body: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the run-level scores are in the outbox now (a store failing at the run's end: not)."""
+    store, destination = outbox
+    try:
+        store.keep_experiment_scores(run_id, destination, body)
+    except StoreError:
+        return False
+    return True

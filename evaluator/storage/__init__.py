@@ -2,12 +2,14 @@
 
 from evaluator.storage.delivery import (
     DeliveryReport,
+    ExperimentScoreSender,
     LiveDelivery,
     MemorySink,
     ScoreSink,
     SpanDeliveryReport,
     SpanSender,
     deliver,
+    deliver_experiment_scores,
     deliver_spans,
 )
 from evaluator.storage.store import DeliveryStatus, Finished, KeptTrace, Store, VerdictKey
@@ -15,6 +17,7 @@ from evaluator.storage.store import DeliveryStatus, Finished, KeptTrace, Store, 
 __all__ = [
     "DeliveryReport",
     "DeliveryStatus",
+    "ExperimentScoreSender",
     "Finished",
     "KeptTrace",
     "LiveDelivery",
@@ -25,5 +28,6 @@ __all__ = [
     "Store",
     "VerdictKey",
     "deliver",
+    "deliver_experiment_scores",
     "deliver_spans",
 ]

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from tenacity import (
     RetryCallState,
@@ -40,12 +40,14 @@ from evaluator.storage.store import Store
 
 __all__ = [
     "DeliveryReport",
+    "ExperimentScoreSender",
     "LiveDelivery",
     "MemorySink",
     "ScoreSink",
     "SpanDeliveryReport",
     "SpanSender",
     "deliver",
+    "deliver_experiment_scores",
     "deliver_spans",
 ]
 
@@ -254,6 +256,38 @@ def deliver_spans(
         unknown=unknown,
         error=error,
     )
+
+
+class ExperimentScoreSender(Protocol):
+    def post_score_bodies(
+        self, body: Sequence[Mapping[str, Any]], *, deadline: Deadline | None = None
+    ) -> None:
+        """Post run-level scores (their kept request body); raise our exceptions on failure."""
+
+
+def deliver_experiment_scores(
+    store: Store,
+    sender: ExperimentScoreSender,
+    destination: str,
+    *,
+    deadline: Deadline,
+    now: Callable[[], str],
+) -> tuple[int, str | None]:
+    """Post again each run's run-level scores its experiment has not taken (oldest first, one try each,
+    within `deadline`): (runs whose scores Langfuse took, the last failure)."""
+    sent, error = 0, None
+    for run_id, body in store.unsent_experiment_scores(destination):
+        if deadline.passed:
+            error = "the deadline passed"
+            break
+        try:
+            sender.post_score_bodies(body, deadline=deadline)
+        except LangfuseUnavailableError as exc:
+            error = f"run {run_id}: {exc}"
+            continue
+        store.mark_experiment_scores_sent(run_id, destination, now())
+        sent += 1
+    return sent, error
 
 
 class LiveDelivery:

@@ -50,10 +50,16 @@ class DeliveryStatus:
     scores_waiting: int  # of which `scores_held` wait for their trace to be in Langfuse
     scores_held: int
     scores_rejected: int
+    experiments_waiting: int = 0  # runs whose run-level scores their experiment has not acknowledged
 
     @property
     def complete(self) -> bool:
-        return not self.traces_waiting and not self.scores_waiting and not self.scores_rejected
+        return (
+            not self.traces_waiting
+            and not self.scores_waiting
+            and not self.scores_rejected
+            and not self.experiments_waiting
+        )
 
 
 class VerdictKey(Protocol):
@@ -136,6 +142,10 @@ CREATE TABLE IF NOT EXISTS verdicts (
     PRIMARY KEY (prompt_name, prompt_version, model, inputs_sha256)
 );
 CREATE INDEX IF NOT EXISTS scores_unsent ON scores(destination, run_id) WHERE {_WAITING};
+CREATE TABLE IF NOT EXISTS experiment_scores (  -- a run's run-level scores, for its Langfuse experiment
+    run_id TEXT NOT NULL, destination TEXT NOT NULL, body TEXT NOT NULL, sent_at TEXT,
+    PRIMARY KEY (run_id, destination)
+);
 """
 # A score's id (results/scores.py) is a UUID5 of its run, a subject of one scenario (a trace of it, its
 # session, an observation or agent of those) and its name, so an id names one (run, scenario) and the
@@ -536,6 +546,11 @@ class Store:
             scores, sent, unsent, rejected = db.execute(
                 _SCORE_STATUS_QUERY, (destination, run_id, run_id)
             ).fetchone()
+            (experiments,) = db.execute(
+                "SELECT COUNT(*) FROM experiment_scores WHERE destination=? AND sent_at IS NULL "
+                "AND (? IS NULL OR run_id=?)",
+                (destination, run_id, run_id),
+            ).fetchone()
         return DeliveryStatus(
             spans=int(spans),
             spans_confirmed=int(confirmed),
@@ -546,7 +561,37 @@ class Store:
             scores_waiting=int(unsent),
             scores_held=held,
             scores_rejected=int(rejected),
+            experiments_waiting=int(experiments),
         )
+
+    def keep_experiment_scores(
+        self, run_id: str, destination: str, body: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """A run's run-level scores (the request body for its experiment), waiting until Langfuse takes
+        them (`mark_experiment_scores_sent`): `sync` posts them again until it does."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO experiment_scores (run_id, destination, body, sent_at) "
+                "VALUES (?, ?, ?, NULL)",
+                (run_id, destination, json.dumps(list(body))),
+            )
+
+    def unsent_experiment_scores(self, destination: str) -> list[tuple[str, list[dict[str, Any]]]]:
+        """(run id, request body) of each run whose run-level scores Langfuse has not taken, oldest first."""
+        with self._reading() as db:
+            rows = db.execute(
+                "SELECT run_id, body FROM experiment_scores WHERE destination=? AND sent_at IS NULL "
+                "ORDER BY rowid",
+                (destination,),
+            ).fetchall()
+        return [(run_id, json.loads(body)) for run_id, body in rows]
+
+    def mark_experiment_scores_sent(self, run_id: str, destination: str, sent_at: str) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE experiment_scores SET sent_at=? WHERE run_id=? AND destination=?",
+                (sent_at, run_id, destination),
+            )
 
     def mark_trace_sent(self, destination: str, trace_id: str, sent_at: str) -> None:
         with self._transaction() as db:

@@ -127,6 +127,31 @@ def test_a_connected_run_is_an_experiment_on_the_dataset(
     assert again["id"] == sdk_id and again["itemCount"] == 2 * len(pushed)
 
 
+def test_run_level_scores_langfuse_did_not_take_wait_in_the_outbox_and_sync_posts_them(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    _use_dataset(with_langfuse)
+    assert cli("datasets", "push", SUITE, "--tag", "smoke")[0] == 0
+    langfuse_standin.fail_next(10_000, 503, path="/api/public/scores")  # an outage of score posting
+    code, out = cli("run", SUITE, "--tag", "smoke", "--run-name", "outage", "--require-delivery")
+    assert code == 3, out  # Langfuse does not have everything
+    said = " ".join(out.split())
+    assert "the run-level scores of experiment 'outage' were not posted" in said
+    assert "they wait in the local outbox for `evaluator sync`" in said
+    assert "the run-level scores of 1 run. Send them with: evaluator sync" in said
+    assert not [s for s in langfuse_standin.scores.values() if s.get("datasetRunId")]
+
+    langfuse_standin.clear_faults()
+    code, out = cli("sync")
+    assert code == 0, out
+    assert "Run-level scores posted to the experiments of 1 run" in out
+    posted = [s for s in langfuse_standin.scores.values() if s.get("datasetRunId")]
+    assert posted and {s["name"] for s in posted} >= {"run_pass_rate", "run_workflow_pass_rate"}
+    assert all(s.get("timestamp") for s in posted)  # frozen, so posting again updates them
+    code, out = cli("sync")
+    assert code == 0 and "Nothing waits for this Langfuse project." in out, out
+
+
 def test_an_unpinned_run_records_the_versions_served_and_items_keep_the_files_expected_block(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
 ) -> None:
