@@ -311,10 +311,13 @@ def report_experiment(
     }
     dialogues = run_summaries(results, metrics).get("dialogue")
     scores = run_scores(header["metrics"], metrics, dialogues)  # the provenance summarised the results
-    body = run_score_bodies(plan.experiment.id, scores, run_id=run.id, metadata=metadata, timestamp=utc_now())
+    at = utc_now()  # frozen: the outbox's copy is the very body posted now
+    body = run_score_bodies(plan.experiment.id, scores, run_id=run.id, metadata=metadata, timestamp=at)
     kept = outbox is not None and body and _kept(outbox, run.id, body)
     try:
-        datasets.post_score_bodies(body, deadline=deadline)
+        datasets.post_run_scores(
+            plan.experiment.id, scores, run_id=run.id, metadata=metadata, deadline=deadline, timestamp=at
+        )
     except LangfuseUnavailableError as exc:
         waits = "; they wait in the local outbox for `evaluator sync`" if kept else ""
         return replace(report, error=f"{exc}{waits}")
