@@ -19,9 +19,12 @@ $(STAMP): pyproject.toml requirements.lock
 # research run the README's walk-through goes on from), on the embedded default (Langfuse and LLM settings ignored: no
 # keys, no services; the LLM judges do not run, and the run says how to enable them). Exit 1 (some scenarios failed) is the demo's point, so it does not fail the make
 # target; exit 2 (bad input or configuration) does.
-DEMO_ENV := env -u LANGFUSE_PUBLIC_KEY -u LANGFUSE_SECRET_KEY -u LANGFUSE_BASE_URL -u LANGFUSE_HOST \
-	-u OPENAI_API_KEY -u OPENAI_BASE_URL -u EVALUATOR_JUDGE_BASE_URL -u EVALUATOR_JUDGE_API_KEY \
-	-u EVALUATOR_CONFIG
+# The demo runs on the embedded default whatever the shell holds: every LANGFUSE_*, OPENAI_* and
+# EVALUATOR_JUDGE_* variable unset (LANGFUSE_TRACING_ENABLED=false or a bad LANGFUSE_FLUSH_AT too).
+DEMO_UNSET := $(sort LANGFUSE_PUBLIC_KEY LANGFUSE_SECRET_KEY LANGFUSE_BASE_URL LANGFUSE_HOST \
+	OPENAI_API_KEY OPENAI_BASE_URL EVALUATOR_JUDGE_BASE_URL EVALUATOR_JUDGE_API_KEY EVALUATOR_CONFIG \
+	$(filter LANGFUSE_% OPENAI_% EVALUATOR_JUDGE_%,$(.VARIABLES)))
+DEMO_ENV := env $(addprefix -u ,$(DEMO_UNSET))
 
 demo: $(STAMP)
 	@echo "Dialogues: scenarios/concierge against the concierge demo (demo_agents/concierge/README.md)"

@@ -240,3 +240,30 @@ def test_every_sh_block_is_run_or_skipped_for_a_reason() -> None:
     run = [s for s in _steps() if s.commands]
     assert len(run) + len(skipped) == len(blocks)
     assert len([s for s in _steps() if s.shown]) == len(SHOWN), "a shown output's introduction changed"
+
+
+def test_make_demo_unsets_every_langfuse_openai_and_judge_variable_in_the_shell() -> None:
+    """README: "`make demo` ignores any `LANGFUSE_*` / `OPENAI_*` / `EVALUATOR_JUDGE_*` variables in your
+    shell", including those that are no keys (tracing turned off, a bad flush size)."""
+    shell = {
+        **os.environ,
+        "LANGFUSE_TRACING_ENABLED": "false",
+        "LANGFUSE_FLUSH_AT": "0",
+        "OPENAI_ORG_ID": "org-x",
+        "EVALUATOR_JUDGE_MODEL_HINT": "x",
+    }
+    make = shutil.which("make")
+    assert make is not None  # the README's two commands need it
+    plan = subprocess.run(
+        [make, "-n", "demo"], cwd=ROOT, env=shell, capture_output=True, text=True, check=True
+    ).stdout
+    runs = [line for line in plan.splitlines() if "evaluator run" in line]
+    assert len(runs) == 2, plan
+    for line in runs:
+        unset = set(re.findall(r"-u (\S+)", line.split("evaluator run")[0]))
+        assert {
+            "LANGFUSE_TRACING_ENABLED",
+            "LANGFUSE_FLUSH_AT",
+            "OPENAI_ORG_ID",
+            "EVALUATOR_JUDGE_MODEL_HINT",
+        } <= unset
