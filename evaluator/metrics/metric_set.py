@@ -256,11 +256,15 @@ class MetricSet:
 
     def judge_prompts(self, result: Mapping[str, Any]) -> list[tuple[str, int]]:
         """(name, version) of each judge prompt a result was judged with, in the judges' order (a
-        dialogue's: those its turns were judged with, in turn order)."""
+        dialogue's: those its turns were judged with, in turn order): from its verdict, or, when the
+        judge could not score, from how the judgement went (`judge.<key>.prompt`), so a prompt version
+        whose every judgement was unscored is in the trends too."""
         found = []
         for judged in _judged_parts(result):
             for metric in self._judges:
                 prompt = at(judged, (metric.key, "prompt"))
+                if not isinstance(prompt, Mapping):
+                    prompt = at(judged, ("judge", metric.key, "prompt"))
                 if isinstance(prompt, Mapping) and isinstance(prompt.get("name"), str):
                     version = prompt.get("version")
                     if isinstance(version, int) and (prompt["name"], version) not in found:

@@ -178,6 +178,20 @@ def test_broken_replies_are_unscored_never_zero_and_the_run_goes_on(
     assert not names & {*QUALITY_SCORES, "correctness"}
 
 
+def test_a_judge_prompt_version_whose_every_judgement_was_unscored_is_in_the_run_s_prompts(
+    demo_project: Path, judge: JudgeStandIn, cli: Cli
+) -> None:
+    judge.mode = "invalid"  # a new judge prompt the model answers badly: the version to see in trends
+    _, _, document = _run(cli)
+    assert {r["judge_status"]["status"] for r in document["results"]} == {"unscored"}
+    used = {(p["name"], p["version"]) for p in document["run"]["judge_prompts"]}
+    assert {("evaluation/quality", 1), ("evaluation/correctness", 1)} <= used
+    code, text = cli("report", "--by", "prompt", "--json")
+    assert code == 0, text
+    rows = {row["key"]: row for row in json.loads(text)["rows"] if row["group"] == "judge_prompt"}
+    assert "evaluation/quality@v1" in rows, rows
+
+
 def test_no_endpoint_means_no_judges_and_says_how_to_enable_them(demo_project: Path, cli: Cli) -> None:
     code, text, document = _run(cli)
     assert code == 1, text
