@@ -107,11 +107,15 @@ def run(
 ) -> None:
     """Run scenarios against their targets and validate each run's trace."""
     check_output_file("--junit", junit, example="junit.xml")  # --output: in run_suite
-    if require_delivery and LangfuseSettings.from_env() is None:
-        raise ConfigError(
-            "--require-delivery needs Langfuse, but no LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY are set "
-            "(an embedded run delivers nothing). Fix: set the Langfuse keys, or drop --require-delivery."
-        )
+    for option, given, why in (
+        ("--require-delivery", require_delivery, "an embedded run delivers nothing"),
+        ("--verify-langfuse", verify_langfuse, "an embedded run has nothing there to verify"),
+    ):
+        if given and LangfuseSettings.from_env() is None:  # a CI gate that could only go green unchecked
+            raise ConfigError(
+                f"{option} needs Langfuse, but no LANGFUSE_PUBLIC_KEY / LANGFUSE_SECRET_KEY are set "
+                f"({why}). Fix: set the Langfuse keys, or drop {option}."
+            )
     base = _baseline(baseline, config_path)
     options = SuiteOptions(
         tags=tag or [],

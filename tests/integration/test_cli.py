@@ -196,6 +196,17 @@ def test_require_delivery_without_langfuse_keys_is_bad_input_before_the_run(
     assert not (project / "state").exists()  # nothing ran
 
 
+def test_verify_langfuse_without_langfuse_keys_is_bad_input_before_the_run(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    code, text = _main(monkeypatch, capsys, "run", "--verify-langfuse")
+    assert code == 2, text  # a CI gate that verified nothing never goes green
+    assert "--verify-langfuse needs Langfuse" in text and "Fix: set the Langfuse keys" in text, text
+    assert not (project / "state").exists()  # nothing ran
+
+
 def test_a_run_named_like_a_run_keyword_is_bad_input(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
