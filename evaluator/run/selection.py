@@ -68,7 +68,8 @@ def pinned_and_selected(
 
 def parse_pins(values: Sequence[str], library: PromptLibrary) -> tuple[dict[str, int], list[Problem]]:
     """`NAME=VERSION` pins, each checked against the prompt files; and the problems of those that
-    are not (the pin, what is wrong, and the valid names or versions)."""
+    are not (the pin, what is wrong, and the valid names or versions), or that pin a prompt another
+    pin pins to another version (which would win is no choice to make silently)."""
     pins: dict[str, int] = {}
     problems: list[Problem] = []
     for value in values:
@@ -87,6 +88,16 @@ def parse_pins(values: Sequence[str], library: PromptLibrary) -> tuple[dict[str,
             library.get(name, version=int(version))
         except PromptError as exc:  # about the prompt files: said here about the pin
             problems += [replace(p, source=f"--prompt {value}", field="") for p in exc.problems]
+            continue
+        if pins.get(name, int(version)) != int(version):
+            problems.append(
+                Problem(
+                    source=f"--prompt {value}",
+                    field="",
+                    found=f"{name} is pinned to version {pins[name]} too",
+                    fix=f"pin {name} once",
+                )
+            )
             continue
         pins[name] = int(version)
     return pins, problems

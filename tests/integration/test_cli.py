@@ -152,6 +152,21 @@ def test_bad_pins_and_bad_scenarios_are_reported_together_each_naming_its_pin(
     assert "3 problem(s)" in text
 
 
+def test_a_prompt_pinned_to_two_versions_is_bad_input_naming_both(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with (project / "evaluator.toml").open("a") as config:
+        config.write(f'[prompts]\ndir = "{ROOT / "prompts"}"\n')
+    pins = ("--prompt", "agents/research=2", "--prompt", "agents/research=1", "--prompt", "agents/research=2")
+    code, text = _main(monkeypatch, capsys, "run", *pins)
+    assert code == 2, text
+    said = " ".join(text.split())
+    assert "--prompt agents/research=1: agents/research is pinned to version 2 too" in said
+    assert "Fix: pin agents/research once" in said
+    assert "1 problem(s)" in said  # the same pin twice is no conflict
+    assert not (project / "state").exists()  # nothing ran
+
+
 def test_bad_prompt_pin_and_unknown_target(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
