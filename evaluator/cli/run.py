@@ -10,6 +10,7 @@ import typer
 from rich.progress import TaskID
 
 from evaluator.cli._common import (
+    EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_PASSED,
     EXIT_UNDELIVERED,
@@ -135,8 +136,12 @@ def run(
     except RunNotStoredError as exc:  # exit 4 (cli.main), once what the run has is shown and written
         raise _not_stored(exc, table=table, junit=junit, base=base) from exc.cause
     _show(suite, table=table, junit=junit)
-    regression = base is not None and not suite.run.interrupted and _compare_with(base, suite, config_path)
-    raise typer.Exit(_exit_code(suite, require_delivery=require_delivery, regression=regression))
+    compared = (
+        _compare_with(base, suite, config_path) if base is not None and not suite.run.interrupted else False
+    )
+    if compared is None:  # the gate could not run: never a quiet pass
+        raise typer.Exit(EXIT_BAD_INPUT)
+    raise typer.Exit(_exit_code(suite, require_delivery=require_delivery, regression=compared))
 
 
 def _run_suite(paths: list[str], options: SuiteOptions, config_path: Path | None) -> SuiteRun:
@@ -210,8 +215,9 @@ def _baseline(ref: str | None, config_path: Path | None) -> RunRecord | None:
     return resolve_run(stored_runs(config), ref, where=str(config.store_path))
 
 
-def _compare_with(base: RunRecord, suite: SuiteRun, config_path: Path | None) -> bool:
-    """Compare the finished run with the baseline, print it; True on a regression."""
+def _compare_with(base: RunRecord, suite: SuiteRun, config_path: Path | None) -> bool | None:
+    """Compare the finished run with the baseline, print it; True on a regression, None when they have
+    no scenario in common (nothing compared: said, and exit 2, as `compare` does)."""
     config = load_config(config_path)
     runs = stored_runs(config)
     candidate = resolve_run(runs, suite.run.id, where=str(config.store_path))
@@ -222,10 +228,11 @@ def _compare_with(base: RunRecord, suite: SuiteRun, config_path: Path | None) ->
     if not document["paired_scenarios"]:
         notice(
             err,
-            "warning",
-            f"--baseline {base.label} has no scenario in common with this run: nothing was compared.",
+            "error",
+            f"--baseline {base.label} has no scenario in common with this run: nothing was compared (the "
+            "run is stored). Fix: give a baseline run of the same scenarios (the same paths and --tag).",
         )
-        return False
+        return None
     print_compare(out, document, metrics)
     return bool(document["verdict"] == "regression")
 

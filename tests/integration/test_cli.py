@@ -95,6 +95,19 @@ def test_a_run_name_a_stored_run_has_is_said_before_the_run_with_the_fix(project
     assert "warning" not in _run("run", "--run-name", "nightly-2")[2]
 
 
+def test_a_baseline_with_no_scenario_in_common_compares_nothing_and_exits_2(project: Path) -> None:
+    assert _run("run", "--run-name", "base")[0] == 0
+    (project / "other").mkdir()
+    (project / "other/renamed.yaml").write_text(PASSING.replace("id: toy-pass", "id: toy-renamed"))
+    code, out, err = _run("run", "other", "--baseline", "base")
+    said = " ".join(err.split())
+    assert code == 2, out + err  # as `compare` exits: the regression gate could not run, never a quiet pass
+    assert (
+        "--baseline base" in said and "has no scenario in common with this run: nothing was compared" in said
+    )
+    assert "Fix: give a baseline run of the same scenarios" in said
+
+
 def test_run_with_a_failure_and_an_error_exit_1(project: Path) -> None:
     failing = PASSING.replace("toy-pass", "toy-fail").replace(
         "include: [worker]", "include: [worker, helper]"
