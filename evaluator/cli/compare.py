@@ -24,10 +24,16 @@ Format = Literal["text", "markdown", "json"]
 @app.command(cls=Command, short_help="Compare two runs, figure by figure; exit 1 on a regression.")
 def compare(
     baseline: Annotated[
-        str, typer.Argument(metavar="BASELINE", help="Run id or name, or latest / previous.")
+        str,
+        typer.Argument(
+            metavar="BASELINE", help="Run id or name (id only with --source langfuse), or latest / previous."
+        ),
     ],
     candidate: Annotated[
-        str, typer.Argument(metavar="CANDIDATE", help="Run id or name, or latest / previous.")
+        str,
+        typer.Argument(
+            metavar="CANDIDATE", help="Run id or name (id only with --source langfuse), or latest / previous."
+        ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     output_format: Annotated[
