@@ -267,3 +267,15 @@ def test_make_demo_unsets_every_langfuse_openai_and_judge_variable_in_the_shell(
             "OPENAI_ORG_ID",
             "EVALUATOR_JUDGE_MODEL_HINT",
         } <= unset
+
+
+def test_the_readme_s_fake_judge_example_scores_every_judgement(
+    copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The "In your own tests" example, run as written: every judge it meets (quality, correctness, the
+    per-agent judge of a target that declares agent_tools) scores, as its printed line says."""
+    start = README.index("from evaluator.judge import FakeJudgeModel")
+    example = README[start : README.index("```", start)]
+    exec(compile(example, "README.md", "exec"), {"__name__": "readme_example"})  # noqa: S102 - our own README
+    printed = capsys.readouterr().out.split()
+    assert printed[:1] == ["{'scored'}"], printed
