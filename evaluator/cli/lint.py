@@ -36,6 +36,7 @@ def lint(
             prompts=prompts.catalog(),
             judge_prompt=config.settings.judge.quality_prompt,
             config=config,
+            target_required=False,  # a scenario only for `validate` names no target (README)
         )
     except InputError as exc:
         if not files:
@@ -43,4 +44,6 @@ def lint(
         raise InputError([*files, *exc.problems]) from None
     if files:
         raise InputError(files)
-    out.print(f"{len(loaded)} scenario files OK")
+    untargeted = sum(1 for item in loaded if not item.scenario.target)
+    only = f" ({untargeted} with no target: for `validate` only, `run` needs one)" if untargeted else ""
+    out.print(f"{len(loaded)} scenario files OK{only}")

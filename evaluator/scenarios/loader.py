@@ -75,15 +75,17 @@ def load_scenarios(
     prompts: PromptCatalog | None = None,
     judge_prompt: str | None = None,
     config: Config | None = None,
+    target_required: bool = True,
 ) -> list[LoadedScenario]:
     """Load and check scenario files; raise ScenarioError with every problem found.
 
     `targets`: the configured targets (None: do not check target names). `tags`: keep only scenarios
     having at least one of these tags. `prompts`: the prompt files, to check `judge:` against (None:
     skip), where `judge_prompt` is the one a `judge:` without `prompt` means (the configured quality
-    prompt); checking targets, a scenario without one is a problem (`validate`, which runs none, does
-    not check them). `config`: where `targets` come from, named by the problem of an unknown target (which
-    is one problem for all the files naming it).
+    prompt); checking targets, a scenario without one is a problem unless not `target_required` (`lint`:
+    a scenario only for `validate` needs none; `validate`, which runs none, does not check them).
+    `config`: where `targets` come from, named by the problem of an unknown target (which is one
+    problem for all the files naming it).
 
     A file that breaks the format (an unknown key, a bad id) still has the names in the rest of it
     checked: every problem of a file is reported at once."""
@@ -94,7 +96,15 @@ def load_scenarios(
         for source, scenario, found in _load_file(path):
             file_problems = list(found)
             if scenario is not None:
-                file_problems += _checked(scenario, source, targets, prompts, judge_prompt, unknown=unknown)
+                file_problems += _checked(
+                    scenario,
+                    source,
+                    targets,
+                    prompts,
+                    judge_prompt,
+                    unknown=unknown,
+                    required=target_required,
+                )
             problems += file_problems
             if scenario is not None and not file_problems and scenario.target not in unknown:
                 loaded.append(LoadedScenario(scenario=scenario, path=path))
@@ -142,12 +152,13 @@ def _checked(
     judge_prompt: str | None,
     *,
     unknown: _UnknownTargets,
+    required: bool = True,
 ) -> list[Problem]:
     """What is wrong with the names a scenario uses: what its target declares, and (given the prompt
     files) its judge prompt. A target that is not in `targets` is added to `unknown`, said once for
     all the files naming it."""
     problems: list[Problem] = []
-    if targets is not None and not scenario.target:
+    if targets is not None and not scenario.target and required:
         problems.append(
             Problem(
                 source=str(path),
@@ -156,7 +167,7 @@ def _checked(
                 fix="add target: ... (a target named in evaluator.toml), or pass --target",
             )
         )
-    elif targets is not None and scenario.target not in targets:
+    elif targets is not None and scenario.target and scenario.target not in targets:
         unknown.setdefault(scenario.target, []).append(Path(path))
     catalog = (targets or {}).get(scenario.target)
     if catalog is not None:

@@ -204,6 +204,17 @@ def test_lint_ok(project: Path) -> None:
     assert code == 0 and "1 scenario files OK" in out
 
 
+def test_lint_takes_a_scenario_for_validate_only_with_no_target_and_says_so(project: Path) -> None:
+    (project / "scenarios/check.yaml").write_text(
+        PASSING.replace("id: toy-pass", "id: toy-check").replace("target: toy\n", "")
+    )
+    code, out, err = _run("lint", "scenarios")
+    assert code == 0, out + err  # README: a scenario for `validate` needs no target
+    assert "2 scenario files OK (1 with no target: for `validate` only, `run` needs one)" in " ".join(
+        out.split()
+    )
+
+
 def test_a_run_stopped_by_bad_input_leaves_no_output_file(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
