@@ -86,7 +86,8 @@ SuiteArgument = Annotated[
     typer.Argument(metavar="PATH", help="Scenario files, folders or globs (default: scenarios/)."),
 ]
 TagOption = Annotated[
-    list[str] | None, typer.Option(metavar="TAG", help="Only scenarios with this tag (repeatable).")
+    list[str] | None,
+    typer.Option(metavar="TAG", help="Only scenarios with this tag (repeatable: any of them)."),
 ]
 
 

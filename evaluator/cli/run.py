@@ -59,7 +59,9 @@ def run(
     timeout: Annotated[
         float | None,
         typer.Option(
-            min=0.001, metavar="SECONDS", help="Per-scenario timeout (default: [run] timeout_seconds)."
+            min=0.001,
+            metavar="SECONDS",
+            help="Per-scenario timeout, per turn in a dialogue (default: [run] timeout_seconds).",
         ),
     ] = None,
     judge_concurrency: Annotated[
