@@ -57,8 +57,8 @@ DEFINITION = ScoreDefinition(
 NEEDS_A_JUDGE = (
     "not measured: the answer is neither a miss nor an exact match of the ground truth, so only the "
     "semantic step (an LLM judge) can decide it, and no judge ran on this answer (judge_status says "
-    "why). Fix: configure a judge endpoint (EVALUATOR_JUDGE_BASE_URL or OPENAI_API_KEY; README, LLM "
-    "judges) and run without --no-judge"
+    "why). Fix: configure a judge endpoint (EVALUATOR_JUDGE_BASE_URL, OPENAI_BASE_URL or OPENAI_API_KEY; "
+    "README, LLM judges) and run without --no-judge"
 )
 
 

@@ -57,8 +57,8 @@ _log = logging.getLogger(__name__)
 NO_JUDGE = JudgeStatus(status="skipped", reason="--no-judge was given")
 NO_ENDPOINT = JudgeStatus(
     status="skipped",
-    reason="no judge endpoint is configured (EVALUATOR_JUDGE_BASE_URL or OPENAI_API_KEY): "
-    "the judges did not run",
+    reason="no judge endpoint is configured (EVALUATOR_JUDGE_BASE_URL, OPENAI_BASE_URL or "
+    "OPENAI_API_KEY): the judges did not run",
 )
 NOT_FINISHED = JudgeStatus(status="skipped", reason="the target gave no answer to judge")
 HOW_TO_ENABLE = (
