@@ -50,6 +50,11 @@ def compare(
 ) -> None:
     """Compare a candidate run with a baseline: per figure and per scenario (pass -> fail first), against
     the thresholds of [compare] in evaluator.toml. Exit 1 on a regression, 0 otherwise, 2 on bad input."""
+    if as_json and output_format not in ("text", "json"):  # two answers to one question: neither silently
+        raise ConfigError(
+            f"--json and --format {output_format} ask for two formats. Fix: give one of them "
+            "(--json is --format json)."
+        )
     config = load_config(config_path)
     metrics = builtin_metrics(config)
     check_thresholds(config, metrics)

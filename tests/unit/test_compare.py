@@ -364,3 +364,17 @@ def test_threshold_keys_name_gated_figures_or_breakdowns_and_only_breakdowns_per
     fix = problems["pass_rate"].fix
     assert fix.startswith("name a figure compare gates: agent_tool_use, ") and " pass_rate," not in fix
     assert "agent_tool_use_score[.<agent>]" in fix
+
+
+def test_json_and_another_format_at_once_is_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "a", [result("s1")], minute=0)
+    store_run(store, "b", [result("s1")], minute=1)
+    store.close()
+    code, out, err = _cli(monkeypatch, capsys, config, "compare", "a", "b", "--json", "--format", "markdown")
+    assert code == 2 and out == "", out  # not JSON printed in silence
+    assert "--json and --format markdown ask for two formats. Fix: give one of them" in err
+    assert _cli(monkeypatch, capsys, config, "compare", "a", "b", "--json", "--format", "json")[0] == 0
