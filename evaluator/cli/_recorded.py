@@ -95,7 +95,7 @@ def validate_dialogue(
         session=session,
         settings=settings,
         metrics=with_dialogues(builtin_metrics(config)),
-        judge_status=recorded_judge_status(config, no_judge=no_judge),
+        judge_status=recorded_judge_status(no_judge=no_judge),
     )
     if as_json:
         sys.stdout.write(json.dumps(result.to_json(), indent=2, default=str) + "\n")

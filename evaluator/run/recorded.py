@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evaluator._time import utc_now
-from evaluator.config import Config
 from evaluator.errors import ConfigError
 from evaluator.metrics import MetricSet
 from evaluator.results import JudgeStatus, ScenarioResult, evaluate
@@ -28,7 +27,7 @@ from evaluator.run.dialogue import (
     read_state,
     turn_scenario,
 )
-from evaluator.run.judging import NO_ENDPOINT, NO_JUDGE
+from evaluator.run.judging import NO_JUDGE
 from evaluator.scenarios import LoadedScenario
 from evaluator.storage import Finished
 from evaluator.trace import DetailSource, Trace
@@ -57,12 +56,11 @@ def check_turn_count(item: LoadedScenario, count: int, *, recorded: str, fix: st
     )
 
 
-def recorded_judge_status(config: Config, *, no_judge: bool) -> JudgeStatus:
-    """Why the judges skip the recorded turns: they do not judge recorded turns yet."""
+def recorded_judge_status(*, no_judge: bool) -> JudgeStatus:
+    """Why the judges skip the recorded turns: they do not judge recorded turns yet (with or without
+    an endpoint: naming a missing endpoint would send the user to configure one for nothing)."""
     if no_judge:
         return NO_JUDGE
-    if config.judge_endpoint() is None:
-        return NO_ENDPOINT
     return TURN_NOT_JUDGED
 
 

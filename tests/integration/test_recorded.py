@@ -229,3 +229,20 @@ def test_crag_turn_data_malformed(demo_project: Path, cli: Cli) -> None:
     code, text = cli("validate", "--turns", str(path))
     assert code == 2
     assert f"{path}:1: agent_response: missing. Fix:" in " ".join(text.split())
+
+
+def test_a_recorded_dialogue_without_a_judge_endpoint_gives_the_true_reason_the_judges_skipped(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = _run_dialogues(cli)["concierge-hotel-to-restaurant-same-area"]
+    files = _save_turns(langfuse_standin, result, with_langfuse / "turns")
+    scenario = str(DIALOGUES["concierge-hotel-to-restaurant-same-area"])
+    code, text = cli(
+        "validate", "--scenario", scenario, *[a for path in files for a in ("--trace", path)], "--json"
+    )
+    assert code == 0, text
+    # no endpoint is configured, yet that is not why: recorded turns are not judged with one either
+    assert _json(text)["judge_status"] == {
+        "status": "skipped",
+        "reason": "the LLM judges do not run on recorded dialogue turns yet",
+    }
