@@ -47,21 +47,21 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-_RANGES = {"policy_violations": "a count", "multi_turn_conversation_score": "-1..1"}
-_BOUNDS: dict[str, tuple[float | None, float | None]] = {
-    "policy_violations": (0.0, None),
-    "multi_turn_conversation_score": (-1.0, 1.0),
+# The figures whose range is not 0-1: (how their description says it, their score config's bounds).
+_RANGES: dict[str, tuple[str, tuple[float | None, float | None]]] = {
+    "policy_violations": ("a count", (0.0, None)),
+    "multi_turn_conversation_score": ("-1..1", (-1.0, 1.0)),
 }
 
 
 def _definition(name: str, key: str, level: str) -> ScoreDefinition:
     boolean = key in BOOLEAN_KEYS and (level == "turn" or key == "task_completion")
-    what = _RANGES.get(key, "0-1")
+    what, bounds = _RANGES.get(key, ("0-1", (0.0, 1.0)))
     return ScoreDefinition(
         name=name,
         data_type="BOOLEAN" if boolean else "NUMERIC",
         description=f"{level} figure {key} ({'1/0' if boolean else what}; README, Dialogues)",
-        bounds=_BOUNDS.get(key, (0.0, 1.0)),
+        bounds=bounds,
     )
 
 
