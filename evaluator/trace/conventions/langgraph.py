@@ -211,7 +211,7 @@ def _prebuilt_graph_runs(
         graph
         for graph, nodes in names.items()
         if graph is not None
-        and any(node in PREBUILT_NODES or _is_hook(node) for node in nodes)
+        and any(_is_agent_node(node) for node in nodes)
         and all(_is_prebuilt_node(node) for node in nodes)
     }
 
@@ -219,7 +219,13 @@ def _prebuilt_graph_runs(
 def _is_prebuilt_node(node: str) -> bool:
     """A node a prebuilt agent's graph has: its own, a graph end, or a `create_agent` middleware's hook
     (`<middleware>.before_model` and the like)."""
-    return node in PREBUILT_NODES or node in _GRAPH_ENDS or _is_hook(node)
+    return _is_agent_node(node) or node in _GRAPH_ENDS
+
+
+def _is_agent_node(node: str) -> bool:
+    """A node that shows a prebuilt agent ran in its graph: one of its own, or one of its middleware's
+    hooks (a `create_agent` stopped by its `before_agent` hook ran that alone)."""
+    return node in PREBUILT_NODES or _is_hook(node)
 
 
 def _is_hook(node: str) -> bool:
@@ -238,7 +244,7 @@ def _named_prebuilt_graphs(
     for namespace, runs in node_runs.items():
         graph = tree.parent(runs[0])
         node = _node_name(runs[0], namespace)
-        if not (node in PREBUILT_NODES or _is_hook(node)) or _graph_id(tree, runs[0]) not in prebuilt:
+        if not _is_agent_node(node) or _graph_id(tree, runs[0]) not in prebuilt:
             continue
         if graph is None or graph.id in graphs or graph.name in (_UNNAMED_GRAPH, *PREBUILT_NODES):
             continue
