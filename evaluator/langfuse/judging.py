@@ -20,15 +20,21 @@ Spans go where the client's go: to Langfuse when connected. In the embedded mode
 see them (never sent, and the capture keeps only the traces it is asked for), so none are made: the
 judgement keeps its trace id all the same. With `on_trace`, each judge trace is made and captured
 in-process, embedded or not, and handed over as a normalized trace.
+
+Connected, a run's judge traces are also captured and kept (`keep`, `take_kept`), so that the run
+stores their spans with the scenario's result, as it stores the scenario's own: the SDK's exporter drops
+what Langfuse does not take in time, and `sync` sends again what the store holds. Without this, the
+judge scores of a run that met an outage would name (`judge_trace_id`) traces Langfuse never got.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from langfuse import Langfuse
 from opentelemetry import trace as otel_trace
@@ -37,11 +43,12 @@ from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Status, Sta
 from opentelemetry.util.types import AttributeValue
 
 from evaluator.judge import GenerationRecord, JudgementTrace, TokenUsage, UnrecordedJudgement
+from evaluator.langfuse.span_records import to_records
 from evaluator.langfuse.tracing import Tracing
 from evaluator.prompts import ChatMessage, Prompt
 from evaluator.trace import Trace, trace_from_spans
 
-__all__ = ["JudgeTracing", "Prices"]
+__all__ = ["JudgeTracing", "KeptJudgeTrace", "Prices"]
 
 # Attributes as the SDK writes them (langfuse._client.attributes, documented in SDK_NOTES: the span
 # attribute `langfuse.observation.type` and the other `langfuse.observation.*`/`langfuse.trace.*`).
@@ -200,6 +207,14 @@ def _root_context(trace_id: str) -> Context:
     return otel_trace.set_span_in_context(NonRecordingSpan(parent))
 
 
+class KeptJudgeTrace(NamedTuple):
+    """A judge trace's spans as the store keeps them (span_records), to be sent again by `sync`."""
+
+    trace_id: str
+    spans: bytes
+    span_count: int
+
+
 class JudgeTracing:
     def __init__(
         self,
@@ -207,7 +222,9 @@ class JudgeTracing:
         *,
         prices: Prices = (None, None),
         on_trace: Callable[[Trace], None] | None = None,
+        keep: bool = False,
     ) -> None:
+        """`keep`: keep each exported judge trace's spans for `take_kept` (a run that stores them)."""
         self._tracer = _sdk_tracer(tracing.client)
         self._common = _common_attributes(tracing.client)
         mask = getattr(tracing.client, "_mask", None)  # the key's `Langfuse(mask=...)`, as the SDK applies it
@@ -217,6 +234,15 @@ class JudgeTracing:
         self._on_trace = on_trace
         self._exported = tracing.exported
         self._recorded = tracing.exported or on_trace is not None  # else no one would see the spans
+        self._keep = keep and tracing.exported
+        self._lock = threading.Lock()
+        self._kept: dict[str, list[KeptJudgeTrace]] = {}  # by scenario id, until the run takes them
+
+    def take_kept(self, scenario_id: str) -> list[KeptJudgeTrace]:
+        """The exported judge traces of this scenario's judgements since it was last asked (none when
+        embedded): the run stores them with the scenario's result."""
+        with self._lock:
+            return self._kept.pop(scenario_id, [])
 
     @staticmethod
     def trace_id_for(run_id: str, scenario_id: str, judge: str) -> str:
@@ -230,7 +256,8 @@ class JudgeTracing:
         if not self._recorded:
             yield UnrecordedJudgement(trace_id)
             return
-        if self._on_trace is not None:
+        captured = self._on_trace is not None or self._keep
+        if captured:
             self._collector.open(trace_id)
         try:
             yield _Judgement(
@@ -244,8 +271,18 @@ class JudgeTracing:
                 exported=self._exported,
             )
         finally:
-            if self._on_trace is not None:
-                self._on_trace(trace_from_spans(trace_id, self._collector.take(trace_id)))
+            if captured:
+                self._captured(scenario_id, trace_id)
+
+    def _captured(self, scenario_id: str, trace_id: str) -> None:
+        """A judgement's trace, ended: kept for the store (connected), handed to `on_trace` (if set)."""
+        spans = self._collector.take(trace_id)
+        if self._keep and spans:
+            kept = KeptJudgeTrace(trace_id=trace_id, spans=to_records(spans), span_count=len(spans))
+            with self._lock:
+                self._kept.setdefault(scenario_id, []).append(kept)
+        if self._on_trace is not None:
+            self._on_trace(trace_from_spans(trace_id, spans))
 
 
 def _sdk_tracer(client: Langfuse) -> Tracer:

@@ -81,7 +81,7 @@ class TurnToJudge:
     done: Finished
     trace: Trace
     history: History
-    verdict: Callable[[ScenarioResult], None]
+    verdict: Callable[[Finished], None]
 
 
 JudgeTurn = Callable[[TurnToJudge], None]
@@ -309,15 +309,15 @@ class _Dialogue:
         if done.result.status == "error":
             self.finish()
 
-    def judged(self, index: int, result: ScenarioResult) -> None:
-        """A turn's result back from the judges (judged, or unjudged after Ctrl-C); the last one
-        of an ended dialogue records it."""
+    def judged(self, index: int, done: Finished) -> None:
+        """A turn's result back from the judges (judged, or unjudged after Ctrl-C), with its judges'
+        traces to keep; the last one of an ended dialogue records it."""
         with self._lock:
             got = self.ran.get(index)
             if got is None or index not in self._judging:
                 return
             self._judging.discard(index)
-            got.done = got.done._replace(result=result)
+            got.done = got.done._replace(result=done.result, traces=done.traces)
             ready = self._ready()
         if ready:
             self._finished()
@@ -550,7 +550,7 @@ def _outcomes(
 
 def _with_spans(result: ScenarioResult, turns: Sequence[Finished], session: str) -> Finished:
     """The dialogue as recorded: each turn's kept spans apart, as the trace they are (in Langfuse on its
-    own, the exporter counting its spans), in the dialogue's session."""
+    own, the exporter counting its spans), in the dialogue's session; then its judges' traces."""
     kept = tuple(
         KeptTrace(
             trace_id=done.result.trace_id,
@@ -562,7 +562,8 @@ def _with_spans(result: ScenarioResult, turns: Sequence[Finished], session: str)
         for done in turns
         if done.spans
     )
-    return Finished(result, (), traces=kept)
+    judges = tuple(trace for done in turns for trace in done.traces)
+    return Finished(result, (), traces=kept + judges)
 
 
 def run_dialogue(

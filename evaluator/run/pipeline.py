@@ -70,7 +70,7 @@ from evaluator.run.dialogue import STATE_KEYS, DialogueSettings, TurnCall, TurnT
 from evaluator.run.judging import ajudged_result, judged_result, partly_judged_result
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario, Scenario
-from evaluator.storage import Finished
+from evaluator.storage import Finished, KeptTrace
 from evaluator.trace import DEFAULT_RULES, Trace, TraceDetail, TraceRules
 
 __all__ = [
@@ -144,6 +144,13 @@ class CapturedTrace(Protocol):
     def span_count(self) -> int: ...
     def payload(self) -> bytes: ...
     def detail(self) -> TraceDetail: ...
+
+
+class JudgeTraces(Protocol):
+    """Where the judges' exported traces wait for their scenario's result (langfuse.JudgeTracing):
+    (trace id, spans as the store keeps them, span count) of each judgement since last asked."""
+
+    def take_kept(self, scenario_id: str) -> Sequence[tuple[str, bytes, int]]: ...
 
 
 class Recorder(Protocol):
@@ -222,7 +229,7 @@ class _ToJudge:
     scenario: LoadedScenario
     trace: Trace
     history: tuple[Mapping[str, str], ...] | None = None
-    verdict: Callable[[ScenarioResult], None] | None = None  # None: to the record stage
+    verdict: Callable[[Finished], None] | None = None  # None: to the record stage
     decided: Decided = field(default_factory=Decided)  # its judgements (and answers) as they end
 
 
@@ -242,9 +249,11 @@ class Pipeline:
         judges: Judges | None = None,
         metrics: MetricSet | None = None,
         dialogue_settings: Mapping[str, DialogueSettings] | None = None,  # by target name
+        judge_traces: JudgeTraces | None = None,
     ) -> None:
         """`destination`: the Langfuse the run's scores and spans are bound for (None: embedded, so
-        its spans are not kept)."""
+        its spans are not kept). `judge_traces`: the judges' traces, kept with the results they judged
+        (the judges' tracer, when it keeps them)."""
         self._tracer = tracer
         self._trace_rules = dict(trace_rules or {})
         self._targets = targets
@@ -255,6 +264,7 @@ class Pipeline:
         self._judges = judges
         self._metrics = metrics or default_metrics()  # the run's metrics: results carry them
         self._dialogue_settings = dict(dialogue_settings or {})
+        self._judge_traces = judge_traces
 
     def run(
         self,
@@ -569,7 +579,7 @@ class _Run:
                 if not self._interrupted.is_set():
                     self._to_judges(item)
                     return
-            turn.verdict(_unjudged(turn.done).result)
+            turn.verdict(_unjudged(turn.done))
 
         try:
             run_dialogue(
@@ -911,15 +921,26 @@ class _Run:
             self._fail(exc)
 
     def _judged_to(self, item: _ToJudge, result: ScenarioResult) -> None:
-        """A result through the judge stage (judged, or unjudged at Ctrl-C): to its dialogue (which
-        may record itself now), or to the record stage."""
+        """A result through the judge stage (judged, or unjudged at Ctrl-C), with its judges' traces
+        to keep: to its dialogue (which may record itself now), or to the record stage."""
+        done = item.done._replace(result=result, traces=(*item.done.traces, *self._judges_kept(item)))
         if item.verdict is None:
-            self._to_record.put(item.done._replace(result=result))
+            self._to_record.put(done)
             return
         try:
-            item.verdict(result)
+            item.verdict(done)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
             self._fail(exc)
+
+    def _judges_kept(self, item: _ToJudge) -> tuple[KeptTrace, ...]:
+        """The traces of the item's judgements, as its result keeps them (none when not exported)."""
+        keeper = self._p._judge_traces
+        if keeper is None:
+            return ()
+        return tuple(
+            KeptTrace(trace_id=trace_id, spans=spans, span_count=count, late_spans=False, session_id=None)
+            for trace_id, spans, count in keeper.take_kept(item.scenario.scenario.id)
+        )
 
     async def _judged(self, item: _ToJudge) -> ScenarioResult:
         """The result with the judges' verdicts; never raises (a judge that fails is *unscored*)."""

@@ -143,7 +143,8 @@ def run_suite(
         [s.scenario for s in selected],
         library=library,
         prompts=prompt_source,
-        tracer=JudgeTracing(session.tracing, prices=plan.prices),
+        # kept: the pipeline stores each judge trace with the result it judged (Pipeline.judge_traces)
+        tracer=(judge_tracing := JudgeTracing(session.tracing, prices=plan.prices, keep=True)),
         pins=pins,
         cache=store,
         use_cache=not options.no_cache,
@@ -162,6 +163,7 @@ def run_suite(
         judges=judges,
         metrics=metrics,
         dialogue_settings=dialogue_settings(cfg, {s.scenario.target for s in selected}),
+        judge_traces=judge_tracing,
     )
     on_start(len(selected))
     over = threading.Event()  # every scenario is stored: a signal now stops nothing more

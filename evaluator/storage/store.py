@@ -77,14 +77,14 @@ class VerdictKey(Protocol):
 
 
 class KeptTrace(NamedTuple):
-    """The captured spans of one trace of a scenario that has several (a dialogue: one per turn, all in
-    its session), kept as `Finished.spans` keeps a single trace's."""
+    """The captured spans of one more trace of a scenario (a dialogue's turns, one each, in its
+    session; a judgement's, in none), kept as `Finished.spans` keeps a single trace's."""
 
     trace_id: str
     spans: bytes
     span_count: int
     late_spans: bool
-    session_id: str
+    session_id: str | None  # None: the trace gates no session score (a judge's)
 
 
 class Finished(NamedTuple):
@@ -92,7 +92,7 @@ class Finished(NamedTuple):
     request body of the spans captured for it. `late_spans`: its capture closed while the target still
     ran (a timeout), so spans of its trace may end, and be exported, after the ones kept. A dialogue
     keeps its turns' traces apart in `traces` (each is in Langfuse on its own: the exporter counts
-    spans per trace), `spans` None."""
+    spans per trace), `spans` None. The judges' traces of a connected run are in `traces` too."""
 
     result: ScenarioResult
     scores: Sequence[Score]
@@ -129,7 +129,7 @@ CREATE TABLE IF NOT EXISTS traces (  -- every span a connected run captured, dur
     payload BLOB NOT NULL,  -- the OTLP request body of the captured spans, for `sync` to send again
     spans INTEGER NOT NULL, sent_at TEXT,  -- sent_at: `sync` sent the payload and Langfuse took it
     late_spans INTEGER NOT NULL DEFAULT 0,  -- 1: spans may have ended after the capture (a timeout)
-    session_id TEXT,  -- a dialogue turn's trace: the dialogue's session; NULL: a scenario's own trace
+    session_id TEXT,  -- a dialogue turn's trace: the dialogue's session; NULL: a scenario's own or a judge's
     PRIMARY KEY (destination, trace_id)
 );
 CREATE TABLE IF NOT EXISTS span_acks (  -- spans of a trace the SDK's exporter delivered

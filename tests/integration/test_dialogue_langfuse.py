@@ -6,6 +6,7 @@ figures), JUnit (a case per dialogue, failing turns named) and `report --source 
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -309,3 +310,30 @@ def test_the_score_configs_give_a_count_no_top_and_the_conversation_score_its_ra
     assert configs["dialogue_policy_violations"] == (0, None)  # a count: 2 violations is a 2
     assert configs["dialogue_multi_turn_conversation_score"] == (-1, 1)  # mean(correct) - mean(hallucinated)
     assert configs["dialogue_jga"] == (0, 1)
+
+
+def test_a_judged_dialogue_keeps_its_turns_judge_traces_for_sync(
+    dialogue_project: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each turn's judgements are traces of their own (in no dialogue session): the store keeps their
+    spans with the dialogue's result, beside the turns' traces (in its session), so that `sync` can
+    send them again."""
+    (dialogue_project / "dialogues/judged.yaml").write_text(JUDGED)
+    with JudgeStandIn() as judge:
+        monkeypatch.setenv("EVALUATOR_JUDGE_BASE_URL", judge.base_url)
+        code, text = cli("run", "dialogues/judged.yaml", "--output", "judged.json")
+        assert code in (0, 1), text
+        requests = len(judge.requests)
+    document = json.loads(Path("judged.json").read_text())
+    (result,) = document["results"]
+    judge_traces = {d["trace_id"] for turn in result["turns"] for d in turn["judge"].values()}
+    assert len(judge_traces) == requests == 3  # each turn's quality, the second's correctness step
+    with sqlite3.connect(dialogue_project / "evaluator.db") as db:
+        rows = db.execute("SELECT trace_id, spans, session_id FROM traces").fetchall()
+    kept = {trace_id: (spans, session) for trace_id, spans, session in rows}
+    for trace_id in judge_traces:
+        spans, session = kept[trace_id]
+        assert session is None
+        assert spans == len(langfuse_standin.spans_for(trace_id)) >= 1
+    session = f"{document['run']['id']}:judged"
+    assert [kept[turn["trace_id"]][1] for turn in result["turns"]] == [session, session]

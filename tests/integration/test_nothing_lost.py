@@ -6,6 +6,7 @@ kills hit a real process."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import ROOT, Cli
+from tests.integration.conftest import ROOT, Cli, langfuse_deadlines
 from tests.standin.judge_server import JudgeStandIn
 from tests.standin.langfuse_server import LangfuseStandIn
 
@@ -321,3 +322,41 @@ def test_a_timed_out_trace_is_sent_again_from_the_store_after_the_run(
     assert sent_again
     assert "s00" in {s.name for s in langfuse_standin.spans_for(late_trace)}  # its root span
     assert unsent == 0
+
+
+def test_judge_traces_langfuse_missed_during_the_run_are_sent_by_sync(
+    demo_project: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each judge score names its judgement's trace (`judge_trace_id`): a run that met an outage keeps
+    those traces' spans with its results, as it keeps the scenarios' own, and `sync` sends them."""
+    langfuse_deadlines(demo_project, flush=1, delivery=1)
+    keys = langfuse_standin.new_keys()
+    langfuse_standin.go_down()  # nothing reaches Langfuse during the run
+    with JudgeStandIn() as judge:
+        code, output = _finish(
+            _start(
+                demo_project,
+                langfuse_standin,
+                keys,
+                str(ROOT / "scenarios/research"),
+                "--no-cache",
+                EVALUATOR_JUDGE_BASE_URL=judge.base_url,
+            )
+        )
+    assert code in (1, 3), output
+    with sqlite3.connect(demo_project / "evaluator.db") as db:
+        named = {
+            json.loads(metadata)["judge_trace_id"]
+            for (metadata,) in db.execute("SELECT metadata FROM scores")
+            if "judge_trace_id" in json.loads(metadata)
+        }
+        kept = dict(db.execute("SELECT trace_id, spans FROM traces").fetchall())
+    assert len(named) >= 5, output  # the research scenarios with answer criteria, each judged
+    assert named <= set(kept)  # each judge trace is in the store, with its spans
+    langfuse_standin.come_back()
+    code, text = _sync(demo_project, langfuse_standin, keys, cli, monkeypatch)
+    assert code == 0, text
+    for trace_id in named:
+        received = langfuse_standin.spans_for(trace_id)
+        assert len({s.span_id for s in received}) == kept[trace_id] >= 1
+        assert all(str(s.attributes.get("langfuse.trace.name")).startswith("judge:") for s in received)
