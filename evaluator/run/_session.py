@@ -168,8 +168,8 @@ class Session:
                 "note",
                 f"still sending the run to Langfuse at {connection.settings.base_url}, for up to "
                 f"{math.ceil(deadline.remaining())} s more ([langfuse] delivery_deadline_seconds); the "
-                "scenarios' traces and scores not sent by then stay in the local outbox for "
-                "`evaluator sync`.",
+                "traces (the scenarios' and the judges') and scores not sent by then stay in the local "
+                "outbox for `evaluator sync`.",
             )
 
         spans, delivery, experiment, refused = None, None, None, False
