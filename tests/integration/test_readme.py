@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 
 from evaluator.cli import main
+from evaluator.config import load_config
+from evaluator.results import builtin_metrics, with_dialogues
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -279,3 +281,13 @@ def test_the_readme_s_fake_judge_example_scores_every_judgement(
     exec(compile(example, "README.md", "exec"), {"__name__": "readme_example"})  # noqa: S102 - our own README
     printed = capsys.readouterr().out.split()
     assert printed[:1] == ["{'scored'}"], printed
+
+
+def test_the_readme_s_score_table_names_every_score_the_bundled_project_posts() -> None:
+    """Every score name the built-in metrics define, with the bundled project's per-agent declarations
+    and the dialogue metric, is in the README's table of scores, so a user who meets one in Langfuse
+    finds what it means."""
+    table = README[README.index("| score | type | value |") : README.index("Every score carries metadata")]
+    listed = set(re.findall(r"`([a-z_]+)`", table))
+    metrics = with_dialogues(builtin_metrics(load_config(ROOT / "evaluator.toml")))
+    assert [d.name for d in metrics.definitions if d.name not in listed] == []
