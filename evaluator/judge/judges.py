@@ -682,7 +682,6 @@ class _Conversation:
         self._prompt = prompt
         self._trace = trace
         self.trace_id = trace.trace_id
-        self.trace_exported = trace.exported
         self.calls = 0
         self.usage: TokenUsage | None = None  # what the endpoint reported (None: nothing)
         self.failed = False
@@ -691,6 +690,12 @@ class _Conversation:
         self.last_messages: list[ChatMessage] = []
         self.last_reply: str | None = None
         self.unrepairable = False  # cut off, or misfiled: a repair would end the same way
+
+    @property
+    def trace_exported(self) -> bool:
+        """Whether the judgement's trace is in Langfuse or on its way (asked when the judgement has
+        ended: a trace made too late to be stored with its result is not)."""
+        return self._trace.exported
 
     def verdict(self, messages: list[ChatMessage], reply_type: type[Reply]) -> Reply | str:
         """The valid reply, or why there is none. The steps are closed on the way out, however it is

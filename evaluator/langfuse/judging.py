@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 from langfuse import Langfuse
 from opentelemetry import trace as otel_trace
 from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Status, StatusCode, TraceFlags, Tracer
 from opentelemetry.util.types import AttributeValue
 
@@ -236,13 +237,21 @@ class JudgeTracing:
         self._recorded = tracing.exported or on_trace is not None  # else no one would see the spans
         self._keep = keep and tracing.exported
         self._lock = threading.Lock()
-        self._kept: dict[str, list[KeptJudgeTrace]] = {}  # by scenario id, until the run takes them
+        # By scenario id, then trace id, until the run takes them: a judge asked twice under one name
+        # (one trace id) has both judgements' spans in the one trace, kept as one.
+        self._kept: dict[str, dict[str, list[ReadableSpan]]] = {}
+        self._taken: set[str] = set()  # scenarios whose results went on: a later trace is not stored
 
     def take_kept(self, scenario_id: str) -> list[KeptJudgeTrace]:
         """The exported judge traces of this scenario's judgements since it was last asked (none when
         embedded): the run stores them with the scenario's result."""
         with self._lock:
-            return self._kept.pop(scenario_id, [])
+            traces = self._kept.pop(scenario_id, {})
+            self._taken.add(scenario_id)
+        return [
+            KeptJudgeTrace(trace_id=trace_id, spans=to_records(spans), span_count=len(spans))
+            for trace_id, spans in traces.items()
+        ]
 
     @staticmethod
     def trace_id_for(run_id: str, scenario_id: str, judge: str) -> str:
@@ -259,30 +268,37 @@ class JudgeTracing:
         captured = self._on_trace is not None or self._keep
         if captured:
             self._collector.open(trace_id)
+        judgement = _Judgement(
+            tracer=self._tracer,
+            trace_id=trace_id,
+            prompt=prompt,
+            prices=self._prices,
+            common=self._common,
+            attributes=_trace_attributes(run_id, scenario_id, judge, prompt),
+            mask=self._mask,
+            exported=self._exported,
+        )
         try:
-            yield _Judgement(
-                tracer=self._tracer,
-                trace_id=trace_id,
-                prompt=prompt,
-                prices=self._prices,
-                common=self._common,
-                attributes=_trace_attributes(run_id, scenario_id, judge, prompt),
-                mask=self._mask,
-                exported=self._exported,
-            )
+            yield judgement
         finally:
-            if captured:
-                self._captured(scenario_id, trace_id)
+            if captured and not self._captured(scenario_id, trace_id):
+                # Ended after its scenario's result went on (a judgement in a thread that Ctrl-C left
+                # running): not stored, so Langfuse may never get it; the verdict cache must not link it.
+                judgement.exported = False
 
-    def _captured(self, scenario_id: str, trace_id: str) -> None:
-        """A judgement's trace, ended: kept for the store (connected), handed to `on_trace` (if set)."""
+    def _captured(self, scenario_id: str, trace_id: str) -> bool:
+        """A judgement's trace, ended: kept for the store (connected), handed to `on_trace` (if set).
+        False when it should have been kept and no longer can be (its scenario was taken)."""
         spans = self._collector.take(trace_id)
+        kept = True
         if self._keep and spans:
-            kept = KeptJudgeTrace(trace_id=trace_id, spans=to_records(spans), span_count=len(spans))
             with self._lock:
-                self._kept.setdefault(scenario_id, []).append(kept)
+                kept = scenario_id not in self._taken
+                if kept:
+                    self._kept.setdefault(scenario_id, {}).setdefault(trace_id, []).extend(spans)
         if self._on_trace is not None:
             self._on_trace(trace_from_spans(trace_id, spans))
+        return kept
 
 
 def _sdk_tracer(client: Langfuse) -> Tracer:

@@ -334,6 +334,6 @@ def test_a_judged_dialogue_keeps_its_turns_judge_traces_for_sync(
     for trace_id in judge_traces:
         spans, session = kept[trace_id]
         assert session is None
-        assert spans == len(langfuse_standin.spans_for(trace_id)) >= 1
+        assert spans == len({s.span_id for s in langfuse_standin.spans_for(trace_id)}) >= 1
     session = f"{document['run']['id']}:judged"
     assert [kept[turn["trace_id"]][1] for turn in result["turns"]] == [session, session]
