@@ -1,8 +1,8 @@
-"""Nothing finished is lost: a killed run's spans and scores reach Langfuse through `sync`, SIGTERM
-stops a run cleanly (143) and delivers what finished, a second signal ends it at once with the store
-intact, a signal while judges wait on their endpoint prints no traceback, scores wait for their
-trace's spans, and a 207's named rejects cost no re-posts. Runs go to the loopback Langfuse stand-in;
-kills hit a real process."""
+"""Nothing finished is lost: a killed run's spans and scores reach Langfuse through `sync` (its judges'
+traces too), SIGTERM stops a run cleanly (143) and delivers what finished, a second signal ends it at
+once with the store intact, a signal while judges wait on their endpoint prints no traceback, scores
+wait for their trace's spans, and a 207's named rejects cost no re-posts. Runs go to the loopback
+Langfuse stand-in; kills hit a real process."""
 
 from __future__ import annotations
 
