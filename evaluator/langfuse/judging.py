@@ -34,7 +34,7 @@ import random
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any
 
 from langfuse import Langfuse
 from opentelemetry import trace as otel_trace
@@ -47,9 +47,10 @@ from evaluator.judge import GenerationRecord, JudgementTrace, TokenUsage, Unreco
 from evaluator.langfuse.span_records import to_records
 from evaluator.langfuse.tracing import Tracing
 from evaluator.prompts import ChatMessage, Prompt
+from evaluator.storage import KeptTrace
 from evaluator.trace import Trace, trace_from_spans
 
-__all__ = ["JudgeTracing", "KeptJudgeTrace", "Prices"]
+__all__ = ["JudgeTracing", "Prices"]
 
 # Attributes as the SDK writes them (langfuse._client.attributes, documented in SDK_NOTES: the span
 # attribute `langfuse.observation.type` and the other `langfuse.observation.*`/`langfuse.trace.*`).
@@ -208,14 +209,6 @@ def _root_context(trace_id: str) -> Context:
     return otel_trace.set_span_in_context(NonRecordingSpan(parent))
 
 
-class KeptJudgeTrace(NamedTuple):
-    """A judge trace's spans as the store keeps them (span_records), to be sent again by `sync`."""
-
-    trace_id: str
-    spans: bytes
-    span_count: int
-
-
 class JudgeTracing:
     def __init__(
         self,
@@ -242,14 +235,21 @@ class JudgeTracing:
         self._kept: dict[str, dict[str, list[ReadableSpan]]] = {}
         self._taken: set[str] = set()  # scenarios whose results went on: a later trace is not stored
 
-    def take_kept(self, scenario_id: str) -> list[KeptJudgeTrace]:
+    def take_kept(self, scenario_id: str) -> list[KeptTrace]:
         """The exported judge traces of this scenario's judgements since it was last asked (none when
-        embedded): the run stores them with the scenario's result."""
+        embedded), as the store keeps them with the scenario's result (in no session: a judge trace
+        gates no session score)."""
         with self._lock:
             traces = self._kept.pop(scenario_id, {})
             self._taken.add(scenario_id)
         return [
-            KeptJudgeTrace(trace_id=trace_id, spans=to_records(spans), span_count=len(spans))
+            KeptTrace(
+                trace_id=trace_id,
+                spans=to_records(spans),
+                span_count=len(spans),
+                late_spans=False,
+                session_id=None,
+            )
             for trace_id, spans in traces.items()
         ]
 

@@ -147,10 +147,10 @@ class CapturedTrace(Protocol):
 
 
 class JudgeTraces(Protocol):
-    """Where the judges' exported traces wait for their scenario's result (langfuse.JudgeTracing):
-    (trace id, spans as the store keeps them, span count) of each judgement since last asked."""
+    """Where the judges' exported traces wait for their scenario's result (langfuse.JudgeTracing): those
+    of its judgements since last asked, as the store keeps them."""
 
-    def take_kept(self, scenario_id: str) -> Sequence[tuple[str, bytes, int]]: ...
+    def take_kept(self, scenario_id: str) -> Sequence[KeptTrace]: ...
 
 
 class Recorder(Protocol):
@@ -923,7 +923,9 @@ class _Run:
     def _judged_to(self, item: _ToJudge, result: ScenarioResult) -> None:
         """A result through the judge stage (judged, or unjudged at Ctrl-C), with its judges' traces
         to keep: to its dialogue (which may record itself now), or to the record stage."""
-        done = item.done._replace(result=result, traces=(*item.done.traces, *self._judges_kept(item)))
+        keeper = self._p._judge_traces
+        kept = keeper.take_kept(item.scenario.scenario.id) if keeper is not None else ()
+        done = item.done._replace(result=result, traces=(*item.done.traces, *kept))
         if item.verdict is None:
             self._to_record.put(done)
             return
@@ -931,16 +933,6 @@ class _Run:
             item.verdict(done)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
             self._fail(exc)
-
-    def _judges_kept(self, item: _ToJudge) -> tuple[KeptTrace, ...]:
-        """The traces of the item's judgements, as its result keeps them (none when not exported)."""
-        keeper = self._p._judge_traces
-        if keeper is None:
-            return ()
-        return tuple(
-            KeptTrace(trace_id=trace_id, spans=spans, span_count=count, late_spans=False, session_id=None)
-            for trace_id, spans, count in keeper.take_kept(item.scenario.scenario.id)
-        )
 
     async def _judged(self, item: _ToJudge) -> ScenarioResult:
         """The result with the judges' verdicts; never raises (a judge that fails is *unscored*)."""
