@@ -3,7 +3,8 @@ team sees runs made on other machines and in CI.
 
 Each scenario score carries metadata `run_id`, `scenario_id`, `prompts` ({name: version}) and, for judge
 scores, `judge_prompt`, `judge_prompt_version` and `judge_model` (the per-judge-prompt trends; the
-per-agent judge's observation scores are not read back); its subject is the scenario's trace, an
+per-agent judge's `agent_*` observation scores go back into `per_agent`'s agents, its own `agent_judge`
+field is not rebuilt); its subject is the scenario's trace, an
 observation in it (the per-agent scores, several of one name: a metric with `from_score_rows` reads
 them all), or for a session metric's score the scenario's session. From them each scenario's result
 object is rebuilt with what scores can tell: each metric of the `MetricSet` rebuilds its own field
