@@ -9,7 +9,11 @@ them from any source. The Langfuse SDK's own generations (LangChain's `CallbackH
 keep usage in span attributes the captured observation does not hold (`langfuse.observation.usage_details`,
 `...cost_details`), and Langfuse's API in fields of the observation row (`usageDetails`, `costDetails`,
 `totalCost`, asked for with the `usage` field group): `usage_from_langfuse` reads either, for a caller
-that has the span or the row.
+that has the span or the row. The SDK's span keeps the usage as the integration passed it: Langfuse's
+keys (`input`, `output`, `total`, ...), or OpenAI's usage object as it came (the `langfuse.openai`
+drop-in, LangChain's handler for an OpenAI model: `prompt_tokens`, `completion_tokens`, `total_tokens`
+or the Responses API's `input_tokens`, ..., the cached and reasoning counts nested in `*_details`),
+which the server maps to its keys on ingestion; its total is `total_tokens`, never a sum with it.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ _GENAI_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")
 _OPENINFERENCE_TOTAL = "llm.token_count.total"
 _OPENINFERENCE_TOKENS = ("llm.token_count.prompt", "llm.token_count.completion")
 _COST_ATTRIBUTES = ("operation.cost", "llm.cost.total")
+_USAGE_TOTALS = ("total", "total_tokens")  # Langfuse's key; OpenAI's, as the SDK's integrations pass it on
 _N = TypeVar("_N", int, float)
 
 
@@ -62,10 +67,13 @@ def usage_of(obs: Observation) -> Usage:
 def usage_from_langfuse(fields: Mapping[str, object]) -> Usage:
     """From a Langfuse SDK span's attributes (`langfuse.observation.usage_details` and
     `...cost_details`, JSON text) or a Langfuse API observation row (`usageDetails`, `costDetails`,
-    `totalCost`). Tokens: the details' `total`, else the sum of the others."""
+    `totalCost`). Tokens: the details' `total` (OpenAI's `total_tokens`), else the sum of the others
+    (the nested `*_details` counts are parts of these, never added)."""
     usage = _details(fields.get(USAGE_DETAILS, fields.get("usageDetails")))
     costs = _details(fields.get(COST_DETAILS, fields.get("costDetails")))
-    tokens = usage.get("total", _sum(usage.values()))
+    tokens = next((usage[key] for key in _USAGE_TOTALS if key in usage), None)
+    if tokens is None:
+        tokens = _sum(usage.values())
     cost = costs.get("total", _sum(costs.values()))
     if cost is None:
         cost = _number(fields.get("totalCost"))

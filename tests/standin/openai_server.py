@@ -1,4 +1,6 @@
-"""A tiny OpenAI-compatible chat completions server on loopback, scripted by a reply function."""
+"""A tiny OpenAI-compatible chat completions server on loopback, scripted by a reply function. A
+request with `stream: true` is answered as OpenAI streams: the message in one chunk, the finish reason
+in the next, and the usage in a last chunk only when `stream_options.include_usage` asks for it."""
 
 from __future__ import annotations
 
@@ -34,6 +36,21 @@ def completion(message: dict[str, Any], model: str) -> dict[str, Any]:
     }
 
 
+def chunks(message: dict[str, Any], model: str, include_usage: bool) -> list[dict[str, Any]]:
+    """The streamed chunks of one reply."""
+    whole = completion(message, model)
+    base = {k: whole[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    delta = {"role": "assistant", **message}
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
+    finish = whole["choices"][0]["finish_reason"]
+    found = [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+    ]
+    return [*found, {**base, "choices": [], "usage": whole["usage"]}] if include_usage else found
+
+
 @contextmanager
 def openai_standin(reply: Reply) -> Iterator[StandIn]:
     """Serve `POST /v1/chat/completions` until the block ends; every request is recorded."""
@@ -43,12 +60,24 @@ def openai_standin(reply: Reply) -> Iterator[StandIn]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             recorded.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+            if body.get("stream"):
+                self._stream(body)
+                return
             data = json.dumps(completion(reply(body), model=body["model"])).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def _stream(self, body: dict[str, Any]) -> None:
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for chunk in chunks(reply(body), body["model"], include_usage):
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet test output
             pass

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from evaluator.trace import Observation
 from evaluator.trace.usage import Usage, usage_from_langfuse, usage_of
 
@@ -24,3 +26,23 @@ def test_usage_where_each_source_reports_it_and_none_when_it_does_not() -> None:
     row = {"usageDetails": {"input": 2, "output": 1, "total": 3}, "costDetails": {}, "totalCost": 0.2}
     assert usage_from_langfuse(row) == Usage(tokens=3, cost=0.2)
     assert usage_from_langfuse({}) == Usage()
+
+
+def test_openais_usage_object_as_the_sdks_integrations_pass_it_on_counts_its_total_once() -> None:
+    """The `langfuse.openai` drop-in and LangChain's handler keep OpenAI's usage as it came (the server
+    maps it to Langfuse's keys): `total_tokens` is the total, the nested details are parts of it."""
+    chat = {
+        "prompt_tokens": 100,
+        "completion_tokens": 20,
+        "total_tokens": 120,
+        "prompt_tokens_details": {"cached_tokens": 80},
+        "completion_tokens_details": {"reasoning_tokens": 10},
+    }
+    assert usage_from_langfuse({"langfuse.observation.usage_details": json.dumps(chat)}) == Usage(tokens=120)
+    responses = {"input_tokens": 100, "output_tokens": 20, "total_tokens": 120, "input_tokens_details": {}}
+    assert usage_from_langfuse({"usageDetails": responses}) == Usage(tokens=120)
+    assert usage_from_langfuse({"usageDetails": {"prompt_tokens": 100, "completion_tokens": 20}}) == Usage(
+        tokens=120
+    )
+    langfuse_keys = {"input": 20, "output": 10, "total": 120, "input_cache_read": 80, "output_reasoning": 10}
+    assert usage_from_langfuse({"usageDetails": langfuse_keys}) == Usage(tokens=120)
