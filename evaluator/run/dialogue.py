@@ -22,7 +22,6 @@ unjudged: the judge stage hands every turn it took back exactly once.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -32,7 +31,15 @@ from typing import Any, Literal
 
 from evaluator._time import utc_now
 from evaluator.judge import QUALITY_DIMENSIONS, TURN_CRITERIA, CorrectnessJudge, QualityJudge
-from evaluator.metrics import MetricSet, SessionContext, Verdict, number, session_id
+from evaluator.metrics import (
+    MetricSet,
+    SessionContext,
+    Verdict,
+    answer_text,
+    final_answer,
+    number,
+    session_id,
+)
 from evaluator.metrics import dialogue as dm
 from evaluator.results import (
     DialogueOutcome,
@@ -221,30 +228,26 @@ def _said(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, default=str)
-    except ValueError:
-        return str(value)
-
-
 @dataclass(kw_only=True)
 class TurnRan:
-    """A turn that came back: its recorded form, what it reported, and what its tools returned, as
-    text (None: it ran no tool, or has no trace). `of` takes them from its trace, so that the trace
-    (all its observations) is let go of once the turn is evaluated, not kept until the dialogue ends."""
+    """A turn that came back: its recorded form, what it reported, its reply as text (the final answer
+    in what the target returned, as the answer checks read it: of a LangGraph state, the last message
+    an agent wrote, not the whole checkpointed conversation) and what its tools returned, as text
+    (None: it ran no tool, or has no trace). `of` takes them from its trace, so that the trace (all its
+    observations) is let go of once the turn is evaluated, not kept until the dialogue ends."""
 
     done: Finished
     state: dict[str, Any]
+    reply: str = ""
     tool_outputs: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, done: Finished, trace: Trace | None, state: dict[str, Any]) -> TurnRan:
         tools = trace.tools if trace is not None else ()
         said = tuple(_said(tool.output) for tool in tools) if tools else None
-        return cls(done=done, state=state, tool_outputs=said)
+        agents = trace.agent_names if trace is not None else ()
+        reply = answer_text(final_answer(done.result.output, agents))
+        return cls(done=done, state=state, reply=reply, tool_outputs=said)
 
 
 class _Dialogue:
@@ -371,7 +374,7 @@ def _turns_scored(
             dm.Turn(
                 expected=expected_state(turn.expected),
                 predicted=predicted,
-                reply=_text(got.done.result.output) if got.done.result.output is not None else "",
+                reply=got.reply,
                 tool_outputs=got.tool_outputs,
                 correctness=_crag_turn(got.done.result),
                 quality=_quality(got.done.result),
@@ -615,9 +618,5 @@ def run_dialogue(
             unfinished = f"turn {index} gave no result"
         if got is None or got.done.result.status == "error":
             break
-        reply = got.done.result.output
-        history += [
-            {"role": "user", "content": turn.user},
-            {"role": "assistant", "content": "" if reply is None else _text(reply)},
-        ]
+        history += [{"role": "user", "content": turn.user}, {"role": "assistant", "content": got.reply}]
     dialogue.finish(unfinished)

@@ -1,0 +1,67 @@
+"""Dialogues against real frameworks built as their docs build a multi-turn conversation
+(tests/integration/framework_dialogue_targets.py): each turn is judged on its own trace and its own
+reply, not on what the framework's memory carries over from the earlier turns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaluator.run import run_suite
+from evaluator.scenarios import Scenario
+from tests.integration import framework_dialogue_targets
+
+CONFIG = """\
+[targets.concierge]
+entry = "tests.integration.framework_dialogue_targets:concierge"
+entities = "db.json"
+[run]
+timeout_seconds = 30
+[store]
+path = "state/evaluator.db"
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "evaluator.toml").write_text(CONFIG)
+    names = ["Acorn Guest House", "Hamilton Lodge", "Moderate Inn"]
+    (tmp_path / "db.json").write_text(json.dumps(names))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EVALUATOR_CONFIG", raising=False)
+    framework_dialogue_targets.histories.clear()
+    return tmp_path
+
+
+def _dialogue(sid: str, target: str, turns: list[dict[str, Any]], **more: Any) -> Scenario:
+    return Scenario.model_validate({"id": sid, "target": target, "turns": turns, **more})
+
+
+def test_a_checkpointed_agent_returning_its_state_is_judged_on_the_turns_reply(project: Path) -> None:
+    """The prebuilt agent returns its whole state, which holds every turn's messages. Worked out by
+    hand: turn 0 searches and names Acorn and Hamilton (both returned: entity hallucination 0/2);
+    turn 1 runs no tool (not measured; the checkpoint's earlier tool call is not this turn's); turn 2
+    searches again and names the same two (0/2), though the state also holds the user's "Moderate
+    Inn" of turn 1. The phone number was only ever in the tool's output, never in a reply: the
+    inform goal is not completed. The next turn's history holds the reply, not the state."""
+    turns = [
+        {"user": "Hotels in the north?", "expected": {"tools": {"include": ["search_hotels"]}}},
+        {"user": "Is the Moderate Inn nicer?", "expected": {"tools": {"exclude": ["search_hotels"]}}},
+        {"user": "Hotels in the north, again?", "expected": {"tools": {"include": ["search_hotels"]}}},
+    ]
+    suite = run_suite(scenarios=[_dialogue("memory", "concierge", turns, goal={"inform": ["01223 356555"]})])
+    [result] = suite.results
+    document = result.to_json()
+    assert [t["status"] for t in document["turns"]] == ["passed", "passed", "passed"]
+    assert [t["metrics"]["entity_hallucination_rate"] for t in document["turns"]] == [0.0, None, 0.0]
+    assert document["turns"][2]["details"]["entity_hallucination_rate"]["checked"] == 2
+    assert document["dialogue"]["task_completion"] == 0.0
+    assert document["dialogue_details"]["task_completion"]["reason"] == "no reply gave '01223 356555'"
+    assert document["dialogue"]["system_correctness"] == 1.0
+    assert framework_dialogue_targets.histories[1] == (
+        {"role": "user", "content": "Hotels in the north?"},
+        {"role": "assistant", "content": "Found: Acorn Guest House and Hamilton Lodge."},
+    )
