@@ -23,7 +23,15 @@ __all__ = ["DECIDING_KEYS", "DialogueOutcome", "TurnOutcome", "TurnStatus", "tur
 TurnStatus = Literal["passed", "failed", "error", "not run"]
 DECIDING_KEYS = ("intent_accuracy", "domain_accuracy", "act_accuracy", "jga", "policy_compliant")
 """The per-turn figures that fail a turn when measured and 0 (the action is checked on its own)."""
-_SINGLE_TURN_FIELDS = ("workflow", "trajectory", "answer", "quality", "correctness", "judge_status")
+_SINGLE_TURN_FIELDS = (
+    "workflow",
+    "handoffs",
+    "trajectory",
+    "answer",
+    "quality",
+    "correctness",
+    "judge_status",
+)
 
 
 def turn_status(

@@ -473,6 +473,7 @@ def dialogue_finished(
         prompts=prompts,
         finished_at=utc_now(),
         observation_count=sum(r.observation_count for r in results),
+        handoffs=_handoffs(ran),
         warnings=tuple(dict.fromkeys([w for r in results for w in r.warnings] + warnings)),
         metrics=_with_dialogues(metrics),
         dialogue=dialogue,
@@ -485,6 +486,12 @@ def _with_dialogues(metrics: MetricSet) -> MetricSet:
     """The run's metrics with the dialogue metric (`with_dialogues`), one set for all its dialogues
     (a set of its own for each cost 36 µs, and some 50 objects the collector walks until the run ends)."""
     return with_dialogues(metrics)
+
+
+def _handoffs(ran: Mapping[int, TurnRan]) -> tuple[Mapping[str, Any], ...]:
+    """The dialogue's hand-offs: each turn's, in turn order, with its `turn` (a turn's own are in its
+    entry of `turns`)."""
+    return tuple({**h, "turn": i} for i in sorted(ran) for h in ran[i].done.result.handoffs)
 
 
 def _judge_status(ran: Mapping[int, TurnRan]) -> JudgeStatus:

@@ -18,6 +18,8 @@ CONFIG = """\
 [targets.concierge]
 entry = "tests.integration.framework_dialogue_targets:concierge"
 entities = "db.json"
+[targets.refunds]
+entry = "tests.integration.framework_dialogue_targets:refunds"
 [run]
 timeout_seconds = 30
 [store]
@@ -65,3 +67,36 @@ def test_a_checkpointed_agent_returning_its_state_is_judged_on_the_turns_reply(p
         {"role": "user", "content": "Hotels in the north?"},
         {"role": "assistant", "content": "Found: Acorn Guest House and Hamilton Lodge."},
     )
+
+
+def test_a_hand_off_belongs_to_the_turn_it_happened_in(project: Path) -> None:
+    """The Agents SDK desk: turn 0 starts at triage, which hands off to refunds, which looks the order
+    up (triage orchestrates; the flow is refunds); turn 1 continues at the refund agent
+    (`last_agent`), which answers alone from the fed-back items: no orchestrator, no hand-off, no tool
+    call of its own (turn 0's are only in its input). Each turn's hand-offs are in its entry of
+    `turns`, and the dialogue's are the turns' with their turn."""
+    refund, triage = "Refund agent", "Triage agent"
+    turns = [
+        {
+            "user": "A refund for order 42, please",
+            "expected": {
+                "agents": {"include": [triage, refund]},
+                "trajectory": {"tools": ["lookup_order"], "flow": refund},
+            },
+        },
+        {
+            "user": "When does the money arrive?",
+            "expected": {
+                "agents": {"include": [refund], "exclude": [triage]},
+                "trajectory": {"tools": [], "flow": refund},
+                "answer": {"contains": ["5 days"]},
+            },
+        },
+    ]
+    suite = run_suite(scenarios=[_dialogue("refund", "refunds", turns)])
+    [result] = suite.results
+    document = result.to_json()
+    assert result.status == "passed", result.problems()
+    handoff = {"from": triage, "to": refund, "via": "handoff to Refund agent"}
+    assert [t["handoffs"] for t in document["turns"]] == [[handoff], []]
+    assert document["handoffs"] == [{**handoff, "turn": 0}]
