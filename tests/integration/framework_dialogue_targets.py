@@ -1,8 +1,10 @@
 """Dialogue targets on real frameworks, built the way each framework's docs build a multi-turn
 conversation, with scripted models: a LangGraph prebuilt agent whose memory is its checkpointer (keyed
 by the dialogue's session id) and which returns the graph's whole final state, as LangGraph's examples
-do; and an OpenAI Agents SDK triage desk that continues each turn as the SDK's docs do, from
-`result.to_input_list()` with `result.last_agent` (instrumented as Langfuse's docs do it)."""
+do; the same agent pausing at an `interrupt()` in one turn and resumed with `Command(resume=...)` in the
+next; and an OpenAI Agents SDK triage desk that continues each turn as the SDK's docs do, from
+`result.to_input_list()` with `result.last_agent` (instrumented as Langfuse's docs do it); and a
+pydantic-ai agent given `message_history=result.all_messages()` each turn."""
 
 from __future__ import annotations
 
@@ -17,8 +19,20 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import tool
 from langfuse import get_client
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command, interrupt
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+from pydantic_ai import Agent as PydanticAgent
+from pydantic_ai import RunContext
+from pydantic_ai.messages import (
+    ModelMessage,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.messages import ModelResponse as PydanticResponse
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from evaluator.run import TargetRequest
 from tests.frameworks.systems.scripted import ScriptedChat, call
@@ -38,9 +52,21 @@ def search_hotels(area: str) -> str:
     return "Acorn Guest House (phone 01223 356555); Hamilton Lodge"
 
 
+@tool
+def book_hotel(hotel: str) -> str:
+    """Book a hotel, once the user approves."""
+    return f"Booked {hotel}." if interrupt(f"Book {hotel}?") == "yes" else "Booking cancelled."
+
+
 def _concierge(messages: Sequence[BaseMessage]) -> AIMessage:
-    """Searches when asked for hotels (then names both, not the phone number); else answers alone."""
+    """Books when asked to (its answer the tool's), searches when asked for hotels (then names both,
+    not the phone number); else answers alone."""
     asked, turn = _latest(messages)
+    if "book" in asked:
+        booked = [m for m in turn if isinstance(m, ToolMessage)]
+        return (
+            AIMessage(content=str(booked[-1].content)) if booked else call("book_hotel", "b1", hotel="Acorn")
+        )
     if "hotels" not in asked:
         return AIMessage(content="The Acorn Guest House is nicer.")
     if any(isinstance(m, ToolMessage) for m in turn):
@@ -49,7 +75,10 @@ def _concierge(messages: Sequence[BaseMessage]) -> AIMessage:
 
 
 _agent = create_agent(
-    ScriptedChat(script=_concierge), tools=[search_hotels], checkpointer=InMemorySaver(), name="concierge"
+    ScriptedChat(script=_concierge),
+    tools=[search_hotels, book_hotel],
+    checkpointer=InMemorySaver(),
+    name="concierge",
 )
 
 
@@ -57,6 +86,17 @@ def concierge(request: TargetRequest) -> object:
     histories.append(request.history)
     config = {"configurable": {"thread_id": request.session_id}, "callbacks": request.callbacks}
     return _agent.invoke({"messages": [{"role": "user", "content": request.input}]}, config=config)
+
+
+def approving(request: TargetRequest) -> object:
+    """The human-in-the-loop turn: a "yes" or "no" resumes the paused graph; a paused graph answers
+    with its question."""
+    config = {"configurable": {"thread_id": request.session_id}, "callbacks": request.callbacks}
+    answer = request.input.lower()
+    given = Command(resume=answer) if answer in ("yes", "no") else {"messages": [("user", request.input)]}
+    state = _agent.invoke(given, config=config)  # type: ignore[arg-type]
+    paused = state.get("__interrupt__")
+    return str(paused[0].value) if paused else state["messages"][-1].content
 
 
 langfuse = get_client()
@@ -129,3 +169,54 @@ def refunds(request: TargetRequest) -> object:
     result = asyncio.run(Runner.run(agent, [*items, {"role": "user", "content": request.input}]))
     _conversations[request.session_id] = (result.last_agent, result.to_input_list())
     return result.final_output
+
+
+PydanticAgent.instrument_all()
+
+
+def _helper(messages: list[ModelMessage], info: AgentInfo) -> PydanticResponse:
+    """Calls get_weather or joke_factory as the latest user message asks, once, then answers with
+    what it returned; thanks needs no tool."""
+    parts = [part for message in messages for part in message.parts]
+    start = max(i for i, part in enumerate(parts) if isinstance(part, UserPromptPart))
+    asked, turn = str(parts[start].content).lower(), parts[start:]
+    returned = [part for part in turn if isinstance(part, ToolReturnPart)]
+    if returned:
+        return PydanticResponse(parts=[TextPart(f"Here: {returned[-1].content}")])
+    if "weather" in asked:
+        return PydanticResponse(parts=[ToolCallPart("get_weather", {"city": "Paris"}, tool_call_id="w")])
+    if "joke" in asked:
+        return PydanticResponse(parts=[ToolCallPart("joke_factory", {"count": 1}, tool_call_id="j")])
+    return PydanticResponse(parts=[TextPart("You're welcome.")])
+
+
+def _jokes(messages: list[ModelMessage], info: AgentInfo) -> PydanticResponse:
+    return PydanticResponse(parts=[TextPart("Why did the chicken cross the road?")])
+
+
+joke_agent = PydanticAgent(FunctionModel(_jokes), name="joke_agent")
+helper_agent = PydanticAgent(FunctionModel(_helper), name="helper")
+
+
+@helper_agent.tool_plain
+def get_weather(city: str) -> str:
+    """The weather of a city."""
+    return f"Sunny in {city}"
+
+
+@helper_agent.tool
+async def joke_factory(ctx: RunContext[None], count: int) -> str:
+    """Jokes, from the joke agent."""
+    return (await joke_agent.run(f"{count} joke", usage=ctx.usage)).output
+
+
+_histories: dict[str, list[ModelMessage]] = {}
+
+
+def helper(request: TargetRequest) -> object:
+    """pydantic-ai's multi-turn pattern: the earlier turns' messages go back in as the history."""
+    history = _histories.get(request.session_id)
+    # A loop of its own, closed after, as `refunds` runs its agents (run_sync leaves one open).
+    result = asyncio.run(helper_agent.run(request.input, message_history=history))
+    _histories[request.session_id] = result.all_messages()
+    return result.output

@@ -20,6 +20,10 @@ entry = "tests.integration.framework_dialogue_targets:concierge"
 entities = "db.json"
 [targets.refunds]
 entry = "tests.integration.framework_dialogue_targets:refunds"
+[targets.helper]
+entry = "tests.integration.framework_dialogue_targets:helper"
+[targets.approving]
+entry = "tests.integration.framework_dialogue_targets:approving"
 [run]
 timeout_seconds = 30
 [store]
@@ -100,3 +104,66 @@ def test_a_hand_off_belongs_to_the_turn_it_happened_in(project: Path) -> None:
     handoff = {"from": triage, "to": refund, "via": "handoff to Refund agent"}
     assert [t["handoffs"] for t in document["turns"]] == [[handoff], []]
     assert document["handoffs"] == [{**handoff, "turn": 0}]
+
+
+def test_a_message_history_is_not_this_turns_work(project: Path) -> None:
+    """pydantic-ai given `message_history=result.all_messages()`: the model of turn 1 sees turn 0's
+    get_weather call and return, and the model of turn 2 both earlier turns', yet each turn's trace
+    has only its own calls: turn 0 get_weather; turn 1 the joke agent, by its joke_factory tool (a
+    hand-off: the helper orchestrates); turn 2 nothing."""
+    turns = [
+        {"user": "Weather in Paris?", "expected": {"tools": {"include": ["get_weather"]}}},
+        {
+            "user": "A joke, please",
+            "expected": {
+                "agents": {"include": ["helper", "joke_agent"]},
+                "tools": {"exclude": ["get_weather"]},
+                "trajectory": {"tools": [], "flow": "joke_agent"},
+            },
+        },
+        {
+            "user": "Thanks!",
+            "expected": {
+                "agents": {"include": ["helper"], "exclude": ["joke_agent"]},
+                "tools": {"exclude": ["get_weather", "joke_factory"]},
+            },
+        },
+    ]
+    suite = run_suite(scenarios=[_dialogue("history", "helper", turns)])
+    [result] = suite.results
+    assert result.status == "passed", result.problems()
+    document = result.to_json()
+    delegation = {"from": "helper", "to": "joke_agent", "via": "joke_factory"}
+    assert [t["handoffs"] for t in document["turns"]] == [[], [delegation], []]
+    assert document["turns"][0]["workflow"]["tools"]["included"] == ["get_weather"]
+    assert [t["output"] for t in document["turns"]] == [
+        "Here: Sunny in Paris",
+        "Here: Why did the chicken cross the road?",
+        "You're welcome.",
+    ]
+
+
+def test_a_tool_paused_in_one_turn_and_resumed_in_the_next_is_each_turns_call(project: Path) -> None:
+    """LangGraph's human in the loop across turns: turn 0 calls book_hotel, which pauses at
+    `interrupt()` (the reply is its question); turn 1 resumes it with "yes", which runs it again to
+    the end; turn 2 runs no tool, though the checkpoint holds both runs' messages."""
+    turns = [
+        {
+            "user": "Book the Acorn",
+            "expected": {"tools": {"include": ["book_hotel"]}, "answer": {"contains": ["Book Acorn?"]}},
+        },
+        {
+            "user": "yes",
+            "expected": {"tools": {"include": ["book_hotel"]}, "answer": {"contains": ["Booked Acorn."]}},
+        },
+        {"user": "Which is nicer?", "expected": {"tools": {"exclude": ["book_hotel", "search_hotels"]}}},
+    ]
+    suite = run_suite(scenarios=[_dialogue("approval", "approving", turns)])
+    [result] = suite.results
+    assert result.status == "passed", result.problems()
+    document = result.to_json()
+    assert [t["output"] for t in document["turns"]] == [
+        "Book Acorn?",
+        "Booked Acorn.",
+        "The Acorn Guest House is nicer.",
+    ]
