@@ -14,7 +14,9 @@
     │                              it carries the run, every result in it
     ├── LangfuseUnavailableError   Langfuse unreachable, failing (5xx) or rate-limiting (429)
     ├── JudgeUnavailableError      the judge's LLM endpoint unreachable, timing out, failing or refusing
-    │   └── ResponseFormatRejectedError  the endpoint refused structured output (`response_format`)
+    │   ├── ResponseFormatRejectedError  the endpoint refused structured output (`response_format`)
+    │   └── ParameterRejectedError  the endpoint refused a request parameter (a reasoning model's
+    │                              `temperature` or `max_tokens`)
     └── TraceError                 a trace that cannot be read (missing file, unknown shape, not found)
 
     TargetTimeoutError             (not an EvaluatorError) a target did not return within its timeout
@@ -39,6 +41,7 @@ __all__ = [
     "JudgeUnavailableError",
     "LangfuseAuthError",
     "LangfuseUnavailableError",
+    "ParameterRejectedError",
     "Problem",
     "PromptError",
     "PromptVariableError",
@@ -152,6 +155,15 @@ class JudgeUnavailableError(EvaluatorError):
 
 class ResponseFormatRejectedError(JudgeUnavailableError):
     """The endpoint answered 400 about `response_format`: it does not do structured output."""
+
+
+class ParameterRejectedError(JudgeUnavailableError):
+    """The endpoint answered 400 to a parameter the request sent, `param`: `temperature` (a reasoning
+    model takes only its default) or `max_tokens` (it takes `max_completion_tokens` instead)."""
+
+    def __init__(self, message: str, *, param: str, status: int | None = 400) -> None:
+        super().__init__(message, status=status)
+        self.param = param
 
 
 class TraceError(EvaluatorError):

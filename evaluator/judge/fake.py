@@ -31,10 +31,11 @@ class ModelCall:
 
     messages: tuple[ChatMessage, ...]
     model: str
-    temperature: float
+    temperature: float | None
     response_format: Mapping[str, Any] | None
     timeout: float
     max_tokens: int | None
+    max_completion_tokens: int | None = None
 
 
 Scripted = str | ModelReply | BaseException | Callable[[ModelCall], str]
@@ -63,10 +64,11 @@ class FakeJudgeModel:
         messages: Sequence[ChatMessage],
         *,
         model: str,
-        temperature: float,
+        temperature: float | None,
         response_format: Mapping[str, Any] | None,
         timeout: float,
         max_tokens: int | None = None,
+        max_completion_tokens: int | None = None,
     ) -> ModelReply:
         call = ModelCall(
             messages=tuple(messages),
@@ -75,6 +77,7 @@ class FakeJudgeModel:
             response_format=response_format,
             timeout=timeout,
             max_tokens=max_tokens,
+            max_completion_tokens=max_completion_tokens,
         )
         with self._lock:
             self.calls.append(call)

@@ -3,8 +3,10 @@ any `JudgeMetric`) on one scenario's answer at a time.
 
 Every model call goes through the one retry policy and its shared limiter. Structured output is asked
 for with the prompt's `json_schema` (header `config`) until the endpoint refuses it, then plain JSON for
-the rest of the run. A reply that is not valid gets one repair request; then the judgement is
-*unscored*, with the reason, the messages and the raw reply kept, never a 0 and never an exception.
+the rest of the run; likewise a `temperature` the endpoint refuses (OpenAI's reasoning models) is left
+out, and a `max_tokens` it refuses sent as `max_completion_tokens`, for the rest of the run. A reply
+that is not valid gets one repair request; then the judgement is *unscored*, with the reason, the
+messages and the raw reply kept, never a 0 and never an exception.
 A scored judgement is cached (prompt version, model, hash of the exact messages) and not paid again;
 once a reply says the endpoint serves another model for the configured name than the one a cached
 verdict came from, that verdict is asked again (see `_cached`).
@@ -24,7 +26,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Generic, cast
 
 from evaluator.config import DEFAULT_MISS_PHRASES, JudgeConfig
-from evaluator.errors import EvaluatorError, JudgeUnavailableError, ResponseFormatRejectedError
+from evaluator.errors import (
+    EvaluatorError,
+    JudgeUnavailableError,
+    ParameterRejectedError,
+    ResponseFormatRejectedError,
+)
 from evaluator.judge.cache import CacheKey, VerdictCache
 from evaluator.judge.correctness import CorrectnessJudge
 from evaluator.judge.metric import Answer, Ask, JudgeMetric, PlannedJudgeMetric, PromptRef, ask_each
@@ -32,7 +39,7 @@ from evaluator.judge.model import AsyncJudgeModel, JudgeModel, ModelReply, Token
 from evaluator.judge.quality import QualityJudge
 from evaluator.judge.replies import Reply, read_reply, repair_request
 from evaluator.judge.retry import RetryPolicy
-from evaluator.judge.tracing import NO_TRACING, JudgementTrace, JudgeTracer
+from evaluator.judge.tracing import NO_TRACING, GenerationRecord, JudgementTrace, JudgeTracer
 from evaluator.judge.verdicts import Judgement
 from evaluator.metrics import JudgeStatus, MetricContext, Verdict
 from evaluator.prompts import ChatMessage, Prompt, PromptSource
@@ -211,6 +218,7 @@ class Judges:
         self.retry = retry or RetryPolicy()
         self._notice = on_notice
         self._structured = True  # until the endpoint refuses response_format, for the whole run
+        self._refused: frozenset[str] = frozenset()  # parameters the endpoint refused: see sent_parameters
         self._failed_in_a_row = 0  # judgements whose endpoint failed, since the last reply
         self._given_up: str | None = None  # why the endpoint is not asked any more, for the whole run
         self._served: str | None = None  # the model the endpoint said it served, at its latest reply
@@ -596,6 +604,27 @@ class Judges:
                 f"{exc}. The judges ask for plain JSON (and read it tolerantly) for the rest of this run.",
             )
 
+    # --- request parameters the endpoint refused, remembered for the run ------------------------------
+
+    def sent_parameters(self, parameters: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A prompt's `parameters` as they are sent: as they are, until the endpoint refuses one
+        (`parameter_refused`); then, for the rest of the run, without a refused `temperature` (the
+        model's default), and a refused `max_tokens` sent as `max_completion_tokens`."""
+        with self._lock:
+            refused = self._refused
+        if refused.isdisjoint(parameters):
+            return parameters
+        sent = {key: value for key, value in parameters.items() if key not in refused}
+        if "max_tokens" in refused and "max_tokens" in parameters:
+            sent["max_completion_tokens"] = parameters["max_tokens"]
+        return sent
+
+    def parameter_refused(self, exc: ParameterRejectedError) -> None:
+        with self._lock:
+            first, self._refused = exc.param not in self._refused, self._refused | {exc.param}
+        if first:
+            self._notice("warning", f"{exc}. {_WITHOUT.get(exc.param, '')}".rstrip())
+
 
 class _GivenUpError(JudgeUnavailableError):
     """No more requests to an endpoint the run gave up on (`Judges._count_failure`): not retried."""
@@ -630,6 +659,22 @@ class _RequestShape:
         return cls(prompt=prompt, parameters=parameters, response_format=response_format)
 
 
+# What the judges send instead of a parameter the endpoint refused, for the rest of the run.
+_WITHOUT = {
+    "temperature": (
+        "The judges send no temperature for the rest of this run (the judge prompts' config asks for "
+        "one): the model uses its own default, as OpenAI's reasoning models must, so its verdicts may "
+        "vary more from run to run"
+    ),
+    "max_tokens": (
+        "The judges send the judge prompts' max_tokens as max_completion_tokens for the rest of this "
+        "run. On a reasoning model it also counts the tokens the model spends thinking: should replies "
+        "be cut off at it, raise max_tokens in the judge prompt's config (prompts/evaluation/<judge>/"
+        "vN.prompt) to a few thousand"
+    ),
+}
+
+
 def read_reply_entry(entry: Mapping[str, Any], reply_type: type[Reply]) -> Reply | None:
     """A cached reply, if it still fits the reply model (a model change makes old entries misses)."""
     try:
@@ -638,10 +683,12 @@ def read_reply_entry(entry: Mapping[str, Any], reply_type: type[Reply]) -> Reply
         return None
 
 
-def _cut_off(parameters: Mapping[str, Any]) -> str:
+def _cut_off(sent: Mapping[str, Any]) -> str:
     """Why a reply the endpoint stopped at its token limit is not read: what it holds is a draft."""
-    limit = parameters.get("max_tokens")
+    limit = sent.get("max_tokens") or sent.get("max_completion_tokens")
     where = f"max_tokens = {limit} in the judge prompt's config" if limit else "the endpoint's token limit"
+    if "max_completion_tokens" in sent:
+        where += " (sent as max_completion_tokens, which counts the model's reasoning tokens too)"
     return (
         f"the reply was cut off at {where} before it ended (a reasoning model spends tokens thinking). "
         "Fix: raise max_tokens in the judge prompt's config, or use a model that writes less"
@@ -690,6 +737,7 @@ class _Conversation:
         self.last_messages: list[ChatMessage] = []
         self.last_reply: str | None = None
         self.unrepairable = False  # cut off, or misfiled: a repair would end the same way
+        self.sent: Mapping[str, Any] | None = None  # the parameters of the latest request sent
 
     @property
     def trace_exported(self) -> bool:
@@ -767,22 +815,25 @@ class _Conversation:
         """One request (with its retries), in its own GENERATION; the reply read as `reply_type`."""
         self.last_messages, self.last_reply = messages, None
         parameters = self._judges.request_shape(self._prompt).parameters
+        opened = self._judges.sent_parameters(parameters)
         with self._trace.generation(
             name=self._prompt.name,
             messages=messages,
             model=self._judges.settings.model,
-            parameters=parameters,
+            parameters=opened,
         ) as generation:
             try:
                 reply = yield _Request(messages, parameters)
             except JudgeUnavailableError as exc:
+                self._record_sent(generation, opened)
                 generation.failed(str(exc))
                 raise
+            sent = self._record_sent(generation, opened)
             generation.succeeded(output=reply.text, usage=reply.usage, model=reply.model)
             self.usage = added(self.usage, reply.usage)
             self.served_model, self.last_reply = reply.model, reply.text
             parsed = (
-                _cut_off(parameters)
+                _cut_off(sent)
                 if reply.cut_off
                 else _FILTERED
                 if reply.filtered
@@ -795,38 +846,53 @@ class _Conversation:
                 generation.unusable(parsed)
         return parsed
 
+    def _record_sent(self, generation: GenerationRecord, opened: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The parameters the request went out with in the end, on its generation when they are not
+        those it opened with (the endpoint refused one meanwhile: see `_adapt`)."""
+        sent = self.sent if self.sent is not None else opened
+        if sent != opened:
+            generation.parameters_sent(sent)
+        return sent
+
     def _request(self, request: _Request) -> ModelReply:
-        judges = self._judges
-        try:
-            return judges.retry.call(
-                lambda: self._once(request, judges.response_format(self._prompt)), judges.retrying
-            )
-        except ResponseFormatRejectedError as exc:
-            judges.structured_output_refused(exc)
-            return judges.retry.call(lambda: self._once(request, None), judges.retrying)
+        judges, refused = self._judges, set[str]()
+        while True:
+            try:
+                return judges.retry.call(lambda: self._once(request), judges.retrying)
+            except (ResponseFormatRejectedError, ParameterRejectedError) as exc:
+                self._adapt(exc, refused)
 
     async def _arequest(self, request: _Request) -> ModelReply:
-        judges = self._judges
-        try:
-            return await judges.retry.acall(
-                lambda: self._aonce(request, judges.response_format(self._prompt)), judges.retrying
-            )
-        except ResponseFormatRejectedError as exc:
-            judges.structured_output_refused(exc)
-            return await judges.retry.acall(lambda: self._aonce(request, None), judges.retrying)
+        judges, refused = self._judges, set[str]()
+        while True:
+            try:
+                return await judges.retry.acall(lambda: self._aonce(request), judges.retrying)
+            except (ResponseFormatRejectedError, ParameterRejectedError) as exc:
+                self._adapt(exc, refused)
 
-    def _once(self, request: _Request, response_format: dict[str, Any] | None) -> ModelReply:
+    def _adapt(self, exc: ResponseFormatRejectedError | ParameterRejectedError, refused: set[str]) -> None:
+        """The endpoint refused structured output or a parameter: the request is sent again without it
+        (and so is every request of the run after it: see `Judges`), once for each thing refused;
+        refused again, the request ends with the error."""
+        what = exc.param if isinstance(exc, ParameterRejectedError) else "response_format"
+        if what in refused:
+            raise exc
+        refused.add(what)
+        if isinstance(exc, ParameterRejectedError):
+            self._judges.parameter_refused(exc)
+        else:
+            self._judges.structured_output_refused(exc)
+
+    def _once(self, request: _Request) -> ModelReply:
         self._unless_given_up()
         self.calls += 1
-        return self._judges.model.complete(request.messages, **self._options(request, response_format))
+        return self._judges.model.complete(request.messages, **self._options(request))
 
-    async def _aonce(self, request: _Request, response_format: dict[str, Any] | None) -> ModelReply:
+    async def _aonce(self, request: _Request) -> ModelReply:
         self._unless_given_up()
         self.calls += 1
         model = cast(AsyncJudgeModel, self._judges.model)  # _aask asks here only then: see awaitable
-        return await self._judges._asked(
-            model.acomplete(request.messages, **self._options(request, response_format))
-        )
+        return await self._judges._asked(model.acomplete(request.messages, **self._options(request)))
 
     def _unless_given_up(self) -> None:
         """A judgement in flight when the run gave up on the endpoint asks it no more: without this, a
@@ -835,12 +901,19 @@ class _Conversation:
         if self.calls and (given_up := self._judges.given_up()) is not None:
             raise _GivenUpError(f"not retried: {given_up.removeprefix('not asked: ')}")
 
-    def _options(self, request: _Request, response_format: dict[str, Any] | None) -> dict[str, Any]:
-        settings = self._judges.settings
-        return {
-            "model": settings.model,
-            "temperature": float(request.parameters["temperature"]),
-            "response_format": response_format,
-            "timeout": settings.timeout_seconds,
-            "max_tokens": request.parameters.get("max_tokens"),
+    def _options(self, request: _Request) -> dict[str, Any]:
+        """The model's arguments for `request`: structured output and the parameters as the endpoint
+        takes them (see `Judges.response_format`, `Judges.sent_parameters`); `max_completion_tokens`
+        only once it refused `max_tokens` (a model of your own may not know it)."""
+        judges = self._judges
+        self.sent = sent = judges.sent_parameters(request.parameters)
+        options = {
+            "model": judges.settings.model,
+            "temperature": sent.get("temperature"),
+            "response_format": judges.response_format(self._prompt),
+            "timeout": judges.settings.timeout_seconds,
+            "max_tokens": sent.get("max_tokens"),
         }
+        if "max_completion_tokens" in sent:
+            options["max_completion_tokens"] = sent["max_completion_tokens"]
+        return options

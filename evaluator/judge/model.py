@@ -63,14 +63,17 @@ class JudgeModel(Protocol):
         messages: Sequence[ChatMessage],
         *,
         model: str,
-        temperature: float,
+        temperature: float | None,
         response_format: Mapping[str, Any] | None,
         timeout: float,
         max_tokens: int | None = None,
+        max_completion_tokens: int | None = None,
     ) -> ModelReply:
         """One chat completion. Raises `JudgeUnavailableError` when there is no reply (its `status`
         and `retry_after` say why), `ResponseFormatRejectedError` when the endpoint refuses
-        `response_format`."""
+        `response_format`, `ParameterRejectedError` when it refuses `temperature` or `max_tokens`.
+        Only after that last is `temperature` None (send none) or `max_completion_tokens` given (the
+        token limit under that name, `max_tokens` then None): a model that never raises it gets neither."""
         ...
 
 
@@ -83,10 +86,11 @@ class AsyncJudgeModel(Protocol):
         messages: Sequence[ChatMessage],
         *,
         model: str,
-        temperature: float,
+        temperature: float | None,
         response_format: Mapping[str, Any] | None,
         timeout: float,
         max_tokens: int | None = None,
+        max_completion_tokens: int | None = None,
     ) -> ModelReply: ...
 
     async def aclose(self) -> None:

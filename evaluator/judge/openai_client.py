@@ -25,7 +25,7 @@ import openai
 from openai import AsyncOpenAI, DefaultHttpxClient, OpenAI
 
 from evaluator.config import LLMEndpoint, shown_url
-from evaluator.errors import JudgeUnavailableError, ResponseFormatRejectedError
+from evaluator.errors import JudgeUnavailableError, ParameterRejectedError, ResponseFormatRejectedError
 from evaluator.judge.async_transport import JudgeHttpClient
 from evaluator.judge.model import ModelReply, TokenUsage
 from evaluator.prompts import ChatMessage
@@ -65,10 +65,11 @@ class OpenAIJudgeModel:
         messages: Sequence[ChatMessage],
         *,
         model: str,
-        temperature: float,
+        temperature: float | None,
         response_format: Mapping[str, Any] | None,
         timeout: float,
         max_tokens: int | None = None,
+        max_completion_tokens: int | None = None,
     ) -> ModelReply:
         body = _body(
             messages,
@@ -76,13 +77,14 @@ class OpenAIJudgeModel:
             temperature=temperature,
             response_format=response_format,
             max_tokens=max_tokens,
+            max_completion_tokens=max_completion_tokens,
         )
         try:
             completion = self._client.post(
                 "/chat/completions", body=body, cast_to=bytes, options={"timeout": timeout}
             )
         except (openai.APIConnectionError, openai.APIStatusError) as exc:
-            raise self._unavailable(exc, timeout, asked_format=response_format is not None) from None
+            raise self._unavailable(exc, timeout, sent=body) from None
         return self._read(completion, model)
 
     async def acomplete(
@@ -90,10 +92,11 @@ class OpenAIJudgeModel:
         messages: Sequence[ChatMessage],
         *,
         model: str,
-        temperature: float,
+        temperature: float | None,
         response_format: Mapping[str, Any] | None,
         timeout: float,
         max_tokens: int | None = None,
+        max_completion_tokens: int | None = None,
     ) -> ModelReply:
         """`complete`, on the running event loop (its own client: see `_async_client`)."""
         body = _body(
@@ -102,13 +105,14 @@ class OpenAIJudgeModel:
             temperature=temperature,
             response_format=response_format,
             max_tokens=max_tokens,
+            max_completion_tokens=max_completion_tokens,
         )
         try:
             completion = await self._async_client().post(
                 "/chat/completions", body=body, cast_to=bytes, options={"timeout": timeout}
             )
         except (openai.APIConnectionError, openai.APIStatusError) as exc:
-            raise self._unavailable(exc, timeout, asked_format=response_format is not None) from None
+            raise self._unavailable(exc, timeout, sent=body) from None
         return self._read(completion, model)
 
     def _async_client(self) -> AsyncOpenAI:
@@ -137,7 +141,11 @@ class OpenAIJudgeModel:
             await client.close()
 
     def _unavailable(
-        self, exc: openai.APIConnectionError | openai.APIStatusError, timeout: float, *, asked_format: bool
+        self,
+        exc: openai.APIConnectionError | openai.APIStatusError,
+        timeout: float,
+        *,
+        sent: Mapping[str, Any],
     ) -> JudgeUnavailableError:
         if isinstance(exc, openai.APITimeoutError):
             return JudgeUnavailableError(
@@ -152,7 +160,7 @@ class OpenAIJudgeModel:
             )
         if isinstance(exc, openai.APIConnectionError):
             return JudgeUnavailableError(f"the judge endpoint {self._where} is unreachable ({exc})")
-        return self._status_error(exc, asked_format=asked_format)
+        return self._status_error(exc, sent=sent)
 
     def _read(self, body: bytes, model: str) -> ModelReply:
         try:
@@ -175,12 +183,15 @@ class OpenAIJudgeModel:
                 "(an OpenAI-compatible API, usually ending in /v1), or the proxy in front of it."
             ) from None
 
-    def _status_error(self, exc: openai.APIStatusError, *, asked_format: bool) -> JudgeUnavailableError:
+    def _status_error(self, exc: openai.APIStatusError, *, sent: Mapping[str, Any]) -> JudgeUnavailableError:
         status = exc.status_code
         body = exc.response.text[:_BODY_EXCERPT] if exc.response is not None else str(exc)
         message = f"the judge endpoint {self._where} answered HTTP {status}: {body}"
-        if asked_format and _refuses_structured_output(status, body):
+        if "response_format" in sent and _refuses_structured_output(status, body):
             return ResponseFormatRejectedError(message, status=status)
+        param = _refused_parameter(exc) if status == 400 else None
+        if param is not None and param in sent:
+            return ParameterRejectedError(message, param=param)
         if status in (401, 403):
             message += " Fix: check EVALUATOR_JUDGE_API_KEY (or OPENAI_API_KEY) and EVALUATOR_JUDGE_BASE_URL."
         elif status == 404:
@@ -212,23 +223,27 @@ def _body(
     messages: Sequence[ChatMessage],
     *,
     model: str,
-    temperature: float,
+    temperature: float | None,
     response_format: Mapping[str, Any] | None,
     max_tokens: int | None,
+    max_completion_tokens: int | None = None,
 ) -> dict[str, Any]:
     """The request's JSON, as `chat.completions.create()` would send it. Posted as it is: create()
     first runs the client's typed transform over every argument, which for these plain values (str
     keys, str, float and int values) changes nothing, yet costs about 1 ms of CPU a request, more
-    than the rest of a judgement together (benchmarks/bench_judges.py)."""
+    than the rest of a judgement together (benchmarks/bench_judges.py). A None is not sent."""
     body: dict[str, Any] = {
         "model": model,
         "messages": [{"role": m.role, "content": m.content} for m in messages],
-        "temperature": temperature,
     }
+    if temperature is not None:
+        body["temperature"] = temperature
     if response_format is not None:
         body["response_format"] = dict(response_format)
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
+    if max_completion_tokens is not None:
+        body["max_completion_tokens"] = max_completion_tokens
     return body
 
 
@@ -320,6 +335,26 @@ def _refuses_structured_output(status: int, body: str) -> bool:
     lowered = body.lower()
     words = _REFUSAL_WORDS if status in (400, 422) else ("response_format",) if status == 500 else ()
     return any(word in lowered for word in words)
+
+
+# The parameters OpenAI's reasoning models (o1 and later, gpt-5...; Azure OpenAI's too) refuse with a
+# 400 naming them in `param`: `temperature` other than their default ("Unsupported value: 'temperature'
+# does not support 0 with this model. Only the default (1) value is supported.", code unsupported_value)
+# and `max_tokens` ("Unsupported parameter: 'max_tokens' is not supported with this model. Use
+# 'max_completion_tokens' instead.", code unsupported_parameter). Read from `param` and `code`, or, from
+# a proxy that keeps the message only, its words.
+_ADAPTABLE = ("temperature", "max_tokens")
+_UNSUPPORTED = re.compile(
+    r"unsupported[\W_]+(?:value|parameter)\W+'?(temperature|max_tokens)\b", re.IGNORECASE
+)
+
+
+def _refused_parameter(exc: openai.APIStatusError) -> str | None:
+    """The parameter a 400 says the model does not take (one the judges can do without), if it does."""
+    if exc.param in _ADAPTABLE and exc.code in ("unsupported_value", "unsupported_parameter"):
+        return exc.param
+    found = _UNSUPPORTED.search(exc.response.text if exc.response is not None else exc.message)
+    return found.group(1).lower() if found else None
 
 
 def _retry_after(response: Any) -> float | None:

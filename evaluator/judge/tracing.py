@@ -31,6 +31,11 @@ class GenerationRecord(Protocol):
         """A reply that is not a valid verdict."""
         ...
 
+    def parameters_sent(self, parameters: Mapping[str, Any]) -> None:
+        """The model parameters the call went out with in the end, when they are not those the
+        generation opened with (the endpoint refused one, and the request was sent without it)."""
+        ...
+
 
 class JudgementTrace(Protocol):
     @property
@@ -68,6 +73,9 @@ class UnrecordedJudgement:
         return None
 
     def unusable(self, reason: str) -> None:
+        return None
+
+    def parameters_sent(self, parameters: Mapping[str, Any]) -> None:
         return None
 
     @contextmanager

@@ -106,6 +106,9 @@ class _Generation:
         self._span.set_attributes({OBSERVATION_LEVEL: "ERROR", OBSERVATION_STATUS_MESSAGE: message})
         self._span.set_status(Status(StatusCode.ERROR, description=message))  # as the SDK's level ERROR
 
+    def parameters_sent(self, parameters: Mapping[str, Any]) -> None:
+        self._span.set_attribute(OBSERVATION_MODEL_PARAMETERS, json.dumps(dict(parameters)))
+
     def unusable(self, reason: str) -> None:
         self._span.set_attributes(
             {

@@ -5,7 +5,7 @@ output is asked for plain JSON."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,14 @@ def _close_models() -> Iterator[None]:
         _models.pop().close()
 
 
-def _judges(standin: JudgeStandIn, *, attempts: int = 4, timeout: float = 10.0, **retry: Any) -> Judges:
+def _judges(
+    standin: JudgeStandIn,
+    *,
+    attempts: int = 4,
+    timeout: float = 10.0,
+    on_notice: Callable[[str, str], None] = lambda kind, message: None,
+    **retry: Any,
+) -> Judges:
     endpoint = LLMEndpoint(base_url=standin.base_url, model="judge-model", api_key=SecretStr(KEY))
     _models.append(OpenAIJudgeModel(endpoint))
     return Judges(
@@ -50,6 +57,7 @@ def _judges(standin: JudgeStandIn, *, attempts: int = 4, timeout: float = 10.0, 
         prompts=PromptLibrary(PROMPTS),
         settings=JudgeSettings(model="judge-model", timeout_seconds=timeout),
         retry=RetryPolicy(max_attempts=attempts, sleep=lambda _: None, **retry),
+        on_notice=on_notice,
     )
 
 
@@ -446,3 +454,46 @@ def test_a_page_that_is_not_a_chat_completion_shows_how_it_began(standin: JudgeS
     standin.mode = "html"  # a proxy's page, with a 200
     reason = _judge(_judges(standin, attempts=1)).detail["quality"]["reason"]
     assert "it began '<html><body>Welcome to the model server</body></html>'" in reason, reason
+
+
+def test_a_reasoning_model_refusing_temperature_and_max_tokens_is_asked_without_them_said_once(
+    standin: JudgeStandIn,
+) -> None:
+    """OpenAI's reasoning models (gpt-5, o3, o4-mini...) answer 400 to the judge prompts' temperature 0
+    and max_tokens: each refusal is said once, with what the judges send instead, and every request of
+    the run after it goes without it (no temperature: the model's default; the limit as
+    max_completion_tokens), so the judgements score."""
+    standin.reasoning_model = True
+    notices: list[str] = []
+    judges = _judges(standin, on_notice=lambda kind, message: notices.append(message))
+    for _ in range(2):
+        outcome = _judge(judges)
+        assert outcome.status.status == "scored", outcome.status.reason
+    assert [r.status for r in standin.requests] == [400, 400, 200, 200, 200, 200]
+    after = standin.bodies()[2:]
+    assert all("temperature" not in body and "max_tokens" not in body for body in after)
+    assert [body["max_completion_tokens"] for body in after] == [600, 300, 600, 300]  # the prompts'
+    assert all("response_format" in body for body in after)  # structured output still asked for
+    assert len(notices) == 2, notices
+    limit, temperature = notices
+    assert "Unsupported parameter: 'max_tokens'" in limit
+    assert "send the judge prompts' max_tokens as max_completion_tokens" in limit
+    assert "raise max_tokens in the judge prompt's config" in limit
+    assert "Unsupported value: 'temperature'" in temperature
+    assert "The judges send no temperature for the rest of this run" in temperature
+
+
+def test_an_endpoint_that_takes_the_parameters_gets_them_as_the_prompt_says(standin: JudgeStandIn) -> None:
+    notices: list[str] = []
+    _judge(_judges(standin, on_notice=lambda kind, message: notices.append(message)))
+    assert [(b["temperature"], b["max_tokens"]) for b in standin.bodies()] == [(0, 600), (0, 300)]
+    assert not any("max_completion_tokens" in body for body in standin.bodies()) and notices == []
+
+
+def test_a_reasoning_model_s_reply_cut_off_names_max_completion_tokens_and_the_fix(
+    standin: JudgeStandIn,
+) -> None:
+    standin.reasoning_model, standin.mode = True, "cut_off"
+    reason = _judge(_judges(standin)).detail["quality"]["reason"]
+    assert "cut off at max_tokens = 600 in the judge prompt's config (sent as max_completion_tokens" in reason
+    assert "Fix: raise max_tokens" in reason, reason

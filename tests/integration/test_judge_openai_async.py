@@ -226,3 +226,23 @@ def test_a_request_under_way_when_the_run_gives_up_on_the_endpoint_is_cancelled(
         assert "not retried: the judge endpoint failed 3 judgements in a row" in quality["reason"]
         assert outcome.detail["correctness"]["reason"].startswith("not asked:")
     assert len(notices) == 1 and "failed 3 judgements in a row" in notices[0]
+
+
+def test_a_reasoning_model_refusing_temperature_and_max_tokens_is_asked_without_them_said_once(
+    standin: JudgeStandIn,
+) -> None:
+    """Eight judgements at once on OpenAI's reasoning models' 400s (temperature 0, max_tokens): those
+    already sent when the first refusal came are each sent again without what was refused, every later
+    request goes without it, and each refusal is said once for the run."""
+    standin.reasoning_model = True
+    notices: list[str] = []
+    outcomes = _ajudge(_judges(standin, on_notice=lambda kind, message: notices.append(message)), count=8)
+    assert all(o.status.status == "scored" for o in outcomes), [o.status.reason for o in outcomes]
+    answered = [r.body for r in standin.requests if r.status == 200]
+    assert len(answered) == 16
+    assert all(
+        "temperature" not in b and "max_tokens" not in b and b["max_completion_tokens"] for b in answered
+    )
+    assert len(notices) == 2, notices
+    assert sum("max_completion_tokens" in n for n in notices) == 1
+    assert sum("send no temperature" in n for n in notices) == 1

@@ -26,8 +26,9 @@ Replies follow `mode` (or, one request at a time, what `script()` queued):
 Faults, each for the next `n` requests: `fail_next(n, 500)`, `rate_limit_next(n, retry_after)`,
 `slow_next(n, seconds)`. `reject_response_format=True` answers 400 to any request that asks for
 structured output, as servers without it do (a (status, message) pair: their other ways of saying
-so). `latency` delays every reply (the benchmark's 200 ms); `drip` sends each reply's body a byte at a
-time, that many seconds apart.
+so). `reasoning_model=True` answers 400 to `max_tokens` and to a `temperature` other than 1, as
+OpenAI's reasoning models (o-series, gpt-5) do. `latency` delays every reply (the benchmark's 200
+ms); `drip` sends each reply's body a byte at a time, that many seconds apart.
 
 Run it on its own (the benchmark does, so that its CPU is not counted with the evaluator's):
 
@@ -120,6 +121,7 @@ class JudgeStandIn:
     mode: str = "valid"
     latency: float = 0.0
     reject_response_format: bool | tuple[int, str] = False  # True, or the (status, message) to refuse with
+    reasoning_model: bool = False  # refuses max_tokens and a temperature other than 1, as OpenAI's do
     drip: float = 0.0  # seconds between the reply's bytes (a server that never quite stalls)
     requests: list[Recorded] = field(default_factory=list)
     _script: deque[str] = field(default_factory=deque)
@@ -233,6 +235,8 @@ class JudgeStandIn:
                 else self.reject_response_format
             )
             return status, _error(message, "invalid_request_error"), {}
+        if self.reasoning_model and (refusal := _reasoning_model_refusal(body)) is not None:
+            return 400, refusal, {}
         if self.mode in _NOT_COMPLETIONS:
             status, payload, headers = _NOT_COMPLETIONS[self.mode]
             return status, payload, headers
@@ -259,6 +263,25 @@ _NOT_COMPLETIONS: dict[str, tuple[int, dict[str, Any] | str, dict[str, str]]] = 
     ),
     "html": (200, "<html><body>Welcome to the model server</body></html>", {"Content-Type": "text/html"}),
 }
+
+
+def _reasoning_model_refusal(body: dict[str, Any]) -> dict[str, Any] | None:
+    """OpenAI's 400 to a parameter its reasoning models do not take, as its API words it."""
+    if "max_tokens" in body:
+        message = (
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+            "'max_completion_tokens' instead."
+        )
+        param, code = "max_tokens", "unsupported_parameter"
+    elif body.get("temperature", 1) != 1:
+        message = (
+            f"Unsupported value: 'temperature' does not support {body['temperature']} with this model. "
+            "Only the default (1) value is supported."
+        )
+        param, code = "temperature", "unsupported_value"
+    else:
+        return None
+    return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
 
 
 def _shaped(reply: dict[str, Any], mode: str, body: dict[str, Any]) -> dict[str, Any]:

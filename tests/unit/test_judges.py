@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from evaluator.errors import JudgeUnavailableError, ResponseFormatRejectedError
+from evaluator.errors import JudgeUnavailableError, ParameterRejectedError, ResponseFormatRejectedError
 from evaluator.judge import (
     FakeJudgeModel,
     JudgeOutcome,
@@ -322,6 +322,33 @@ def test_refused_structured_output_falls_back_to_plain_for_the_rest_of_the_run()
     judges.judge(_scenario(criteria="c"), "b", _trace(), run_id="r")
     assert [c.response_format is not None for c in fake.calls] == [True, False, False]
     assert len(notices) == 1 and "plain JSON" in notices[0][1]
+
+
+def test_a_refused_parameter_is_left_out_or_renamed_for_the_rest_of_the_run_said_once() -> None:
+    notices: list[str] = []
+    fake = FakeJudgeModel(
+        [
+            ParameterRejectedError("no temperature here", param="temperature"),
+            ParameterRejectedError("no max_tokens here", param="max_tokens"),
+            QUALITY,
+            QUALITY,
+        ]
+    )
+    judges = _judges(fake, on_notice=lambda kind, message: notices.append(message))
+    first = judges.judge(_scenario(criteria="c"), "a", _trace(), run_id="r")
+    judges.judge(_scenario(criteria="c"), "b", _trace(), run_id="r")
+    sent = [(c.temperature, c.max_tokens, c.max_completion_tokens) for c in fake.calls]
+    assert sent == [(0.0, 600, None), (None, 600, None), (None, None, 600), (None, None, 600)]
+    assert all(c.response_format is not None for c in fake.calls)
+    assert first.status.status == "scored" and first.judgements["quality"].calls == 3
+    assert len(notices) == 2 and "no temperature here. The judges send no temperature" in notices[0]
+
+
+def test_a_parameter_refused_again_after_it_was_left_out_ends_the_request_not_a_loop() -> None:
+    fake = FakeJudgeModel(default=ParameterRejectedError("no temperature here", param="temperature"))
+    outcome = _judges(fake).judge(_scenario(criteria="c"), "a", _trace(), run_id="r")
+    assert len(fake.calls) == 2 and outcome.status.status == "unscored"
+    assert "no temperature here" in outcome.status.reason
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 from langfuse import propagate_attributes
 from opentelemetry.sdk.trace import ReadableSpan
 
+from evaluator.errors import ParameterRejectedError
 from evaluator.judge import FakeJudgeModel, Judges, ModelReply, RetryPolicy, TokenUsage
 from evaluator.langfuse import JudgeTracing, Tracing
 from evaluator.prompts import ChatMessage, PromptLibrary
@@ -276,3 +277,23 @@ def test_a_judgement_cancelled_mid_request_ends_its_generation_where_it_began(
     assert generation.end_time is not None
     [trace] = captured
     assert trace.id == JudgeTracing.trace_id_for("r", "s-7", "correctness") and trace.observation_count == 1
+
+
+def test_a_generation_shows_the_parameters_the_endpoint_took_not_those_it_refused(
+    tracing: Tracing, ended: list[ReadableSpan]
+) -> None:
+    """The endpoint refused the prompt's temperature (a reasoning model): the generation that met it
+    and every later one show what was sent in the end, the prompt's max_tokens without a temperature."""
+    judges = Judges(
+        model=FakeJudgeModel(
+            [ParameterRejectedError("no temperature", param="temperature"), CORRECT, CORRECT]
+        ),
+        prompts=PromptLibrary(PROMPTS),
+        tracer=JudgeTracing(tracing, on_trace=lambda _: None),
+        retry=RetryPolicy(sleep=lambda _: None),
+    )
+    sc = scenario(id="s-7", expected={"answer": {"ground_truth": "DIN-SQL"}})
+    for answer in ("It is RESDSQL", "It is DAIL-SQL"):
+        assert judges.judge(sc, answer, TraceBuilder().build(), run_id="run-x").status.status == "scored"
+    shown = [json.loads(str((s.attributes or {})["langfuse.observation.model.parameters"])) for s in ended]
+    assert shown == [{"max_tokens": 300}, {"max_tokens": 300}]
