@@ -444,9 +444,35 @@ def _masked(value: str) -> str:
     return value[:start] + "***" + value[value.rfind("@") :]
 
 
+_REQUEST_PATH = "/chat/completions"
+
+
 def _endpoint_url(variable: str, value: str | None) -> str | None:
-    """An OpenAI-compatible endpoint's base URL from the environment (None: the OpenAI API's)."""
-    return check_base_url(variable, value, example="https://api.openai.com/v1") if value else None
+    """An OpenAI-compatible endpoint's base URL from the environment (None: the OpenAI API's).
+    ConfigError for a URL the `openai` client cannot call: it puts `chat/completions` after the base
+    URL's path as it is, so a query (an Azure OpenAI deployment's `?api-version=`) comes out as
+    `?api-version=...chat/completions`, and a base URL ending in /chat/completions asks for it twice."""
+    if not value:
+        return None
+    url = check_base_url(variable, value, example="https://api.openai.com/v1")
+    parts = urlsplit(url)
+    if "/openai/deployments/" in parts.path.lower() or "api-version" in parts.query.lower():
+        found = "an Azure OpenAI deployment's URL, which the OpenAI client cannot call"
+        fix = (
+            f"use the resource's v1 API, {variable}=https://<resource>.openai.azure.com/openai/v1, with "
+            "the resource's key and the deployment name as the model ([judge] model, [llm] model)"
+        )
+    elif parts.query or parts.fragment:
+        found = "a URL with a query or fragment, which the client would put before the request's path"
+        fix = f"give the base URL alone: {variable}={shown_url(urlunsplit((*parts[:3], '', '')))}"
+    elif parts.path.rstrip("/").endswith(_REQUEST_PATH):
+        found = "a request's URL, not the base URL the client adds /chat/completions to"
+        fix = (
+            f"leave {_REQUEST_PATH} out: {variable}={shown_url(url).rstrip('/').removesuffix(_REQUEST_PATH)}"
+        )
+    else:
+        return url
+    raise ConfigError(f'{variable}="{shown_url(url)}" is {found}. Fix: {fix}.')
 
 
 def find_config(start: Path) -> Path | None:

@@ -83,3 +83,40 @@ def test_the_judge_and_llm_endpoints_name_the_variable_their_base_url_came_from(
     endpoint = config.judge_endpoint({"EVALUATOR_JUDGE_BASE_URL": "http://127.0.0.1:18401/v1"})
     assert endpoint is not None and endpoint.base_url == "http://127.0.0.1:18401/v1"
     assert config.llm_endpoint({"OPENAI_API_KEY": "sk-1"}) is not None  # no base URL: OpenAI's
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://res.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
+        "https://res.cognitiveservices.azure.com/openai/deployments/gpt-4o",
+    ],
+)
+def test_an_azure_deployment_url_is_bad_input_naming_the_v1_api(url: str) -> None:
+    """The Azure portal's target URI: the client would post to `...?api-version=...chat/completions`."""
+    message = _error(lambda: _config().judge_endpoint({"EVALUATOR_JUDGE_BASE_URL": url}))
+    assert message.startswith(f'EVALUATOR_JUDGE_BASE_URL="{url}" is an Azure OpenAI deployment\'s URL')
+    assert (
+        "Fix: use the resource's v1 API, EVALUATOR_JUDGE_BASE_URL=https://<resource>.openai.azure.com/openai/v1"
+        in message
+    )
+    assert "the deployment name as the model ([judge] model" in message
+
+
+def test_a_base_url_with_a_query_or_a_request_path_is_bad_input_with_the_base_url_meant() -> None:
+    config = _config()
+    query = {"OPENAI_BASE_URL": "http://u:SECRET@127.0.0.1:8000/v1?token=t"}
+    assert _error(lambda: config.llm_endpoint(query)).endswith(
+        "Fix: give the base URL alone: OPENAI_BASE_URL=http://***@127.0.0.1:8000/v1."
+    )
+    assert "SECRET" not in _error(lambda: config.llm_endpoint(query))
+    full = {"EVALUATOR_JUDGE_BASE_URL": "http://localhost:8080/v1/chat/completions"}
+    assert _error(lambda: config.judge_endpoint(full)).endswith(
+        "Fix: leave /chat/completions out: EVALUATOR_JUDGE_BASE_URL=http://localhost:8080/v1."
+    )
+
+
+def test_the_azure_v1_api_and_other_base_urls_with_a_path_are_taken() -> None:
+    for url in ("https://res.openai.azure.com/openai/v1", "https://host/openai/v1/", "http://h:8000/v1"):
+        endpoint = _config().judge_endpoint({"EVALUATOR_JUDGE_BASE_URL": url})
+        assert endpoint is not None and endpoint.base_url == url
