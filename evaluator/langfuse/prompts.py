@@ -9,12 +9,14 @@ from typing import Any
 
 from langfuse.api.core.api_error import ApiError
 
-from evaluator.errors import LangfuseUnavailableError
+from evaluator.errors import LangfuseUnavailableError, PromptError
 from evaluator.langfuse._http import LangfuseApi
 from evaluator.langfuse.log_lines import own_prompt_fetch, quiet_own_prompt_fetch_lines
 from evaluator.prompts import ChatMessage, Prompt
 
 __all__ = ["LangfusePrompts"]
+
+_ROLES = ("system", "user", "assistant")
 
 
 class LangfusePrompts:
@@ -90,46 +92,54 @@ class LangfusePrompts:
                     **selector,
                 )
         except Exception as exc:  # noqa: BLE001 - the SDK raises ApiError, httpx errors and others here
-            reason = f"HTTP {exc.status_code}" if isinstance(exc, ApiError) else type(exc).__name__
+            status = exc.status_code if isinstance(exc, ApiError) else None
+            reason = f"HTTP {status}" if status is not None else type(exc).__name__
             raise LangfuseUnavailableError(
-                f"Langfuse did not serve prompt {local.name} ({_selector_text(selector)}: {reason})"
+                f"Langfuse did not serve prompt {local.name} ({_selector_text(selector)}: {reason})",
+                status=status,
             ) from None
         if served.is_fallback:
             raise LangfuseUnavailableError(
                 f"Langfuse did not serve prompt {local.name} ({_selector_text(selector)})"
             )
-        body = served.prompt
-        return Prompt(
-            name=local.name,
-            version=int(served.version),
-            type=local.type,
-            text=body if isinstance(body, str) else "",
-            messages=() if isinstance(body, str) else tuple(_chat_message(m) for m in body),
-            config=dict(served.config or {}),
-            labels=tuple(served.labels),
-            source="langfuse",
-            link=served,
-        )
+        return _prompt_from_api(served, link=served)  # its own type: Langfuse's copy may not be the file's
 
 
 def _selector_text(selector: Mapping[str, Any]) -> str:
     return ", ".join(f"{key} {value}" for key, value in selector.items())
 
 
-def _chat_message(message: Any) -> ChatMessage:
-    if isinstance(message, Mapping):
-        return ChatMessage(role=message["role"], content=message["content"])
-    return ChatMessage(role=message.role, content=message.content)
+def _chat_message(message: Any, ref: str) -> ChatMessage:
+    """One message of a served chat version; a placeholder or a role the evaluator cannot compile
+    (Langfuse takes any role) is a PromptError naming the version."""
+
+    def part(key: str) -> Any:
+        return message.get(key) if isinstance(message, Mapping) else getattr(message, key, None)
+
+    role, content = part("role"), part("content")
+    if role in _ROLES and isinstance(content, str):
+        return ChatMessage(role=role, content=content)
+    found = (
+        f'a placeholder message "{part("name")}"'
+        if part("type") == "placeholder"
+        else f"a message of role {role!r}"
+    )
+    raise PromptError.one(
+        source=f"Langfuse prompt {ref}",
+        field="prompt",
+        found=f"{found}, which the evaluator cannot compile (only system, user and assistant messages)",
+        fix="serve the run a version without it (pin another with --prompt, or move the label in Langfuse)",
+    )
 
 
 def _prompt_from_api(raw: Any, *, link: Any) -> Prompt:
-    body = raw.prompt
+    body, ref = raw.prompt, f"{raw.name}@v{raw.version}"
     return Prompt(
         name=raw.name,
         version=int(raw.version),
         type="text" if isinstance(body, str) else "chat",
         text=body if isinstance(body, str) else "",
-        messages=() if isinstance(body, str) else tuple(_chat_message(m) for m in body),
+        messages=() if isinstance(body, str) else tuple(_chat_message(m, ref) for m in body),
         config=dict(raw.config or {}),
         labels=tuple(raw.labels),
         commit_message=raw.commit_message,

@@ -12,8 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from langfuse import Langfuse
+from pydantic import SecretStr
 
-from evaluator.langfuse import OwnPromptFetchLines
+from evaluator.langfuse import LangfuseConnection, LangfuseSettings, OwnPromptFetchLines
+from evaluator.prompts import ChatMessage, ManagedPrompts, Prompt, PromptLibrary
 from evaluator.run import run_suite
 from tests.integration.conftest import ROOT, Cli
 from tests.standin.langfuse_server import LangfuseStandIn
@@ -192,3 +195,69 @@ def test_a_prompt_a_target_fetches_itself_keeps_the_sdks_lines() -> None:
         "langfuse", logging.ERROR, __file__, 0, "Error while fetching prompt '%s': %s", ("x", "404"), None
     )
     assert OwnPromptFetchLines().filter(record)  # not the evaluator's fetch: nothing else would say so
+
+
+def _langfuse_prompts(standin: LangfuseStandIn) -> tuple[LangfuseConnection, Langfuse]:
+    """A connection's prompt role against the stand-in, and an SDK client of the same project to put
+    prompt versions there as another tool (or the UI) would."""
+    public_key, secret_key = standin.new_keys()
+    settings = LangfuseSettings(
+        public_key=public_key, secret_key=SecretStr(secret_key), base_url=standin.base_url
+    )
+    connection = LangfuseConnection(settings)
+    return connection, connection.tracing.client
+
+
+def test_a_served_version_keeps_its_own_type_not_the_local_files(
+    langfuse_standin: LangfuseStandIn,
+) -> None:
+    connection, client = _langfuse_prompts(langfuse_standin)
+    try:
+        client.create_prompt(name="agents/x", prompt="Langfuse's text {{question}}", labels=["production"])
+        local = Prompt(
+            name="agents/x", version=1, type="chat", messages=(ChatMessage(role="system", content="mine"),)
+        )
+        served = connection.prompts.fetch_prompt(local, None, None)
+        assert (served.type, served.text, served.source) == (
+            "text",
+            "Langfuse's text {{question}}",
+            "langfuse",
+        )
+        assert [m.content for m in served.compile_messages(question="q")] == ["Langfuse's text q"]
+    finally:
+        connection.shutdown(5)
+
+
+def test_a_served_chat_version_the_evaluator_cannot_compile_falls_back_naming_it(
+    langfuse_standin: LangfuseStandIn, tmp_path: Path
+) -> None:
+    connection, client = _langfuse_prompts(langfuse_standin)
+    try:
+        client.create_prompt(
+            name="agents/x",
+            type="chat",
+            prompt=[
+                {"role": "system", "content": "Langfuse's {{question}}"},
+                {"type": "placeholder", "name": "history"},
+            ],
+            labels=["production"],
+        )
+        (tmp_path / "agents/x").mkdir(parents=True)
+        (tmp_path / "agents/x/v1.prompt").write_text(
+            "---\ntype: chat\n---\n- {role: system, content: mine}\n"
+        )
+        fallbacks: list[str] = []
+        prompts = ManagedPrompts(
+            PromptLibrary(tmp_path),
+            connection.prompts.fetch_prompt,
+            lambda ref, exc: fallbacks.append(str(exc)),
+        )
+        used = prompts.get("agents/x")
+        assert (used.source, used.messages[0].content) == ("local", "mine")
+        assert fallbacks == [
+            'Langfuse prompt agents/x@v1: prompt: a placeholder message "history", which the evaluator '
+            "cannot compile (only system, user and assistant messages). Fix: serve the run a version "
+            "without it (pin another with --prompt, or move the label in Langfuse)"
+        ]
+    finally:
+        connection.shutdown(5)
