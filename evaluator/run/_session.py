@@ -114,7 +114,7 @@ class Session:
             self._notice(
                 "warning",
                 f"{exc}. Using the local file {ref} instead: its generations are not linked to "
-                "a Langfuse prompt version (run `evaluator prompts push`).",
+                f"a Langfuse prompt version{_fallback_fix(exc)}.",
             )
 
         def on_differs(local: Prompt, served: Prompt) -> None:
@@ -374,3 +374,15 @@ def _said_if_slow(seconds: float, say: Callable[[], None]) -> Iterator[None]:
         yield
     finally:
         timer.cancel()
+
+
+def _fallback_fix(exc: Exception) -> str:
+    """What gets Langfuse to serve a prompt next time: pushing it only when Langfuse said it has no such
+    version (404); a served version the evaluator cannot compile says its own fix (PromptError)."""
+    if not isinstance(exc, LangfuseUnavailableError):
+        return ""
+    if exc.status == 404:
+        return " (run `evaluator prompts push`)"
+    if exc.status in (401, 403):
+        return " (check LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY: Langfuse refused them)"
+    return " (Langfuse did not serve it: check that Langfuse is up, then run again)"

@@ -261,3 +261,17 @@ def test_a_served_chat_version_the_evaluator_cannot_compile_falls_back_naming_it
         ]
     finally:
         connection.shutdown(5)
+
+
+def test_the_fallback_warning_gives_the_fix_of_its_cause(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    assert cli("prompts", "push")[0] == 0
+    langfuse_standin.fail_next(50, 503, path="/api/public/v2/prompts/agents%2Fresearch")  # the whole run
+    _, text = cli("run", str(ROOT / "scenarios/research/research-pdf-only.yaml"))
+    assert (
+        "Langfuse did not serve prompt agents/research (label production: HTTP 503). Using the local file "
+        "agents/research@v1 instead: its generations are not linked to a Langfuse prompt version (Langfuse "
+        "did not serve it: check that Langfuse is up, then run again)." in " ".join(text.split())
+    )
+    assert "prompts push" not in text  # pushing again cannot mend a 503
