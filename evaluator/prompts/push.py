@@ -10,7 +10,7 @@ number, is a conflict: reported with the fix, and later versions of that name ar
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from evaluator.errors import Problem
@@ -73,13 +73,7 @@ def _push_one(prompt: Prompt, registry: PromptRegistry, *, next_free: int) -> Pu
             )
         return PushOutcome(ref=prompt.ref, action="created", labels=prompt.labels)
     if not prompt.same_content(remote):
-        return Problem(
-            source=source,
-            field="body",
-            found=f"Langfuse's version {prompt.version} of {prompt.name} has different content",
-            fix=f"never edit a pushed version: restore this file, and put the change in a new "
-            f"v{next_free}.prompt",
-        )
+        return _conflict(prompt, remote, source, next_free)
     missing = [
         label for label in prompt.labels if label not in remote.labels and label not in RESERVED_LABELS
     ]
@@ -88,3 +82,25 @@ def _push_one(prompt: Prompt, registry: PromptRegistry, *, next_free: int) -> Pu
     keep = [label for label in remote.labels if label not in RESERVED_LABELS]
     registry.add_labels(prompt.name, prompt.version, [*keep, *missing])
     return PushOutcome(ref=prompt.ref, action="labelled", labels=tuple(missing))
+
+
+def _conflict(prompt: Prompt, remote: Prompt, source: str, next_free: int) -> Problem:
+    """What differs between a file and Langfuse's copy of its version: the type (Langfuse keeps one type
+    per prompt name, so a new version cannot change it), else the config alone, else the body."""
+    theirs = f"Langfuse's version {prompt.version} of {prompt.name}"
+    if prompt.type != remote.type:
+        return Problem(
+            source=source,
+            field="type",
+            found=f"{theirs} is a {remote.type} prompt, this file a {prompt.type} one",
+            fix=f"Langfuse keeps one type per prompt name: write the file as type: {remote.type}, "
+            "or give this prompt a new name",
+        )
+    fix = f"never edit a pushed version: restore this file, and put the change in a new v{next_free}.prompt"
+    if replace(prompt, config=remote.config).same_content(remote):
+        keys = sorted(
+            k for k in {*prompt.config, *remote.config} if prompt.config.get(k) != remote.config.get(k)
+        )
+        found = f"{theirs} has a different config ({', '.join(keys)})"
+        return Problem(source=source, field="config", found=found, fix=fix)
+    return Problem(source=source, field="body", found=f"{theirs} has different content", fix=fix)

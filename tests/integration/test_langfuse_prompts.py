@@ -275,3 +275,40 @@ def test_the_fallback_warning_gives_the_fix_of_its_cause(
         "did not serve it: check that Langfuse is up, then run again)." in " ".join(text.split())
     )
     assert "prompts push" not in text  # pushing again cannot mend a 503
+
+
+def test_a_conflict_on_push_names_what_differs_and_a_fix_langfuse_takes(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, tmp_path: Path
+) -> None:
+    prompts = tmp_path / "prompts"
+    for name in ("agents/x", "agents/y"):
+        (prompts / name).mkdir(parents=True)
+    (prompts / "agents/x/v1.prompt").write_text(
+        "---\ntype: chat\nconfig: {temperature: 0}\n---\n- {role: system, content: hi}\n"
+    )
+    (prompts / "agents/y/v1.prompt").write_text("---\ntype: chat\n---\n- {role: system, content: hi}\n")
+    config = (
+        (tmp_path / "evaluator.toml").read_text().replace(f'dir = "{ROOT / "prompts"}"', f'dir = "{prompts}"')
+    )
+    (tmp_path / "evaluator.toml").write_text(config)
+    client = Langfuse(
+        public_key=os.environ["LANGFUSE_PUBLIC_KEY"], secret_key=os.environ["LANGFUSE_SECRET_KEY"]
+    )
+    client.create_prompt(
+        name="agents/x",
+        type="chat",
+        prompt=[{"role": "system", "content": "hi"}],
+        config={"temperature": 0.7},
+    )
+    client.create_prompt(name="agents/y", prompt="hi")  # made elsewhere as a text prompt
+    code, text = cli("prompts", "push")
+    assert code == 2
+    text = " ".join(text.split())
+    assert (
+        "x/v1.prompt: config: Langfuse's version 1 of agents/x has a different config (temperature)" in text
+    )
+    assert (
+        "y/v1.prompt: type: Langfuse's version 1 of agents/y is a text prompt, this file a chat one. "
+        "Fix: Langfuse keeps one type per prompt name: write the file as type: text, or give this prompt "
+        "a new name"
+    ) in text
