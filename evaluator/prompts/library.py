@@ -90,7 +90,8 @@ class PromptLibrary:
                     source=str(self.root / name),
                     field="version",
                     found=f"no version {version} of {name}",
-                    fix=f"use one of {', '.join(map(str, sorted(versions)))}",
+                    fix=f"use one of {', '.join(map(str, sorted(versions)))}, or add its file "
+                    f"v{version}.prompt there (a pinned version needs its file, even one Langfuse holds)",
                 )
             return versions[version]
         wanted = label or PRODUCTION_LABEL

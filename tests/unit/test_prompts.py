@@ -72,6 +72,14 @@ def test_unknown_name_version_label(library: PromptLibrary) -> None:
         library.get("agents/research", label="staging")
 
 
+def test_a_pinned_version_without_its_file_names_the_file_to_add(library: PromptLibrary) -> None:
+    """A version Langfuse holds is still pinned from its file: the fix says so, not only the files' numbers."""
+    with pytest.raises(
+        PromptError, match=r"or add its file v3\.prompt there \(a pinned version needs its file"
+    ):
+        library.get("agents/research", version=3)
+
+
 def test_bad_files_reported_together(tmp_path: Path) -> None:
     _write(tmp_path, "a/v1.prompt", "no header\n")
     _write(tmp_path, "b/version1.prompt", "---\n---\nx\n")
