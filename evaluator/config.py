@@ -397,7 +397,7 @@ class Config:
         if not key and not base_url:
             return None
         return LLMEndpoint(
-            base_url=_endpoint_url(variable, base_url),
+            base_url=_endpoint_url(variable, base_url, judges_borrow=variable == "OPENAI_BASE_URL"),
             model=self.settings.judge.model,
             api_key=SecretStr(key or "not-needed"),
         )
@@ -445,33 +445,41 @@ def _masked(value: str) -> str:
 
 
 _REQUEST_PATH = "/chat/completions"
+_AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
 
 
-def _endpoint_url(variable: str, value: str | None) -> str | None:
+def _endpoint_url(variable: str, value: str | None, *, judges_borrow: bool = False) -> str | None:
     """An OpenAI-compatible endpoint's base URL from the environment (None: the OpenAI API's).
     ConfigError for a URL the `openai` client cannot call: it puts `chat/completions` after the base
     URL's path as it is, so a query (an Azure OpenAI deployment's `?api-version=`) comes out as
-    `?api-version=...chat/completions`, and a base URL ending in /chat/completions asks for it twice."""
+    `?api-version=...chat/completions`, and a base URL ending in /chat/completions asks for it twice.
+    Other paths are the server's own (LiteLLM's `/openai/deployments/NAME` route, say) and taken.
+    `judges_borrow`: the judges' endpoint is the agents' (OPENAI_BASE_URL, maybe set for another tool)."""
     if not value:
         return None
     url = check_base_url(variable, value, example="https://api.openai.com/v1")
     parts = urlsplit(url)
-    if "/openai/deployments/" in parts.path.lower() or "api-version" in parts.query.lower():
+    base = urlunsplit((*parts[:3], "", "")).rstrip("/").removesuffix(_REQUEST_PATH)
+    host = (parts.hostname or "").lower()
+    if host.endswith(_AZURE_HOSTS) and ("/deployments/" in parts.path.lower() or parts.query):
         found = "an Azure OpenAI deployment's URL, which the OpenAI client cannot call"
+        v1 = shown_url(f"{parts.scheme}://{parts.netloc}/openai/v1")
         fix = (
-            f"use the resource's v1 API, {variable}=https://<resource>.openai.azure.com/openai/v1, with "
-            "the resource's key and the deployment name as the model ([judge] model, [llm] model)"
+            f"use the resource's v1 API, {variable}={v1}, with the resource's key and the deployment name "
+            "as the model ([judge] model, [llm] model)"
         )
-    elif parts.query or parts.fragment:
-        found = "a URL with a query or fragment, which the client would put before the request's path"
-        fix = f"give the base URL alone: {variable}={shown_url(urlunsplit((*parts[:3], '', '')))}"
+    elif parts.query:
+        found = "a URL with a query, which the client would put before the request's path"
+        fix = f"give the base URL alone: {variable}={shown_url(base)}"
     elif parts.path.rstrip("/").endswith(_REQUEST_PATH):
         found = "a request's URL, not the base URL the client adds /chat/completions to"
-        fix = (
-            f"leave {_REQUEST_PATH} out: {variable}={shown_url(url).rstrip('/').removesuffix(_REQUEST_PATH)}"
-        )
+        fix = f"leave {_REQUEST_PATH} out: {variable}={shown_url(base)}"
     else:
         return url
+    if judges_borrow:
+        fix += (
+            "; or give the judges an endpoint of their own with EVALUATOR_JUDGE_BASE_URL (or pass --no-judge)"
+        )
     raise ConfigError(f'{variable}="{shown_url(url)}" is {found}. Fix: {fix}.')
 
 

@@ -813,7 +813,7 @@ class _Conversation:
         self, messages: list[ChatMessage], reply_type: type[Reply]
     ) -> Generator[_Request, ModelReply, Reply | str]:
         """One request (with its retries), in its own GENERATION; the reply read as `reply_type`."""
-        self.last_messages, self.last_reply = messages, None
+        self.last_messages, self.last_reply, self.sent = messages, None, None
         parameters = self._judges.request_shape(self._prompt).parameters
         opened = self._judges.sent_parameters(parameters)
         with self._trace.generation(

@@ -96,9 +96,9 @@ def test_an_azure_deployment_url_is_bad_input_naming_the_v1_api(url: str) -> Non
     """The Azure portal's target URI: the client would post to `...?api-version=...chat/completions`."""
     message = _error(lambda: _config().judge_endpoint({"EVALUATOR_JUDGE_BASE_URL": url}))
     assert message.startswith(f'EVALUATOR_JUDGE_BASE_URL="{url}" is an Azure OpenAI deployment\'s URL')
+    host = url.split("/")[2]
     assert (
-        "Fix: use the resource's v1 API, EVALUATOR_JUDGE_BASE_URL=https://<resource>.openai.azure.com/openai/v1"
-        in message
+        f"Fix: use the resource's v1 API, EVALUATOR_JUDGE_BASE_URL=https://{host}/openai/v1, with" in message
     )
     assert "the deployment name as the model ([judge] model" in message
 
@@ -120,3 +120,23 @@ def test_the_azure_v1_api_and_other_base_urls_with_a_path_are_taken() -> None:
     for url in ("https://res.openai.azure.com/openai/v1", "https://host/openai/v1/", "http://h:8000/v1"):
         endpoint = _config().judge_endpoint({"EVALUATOR_JUDGE_BASE_URL": url})
         assert endpoint is not None and endpoint.base_url == url
+
+
+def test_only_what_the_client_cannot_call_is_refused_and_each_fix_is_one_the_next_run_takes() -> None:
+    """LiteLLM's Azure-compatible route (no query) is a path the client calls as it is; a fragment is
+    dropped by the client; a query's fix also leaves /chat/completions out (else the next run refuses
+    it again); the judges borrowing OPENAI_BASE_URL are told they can have an endpoint of their own."""
+    config = _config()
+    for url in ("http://litellm:4000/openai/deployments/gpt-4o", "http://h:8000/v1#part"):
+        endpoint = config.judge_endpoint({"EVALUATOR_JUDGE_BASE_URL": url})
+        assert endpoint is not None and endpoint.base_url == url
+    both = {"EVALUATOR_JUDGE_BASE_URL": "http://h/v1/chat/completions?key=1"}
+    fixed = _error(lambda: config.judge_endpoint(both)).split("EVALUATOR_JUDGE_BASE_URL=")[-1].rstrip(".")
+    assert fixed == "http://h/v1"
+    assert config.judge_endpoint({"EVALUATOR_JUDGE_BASE_URL": fixed}) is not None
+    borrowed = {"OPENAI_BASE_URL": "https://res.openai.azure.com/openai/deployments/gpt-4o?api-version=1"}
+    assert (
+        "or give the judges an endpoint of their own with EVALUATOR_JUDGE_BASE_URL (or pass --no-judge)"
+        in (_error(lambda: config.judge_endpoint(borrowed)))
+    )
+    assert "EVALUATOR_JUDGE_BASE_URL" not in _error(lambda: config.llm_endpoint(borrowed))
