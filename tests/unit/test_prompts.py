@@ -73,7 +73,7 @@ def test_unknown_name_version_label(library: PromptLibrary) -> None:
 
 
 def test_a_pinned_version_without_its_file_names_the_file_to_add(library: PromptLibrary) -> None:
-    """A version Langfuse holds is still pinned from its file: the fix says so, not only the files' numbers."""
+    """A version only Langfuse holds cannot be pinned: the fix names the file to add, not only the numbers."""
     with pytest.raises(
         PromptError, match=r"or add its file v3\.prompt there \(a pinned version needs its file"
     ):
