@@ -173,10 +173,11 @@ def called_tools(expected: Expected, trace: Trace) -> list[str]:
 
 def _workflow_passed(document: Mapping[str, Any]) -> float | None:
     """1 when the workflow verdict passed, else 0 (an `error` result counts as 0). A result that ran to
-    its end without a workflow verdict of its own (a dialogue's: each turn has one) is not measured,
-    not a 0."""
+    its end without a workflow verdict of its own is not measured, not a 0; nor is a dialogue's, whatever
+    its status (each turn has its own verdict: one that ended an error is no more a 0 than one that
+    passed)."""
     workflow = document.get("workflow")
-    if workflow is None and document.get("status") != "error":
+    if document.get("kind") == "dialogue" or (workflow is None and document.get("status") != "error"):
         return None
     passed = workflow.get("pass") if isinstance(workflow, dict) else None
     return 1.0 if document.get("status") != "error" and passed is True else 0.0

@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 from evaluator.metrics import WorkflowValidator, validate_kind
+from evaluator.results import summarize
 from evaluator.scenarios import Expectation
 from evaluator.trace import TraceRules, build_trace
 from tests.builders import TraceBuilder, expected, trace_of
@@ -189,3 +190,18 @@ def test_an_excluded_name_in_the_trace_but_not_as_a_call_names_the_fix_of_its_ki
     assert "configuration" not in tool_warning  # no setting declares tools
     assert agent_warning.startswith('excluded agent "planner" appears in the trace')
     assert "(agent_observations or agent_pattern; README, Tracing your system)" in agent_warning
+
+
+def test_a_dialogue_that_ended_an_error_has_no_workflow_pass_rate_either() -> None:
+    """A dialogue's result has no workflow verdict of its own, whether it passed, failed or ended an
+    error (a turn raised: its turns each have theirs), so `workflow_pass_rate` is not measured for it.
+    By hand, a run of one passing single-turn scenario (1), one failing (0) and one dialogue that ended
+    an error: the figure is (1 + 0) / 2 = 0.5 over n = 2 results, not (1 + 0 + 0) / 3 = 0.3333 over 3."""
+    run = summarize(
+        [
+            {"status": "passed", "workflow": {"pass": True}},
+            {"status": "failed", "workflow": {"pass": False}},
+            {"kind": "dialogue", "status": "error", "workflow": None, "turns": []},
+        ]
+    )
+    assert (run["workflow_pass_rate"], run["n"]["workflow_pass_rate"]) == (0.5, 2)
