@@ -18,13 +18,15 @@ __all__ = ["judge_usage", "run_summaries", "with_turns"]
 def run_summaries(results: Sequence[ScenarioResult], metrics: MetricSet) -> dict[str, Any]:
     """Each metric's run-level dictionary by its key (a judge's even when None; another metric's only
     when it has one), in the keys' alphabetical order. A judge's `unjudged`: the results it was asked
-    about that got no verdict."""
+    about that got no verdict. Results with an `evaluator_error` enter none (as in `summarize`): a
+    dialogue a turn's evaluator error ended keeps its verdicts for the record, not for the run."""
     summaries: dict[str, Any] = {}
+    counted = [result for result in results if result.evaluator_error is None]
     for metric in sorted(metrics, key=lambda m: m.key):
         judged = metric.stage == "judge"
         verdicts: list[Verdict] = []
         unjudged = 0
-        for result in results:
+        for result in counted:
             verdict = (result.judged if judged else result.verdicts).get(metric.key)
             if verdict is not None:
                 verdicts.append(verdict)

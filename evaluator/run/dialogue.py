@@ -444,6 +444,8 @@ def dialogue_finished(
     results = [got.done.result for got in ran.values()]
     error = next((r for r in results if r.status == "error"), None)
     message = None if error is None else f"turn {error.scenario_id.rsplit('#', 1)[-1]}: {error.error}"
+    # a turn the evaluator failed ends the dialogue as the evaluator's error, scored against nobody
+    failure = error.evaluator_error if error is not None else None
     completed = figures is None or figures.task_completion.value != 0.0
     status: Literal["passed", "failed", "error"] = (
         "error"
@@ -477,6 +479,7 @@ def dialogue_finished(
         warnings=tuple(dict.fromkeys([w for r in results for w in r.warnings] + warnings)),
         metrics=_with_dialogues(metrics),
         dialogue=dialogue,
+        evaluator_error=failure,
     )
     return _with_spans(result, [got.done for got in ran.values()], session)
 

@@ -380,3 +380,38 @@ def test_the_console_names_a_state_of_a_shape_the_metrics_cannot_read(project: P
     assert "garbled: turn 0: the reported domain ['hotel'] is not of a shape" in text
     assert "garbled: turn 0: the reported slots 'hotel-area=centre' is not of a shape" in text
     assert "renamed by [targets.X] state_keys" in text
+
+
+def test_a_turn_the_evaluator_fails_ends_the_dialogue_as_an_evaluator_error_scored_against_nobody(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception inside the evaluator on a turn (DESIGN.md, The pipeline: "never scored against the
+    agent") makes the dialogue an evaluator error: counted, in no figure, with no score. By hand, with
+    'ok' (3 turns, passed) and 'bug' (turn 0 passed, turn 1 the evaluator's error, turn 2 not run):
+    pass_rate = 1 / 1 = 1.0 (not 1 / 2 = 0.5: the bug was the agent's failure), evaluator_errors = 1;
+    `run.dialogue` rests on 'ok' alone, dialogues = 1 and turns = 3 (not 2 and 4), as the run's
+    `dialogue_*` figures do (dialogue_policy_compliant n = 1)."""
+    from evaluator.run import pipeline
+
+    real = pipeline.evaluate
+
+    def evaluate(*args: Any, **kwargs: Any) -> Any:
+        if any(getattr(arg, "id", None) == "bug#1" for arg in args):
+            raise KeyError("an evaluator bug at bug#1")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "evaluate", evaluate)
+    output = project / "out.json"
+    suite = run_suite(
+        scenarios=[_dialogue("ok", "plain", BOOKING), _dialogue("bug", "plain", BOOKING)],
+        options=SuiteOptions(output=output),
+        targets={"plain": dialogue_targets.plain},
+    )
+    bug = next(r for r in suite.results if r.scenario_id == "bug")
+    assert bug.status == "error" and bug.evaluator_error is not None
+    assert bug.evaluator_error.message == "'an evaluator bug at bug#1'"
+    assert scores_for(bug, run_id=suite.run.id) == []  # no dialogue_pass = 0 blaming the agent
+    run = json.loads(output.read_text())["run"]
+    assert run["metrics"]["pass_rate"] == 1.0 and run["metrics"]["evaluator_errors"] == 1
+    assert (run["dialogue"]["dialogues"], run["dialogue"]["turns"]) == (1, 3)
+    assert run["metrics"]["n"]["dialogue_policy_compliant"] == 1
