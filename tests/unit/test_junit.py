@@ -37,3 +37,26 @@ def test_counts_failures_and_errors() -> None:
     assert error is not None and error.get("message") == "timed out after 60 s"
     bug = cases["bug"].find("error")
     assert bug is not None and bug.get("type") == "EvaluatorError" and "boom <&>" in (bug.text or "")
+
+
+def test_characters_xml_cannot_hold_are_written_as_escapes() -> None:
+    """A target's error with ANSI colours or a NUL (or a run name with one) kept the file parseable."""
+    results = [
+        error_result(
+            scenario(id="coloured"),
+            "t",
+            "\x1b[31mred\x1b[0m <&> \x00 \x08",
+            judge_status=SKIPPED,
+            latency_ms=1.0,
+        ),
+        evaluator_error_result(scenario(id="bug"), "t", RuntimeError("bell \x07"), judge_status=SKIPPED),
+    ]
+    run = RunInfo(id="run-1", name="nightly \x1b", started_at="2026-11-22T10:00:00.000Z")
+    root = ET.fromstring(junit_xml(run, results, {}))  # noqa: S314 (our own output)
+    suite = root.find("testsuite")
+    assert suite is not None and suite.get("name") == "nightly \\x1b"
+    errors = {case.get("name"): case.find("error") for case in suite.iter("testcase")}
+    coloured, bug = errors["coloured"], errors["bug"]
+    assert coloured is not None and coloured.get("message") == "\\x1b[31mred\\x1b[0m <&> \\x00 \\x08"
+    assert coloured.text == coloured.get("message")
+    assert bug is not None and "bell \\x07" in (bug.text or "")
