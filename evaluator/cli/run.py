@@ -27,6 +27,7 @@ from evaluator.config import load_config
 from evaluator.errors import ConfigError
 from evaluator.langfuse import LangfuseSettings
 from evaluator.reports import (
+    ProgressLines,
     RunRecord,
     check_thresholds,
     compare_runs,
@@ -240,22 +241,31 @@ def _compare_with(base: RunRecord, suite: SuiteRun, config_path: Path | None) ->
 
 
 class _Progress:
-    """The progress bar on stderr, shown from the moment the scenarios start (not while loading)."""
+    """The progress on stderr, shown from the moment the scenarios start (not while loading): a bar on
+    a terminal; elsewhere (a CI log, a file, TERM=dumb), where a bar shows only once it stops, lines."""
 
     def __init__(self) -> None:
+        self._lines = None if err.is_interactive else ProgressLines(err)
         self._bar = progress_bar(err)
         self._task: TaskID | None = None
 
     def start(self, total: int) -> None:
+        if self._lines is not None:
+            self._lines.start(total)
+            return
         self._task = self._bar.add_task("scenarios", total=total)
         self._bar.start()
 
     def advance(self, _: ScenarioResult) -> None:
-        if self._task is not None:
+        if self._lines is not None:
+            self._lines.advance()
+        elif self._task is not None:
             self._bar.advance(self._task)
 
     def stop(self) -> None:
-        if self._task is not None:
+        if self._lines is not None:
+            self._lines.stop()
+        elif self._task is not None:
             self._bar.stop()
 
 

@@ -5,6 +5,7 @@ from evaluator.reports.agents import TraceLink, agent_tables, agents_document
 from evaluator.reports.compare import Check, check_thresholds, checks, compare_runs, threshold_problems
 from evaluator.reports.compare_text import compare_markdown, figure_value, print_compare
 from evaluator.reports.console import (
+    ProgressLines,
     history_tables,
     notice,
     print_delivery,
@@ -24,6 +25,7 @@ __all__ = [
     "GROUPINGS",
     "Check",
     "Grouping",
+    "ProgressLines",
     "RunRecord",
     "TraceLink",
     "agent_tables",

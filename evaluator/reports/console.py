@@ -1,4 +1,5 @@
-"""Human-readable output: notices, the progress bar while running and the summary table at the end.
+"""Human-readable output: notices, the progress bar (or lines) while running and the summary table at
+the end.
 
 Text that comes from users or targets (scenario ids, names, error messages) is never read as Rich
 markup: a `[/]` in an exception message must print, not crash the summary.
@@ -6,8 +7,10 @@ markup: a `[/]` in an exception message must print, not crash the summary.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 from rich.console import Console
@@ -30,6 +33,7 @@ from evaluator.results import (
 from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
 
 __all__ = [
+    "ProgressLines",
     "history_tables",
     "notice",
     "print_delivery",
@@ -60,6 +64,40 @@ def progress_bar(console: Console) -> Progress:
         console=console,
         transient=False,
     )
+
+
+class ProgressLines:
+    """Progress as lines, where a bar cannot redraw itself and would show only once the run is over (the
+    console is no terminal: a CI log, a file; or a dumb one): `scenarios: 3/12 (0:00:41)` when the
+    scenarios start, then as they finish at most once every `every` seconds, and the last count at the
+    end (a run stopped early included)."""
+
+    def __init__(self, console: Console, *, every: float = 10.0) -> None:
+        self._console, self._every = console, every
+        self._total = self._done = 0
+        self._said = -1  # the count last printed
+        self._started = self._said_at = 0.0
+
+    def start(self, total: int) -> None:
+        self._total, self._started = total, time.monotonic()
+        self._say()
+
+    def advance(self) -> None:
+        self._done += 1
+        if self._done == self._total or time.monotonic() - self._said_at >= self._every:
+            self._say()
+
+    def stop(self) -> None:
+        if 0 <= self._said != self._done:  # started, and a count not said yet
+            self._say()
+
+    def _say(self) -> None:
+        now = time.monotonic()
+        elapsed = timedelta(seconds=int(now - self._started))
+        self._console.print(
+            f"scenarios: {self._done}/{self._total} ({elapsed})", highlight=False, markup=False
+        )
+        self._said, self._said_at = self._done, now
 
 
 def _problems(result: ScenarioResult) -> str:

@@ -694,3 +694,13 @@ def test_a_store_that_cannot_take_the_run_s_end_raises_from_run_suite_with_the_r
     assert suite.output == output and suite.run.id == json.loads(output.read_text())["run"]["id"]
     assert f"its results are in the store, in --output {output}, but its end" in str(raised.value)
     assert "cannot write to the store" in str(raised.value.cause)
+
+
+def test_progress_on_a_stderr_that_is_no_terminal_is_lines_from_the_start(project: Path) -> None:
+    """A CI log: a bar there shows only once the run is over; lines say how far it is while it runs."""
+    code, out, err = _run("run")
+    assert code == 0, out
+    lines = err.splitlines()
+    assert "scenarios: 0/1 (0:00:00)" in lines, err  # said when the scenarios start
+    assert lines[-1].startswith("scenarios: 1/1 ("), err
+    assert "━" not in err and "\x1b" not in err
