@@ -2,11 +2,13 @@
 the end.
 
 Text that comes from users or targets (scenario ids, names, error messages) is never read as Rich
-markup: a `[/]` in an exception message must print, not crash the summary.
+markup: a `[/]` in an exception message must print, not crash the summary; nor are its control
+characters written out (a terminal would obey them, a CI log keep them): the summary shows their escapes.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -100,9 +102,16 @@ class ProgressLines:
         self._said, self._said_at = self._done, now
 
 
+# Control characters but newline and tab: a target's error may carry its own ANSI colours or cursor moves
+# (or a NUL), which a terminal would obey and a CI log keep; the summary shows them as escapes (`\\x1b`).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def _problems(result: ScenarioResult) -> str:
-    """What went wrong, in one line: the error, or each verdict's problems."""
-    return "; ".join(result.problems()) or "-"
+    """What went wrong, in one line: the error, or each verdict's problems (control characters shown
+    as their escapes)."""
+    text = "; ".join(result.problems()) or "-"
+    return _CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def _metrics_of(results: Sequence[ScenarioResult]) -> MetricSet:

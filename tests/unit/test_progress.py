@@ -1,12 +1,18 @@
-"""Progress where no bar can be drawn (a CI log): a line at the start, at most one per interval, the end."""
+"""Console output in a CI log: progress where no bar can be drawn (a line at the start, at most one per
+interval, the end), and no control characters of a target's error in the summary."""
 
 import io
 
 import pytest
 from rich.console import Console
 
-from evaluator.reports import ProgressLines
+from evaluator.reports import ProgressLines, summary_table
 from evaluator.reports import console as console_module
+from evaluator.results import JudgeStatus
+from evaluator.results.evaluate import error_result
+from tests.builders import scenario
+
+SKIPPED = JudgeStatus(status="skipped", reason="")
 
 
 def test_lines_at_the_start_at_most_one_per_interval_and_at_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -36,3 +42,15 @@ def test_a_stop_before_the_start_says_nothing() -> None:
     log = io.StringIO()
     ProgressLines(Console(file=log)).stop()
     assert log.getvalue() == ""
+
+
+def test_a_target_error_with_control_characters_is_shown_as_escapes_in_the_summary() -> None:
+    """Its ANSI colours (or a NUL) would be obeyed by a terminal and kept by a CI log, and misalign the
+    table: the summary shows them as escapes."""
+    failed = error_result(
+        scenario(id="coloured"), "t", "\x1b[31mred\x1b[0m \x00 [/]", judge_status=SKIPPED, latency_ms=1.0
+    )
+    log = io.StringIO()
+    Console(file=log, width=200).print(summary_table([failed]))
+    assert "\\x1b[31mred\\x1b[0m \\x00 [/]" in log.getvalue()
+    assert "\x1b" not in log.getvalue() and "\x00" not in log.getvalue()
