@@ -144,7 +144,10 @@ def run(
     )
     if compared is None:  # the gate could not run: never a quiet pass
         raise typer.Exit(EXIT_BAD_INPUT)
-    raise typer.Exit(_exit_code(suite, require_delivery=require_delivery, regression=compared))
+    unwritten = output is not None and suite.output is None  # said by the run: "--output ... could not"
+    raise typer.Exit(
+        _exit_code(suite, require_delivery=require_delivery, regression=compared, unwritten=unwritten)
+    )
 
 
 def _run_suite(paths: list[str], options: SuiteOptions, config_path: Path | None) -> SuiteRun:
@@ -198,11 +201,15 @@ def _not_stored(
     return exc.kept_in(f"--junit {junit}") if junit is not None else exc
 
 
-def _exit_code(suite: SuiteRun, *, require_delivery: bool, regression: bool) -> int:
-    """130 / 143 when a signal stopped the run; 3 when delivery was required and is incomplete; then
-    0 when every scenario passed and nothing regressed against --baseline, else 1."""
+def _exit_code(suite: SuiteRun, *, require_delivery: bool, regression: bool, unwritten: bool) -> int:
+    """130 / 143 when a signal stopped the run; 2 when the --output file could not be written at the
+    end (`unwritten`; as --junit: a CI step reading it must not go on green); 3 when delivery was
+    required and is incomplete; then 0 when every scenario passed and nothing regressed against
+    --baseline, else 1."""
     if suite.run.signal is not None:
         return 128 + signal.Signals[suite.run.signal].value
+    if unwritten:
+        return EXIT_BAD_INPUT
     if require_delivery and not suite.delivered:
         return EXIT_UNDELIVERED
     return EXIT_PASSED if suite.passed and not regression else EXIT_FAILED

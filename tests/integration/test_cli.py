@@ -704,3 +704,13 @@ def test_progress_on_a_stderr_that_is_no_terminal_is_lines_from_the_start(projec
     assert "scenarios: 0/1 (0:00:00)" in lines, err  # said when the scenarios start
     assert lines[-1].startswith("scenarios: 1/1 ("), err
     assert "━" not in err and "\x1b" not in err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (a write to it fails: disk full)")
+def test_an_output_file_that_fails_at_the_end_exits_2_as_junit_does(project: Path) -> None:
+    """Writable when checked before the run, refused at its end (the disk full): the run is stored, but a
+    CI step that reads the file must not go on green."""
+    code, out, err = _run("run", "--output", "/dev/full")
+    assert code == 2, out
+    assert "--output /dev/full could not be written" in err and "the run is stored all the same" in err
+    assert "1 scenarios: 1 passed" in out
