@@ -177,10 +177,7 @@ def _show(suite: SuiteRun, *, table: bool, junit: Path | None, stored: bool = Tr
     if suite.connected:
         _print_langfuse(suite)
     if junit is not None:
-        targets = {r.scenario_id: t for r in suite.results for t in suite.run.targets[:1]}
-        write_junit(
-            junit, junit_xml(suite.run, suite.results, targets if len(suite.run.targets) == 1 else {})
-        )
+        write_junit(junit, junit_xml(suite.run, suite.results, suite.scenario_targets))
         out.print(f"JUnit XML: {junit}", highlight=False)
 
 

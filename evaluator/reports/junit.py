@@ -2,9 +2,10 @@
 
 A failed scenario is a `<failure>` whose message lists its problems (missing and unexpected agents and
 tools, the tool path, missing answer text); a scenario that raised, timed out or hit an evaluator error
-is an `<error>`. Test case time is the scenario's latency; the class name is `evaluator.<target>` when
-known (CI systems group cases by it). Characters XML 1.0 does not allow (a target's error with ANSI
-colour codes, a NUL) are written as their escapes (`\\x1b`): every XML parser reads the file.
+is an `<error>`. Test case time is the scenario's latency; the class name is `evaluator.<target>`, the
+scenario's own, when known (CI systems group cases by it, and keep a case's history by it and its
+name). Characters XML 1.0 does not allow (a target's error with ANSI colour codes, a NUL) are written
+as their escapes (`\\x1b`): every XML parser reads the file.
 """
 
 from __future__ import annotations

@@ -205,7 +205,12 @@ def run_suite(
             store, run, results=results, metrics=metrics, output=options.output, on_notice=on_notice
         )
         suite = SuiteRun(
-            run=run, results=results, expected=len(selected), store_path=cfg.store_path, output=written
+            run=run,
+            results=results,
+            expected=len(selected),
+            store_path=cfg.store_path,
+            output=written,
+            scenario_targets={s.scenario.id: s.scenario.target for s in selected},
         )
         verify = options.verify_langfuse and not run.interrupted
         suite = session.finish(suite, selected, verify=verify, stop=stop.requested, stored=unstored is None)

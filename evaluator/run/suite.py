@@ -5,7 +5,7 @@ tells its caller what happens along the way (`Notice`), and the run whose end th
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,6 +72,7 @@ class SuiteRun:
     trace_urls: dict[str, str] = field(default_factory=dict)
     verify: VerifyReport | None = None
     experiment: ExperimentReport | None = None  # the run as a Langfuse experiment, when linked
+    scenario_targets: Mapping[str, str] = field(default_factory=dict)  # each selected scenario's target
 
     @property
     def waiting(self) -> int:

@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -714,3 +715,23 @@ def test_an_output_file_that_fails_at_the_end_exits_2_as_junit_does(project: Pat
     assert code == 2, out
     assert "--output /dev/full could not be written" in err and "the run is stored all the same" in err
     assert "1 scenarios: 1 passed" in out
+
+
+def test_junit_class_names_are_each_scenarios_target_whatever_else_the_run_selects(project: Path) -> None:
+    """CI systems keep a test's history by class name and name: a scenario's class name must not change
+    when the run also holds another target's scenarios (it was `evaluator.scenarios` for all of them)."""
+    with (project / "evaluator.toml").open("a") as config:
+        config.write('[targets.other]\nentry = "toy_targets:by_input"\nagents = ["orchestrator", "worker"]\n')
+        config.write('tools = ["lookup"]\n')
+    (project / "scenarios/other.yaml").write_text(
+        PASSING.replace("toy-pass", "other-pass").replace("toy", "other")
+    )
+    code, out, _ = _run("run", "--junit", "junit.xml")
+    assert code == 0, out
+    root = ET.parse(project / "junit.xml").getroot()  # noqa: S314 (our own output)
+    names = {case.get("name"): case.get("classname") for case in root.iter("testcase")}
+    assert names == {"toy-pass": "evaluator.toy", "other-pass": "evaluator.other"}
+    code, out, _ = _run("run", "scenarios/pass.yaml", "--junit", "junit.xml")
+    assert code == 0, out
+    root = ET.parse(project / "junit.xml").getroot()  # noqa: S314
+    assert [case.get("classname") for case in root.iter("testcase")] == ["evaluator.toy"]
