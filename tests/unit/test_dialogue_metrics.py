@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 import pytest
 
+from evaluator.config import CompareConfig
 from evaluator.metrics.dialogue import (
     CRAG_SCORE_LABELS,
     DIALOGUE_KEYS,
@@ -45,6 +46,8 @@ from evaluator.metrics.dialogue import (
     slot_hallucination,
     system_correct,
 )
+from evaluator.reports import RunRecord, compare_runs
+from evaluator.results import default_metrics, summarize, with_dialogues
 
 S = DialogueState.of
 # MAS4CS metric 10: "Hotel booking requires: name, bookday, bookpeople, bookstay; Restaurant booking
@@ -1007,3 +1010,48 @@ def test_the_policy_violation_rate_counts_every_turn_that_ran() -> None:
     assert (run["policy_violation_rate"], run["total_policy_violations"]) == (0.5, 1)
     unmeasured = score_run([dialogue(silent)]).metrics
     assert (unmeasured["policy_violation_rate"], unmeasured["total_policy_violations"]) == (None, None)
+
+
+def _dialogue_doc(scenario: str, *, act: float, violations: int, hallucination: list[float | None]) -> dict:
+    turns = [
+        {"status": "not run", "metrics": {}}
+        if value is None
+        else {"status": "passed", "metrics": {"slot_hallucination_rate": value}}
+        for value in hallucination
+    ]
+    ran = [v for v in hallucination if v is not None]
+    dialogue = {"act_accuracy": act, "policy_violations": violations}
+    dialogue["slot_hallucination_rate"] = sum(ran) / len(ran)
+    return {
+        "scenario_id": scenario,
+        "kind": "dialogue",
+        "status": "passed",
+        "dialogue": dialogue,
+        "turns": turns,
+    }
+
+
+def test_report_and_compare_show_and_gate_act_accuracy_the_hallucination_and_violation_rates() -> None:
+    """DESIGN, Dialogues: `report` and `compare` show run.dialogue's figures and gate on them. By hand,
+    dialogue A (act accuracy 0.5; slot hallucination 0.5 and 0.0 in its two turns that ran, a third not
+    run; 1 violation) and B (act 1.0; one turn, 0.0; no violation): act accuracy = the mean of the
+    dialogue means, (0.5 + 1) / 2 = 0.75; slot hallucination = the mean over measured turns,
+    (0.5 + 0 + 0) / 3 = 0.1667; policy violation rate = violations / turns that ran = 1 / 3. A candidate
+    whose B has a violation in its one turn: 2 / 3, a rise of 33 points, a regression (the rate of what
+    should not happen gates upwards); its act accuracy rising is none."""
+    metrics = with_dialogues(default_metrics())
+    a = _dialogue_doc("a", act=0.5, violations=1, hallucination=[0.5, 0.0, None])
+    b = _dialogue_doc("b", act=1.0, violations=0, hallucination=[0.0])
+    run = summarize([a, b], metrics)
+    assert run["dialogue_act_accuracy"] == 0.75
+    assert run["dialogue_slot_hallucination_rate"] == round(0.5 / 3, 4)
+    assert run["dialogue_policy_violation_rate"] == round(1 / 3, 4)
+
+    worse = {**b, "dialogue": {**b["dialogue"], "policy_violations": 1, "act_accuracy": 1.0}}
+    base = RunRecord(id="r1", name="r1", started_at="2026-11-29T00:00:00Z", results=(a, b))
+    cand = RunRecord(id="r2", name="r2", started_at="2026-11-29T00:01:00Z", results=(a, worse))
+    compared = compare_runs(base, cand, CompareConfig(), metrics=metrics)
+    figures = {row["figure"]: (row["baseline"], row["candidate"]) for row in compared["figures"]}
+    assert figures["dialogue_policy_violation_rate"] == (round(1 / 3, 4), round(2 / 3, 4))
+    assert compared["verdict"] == "regression"
+    assert compared["regressions"] == ["dialogue policy violation rate"]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluator.metrics.base import (
+    Direction,
     Figure,
     Gate,
     MetricBase,
@@ -117,18 +118,44 @@ def _turns_measuring(key: str) -> Callable[[Mapping[str, Any]], float]:
     return weight
 
 
+def _turns_ran(document: Mapping[str, Any]) -> float:
+    """A dialogue's turns that ran (1 for a result that keeps no turns)."""
+    turns = document.get("turns")
+    if not isinstance(turns, list):
+        return 1.0
+    return float(sum(isinstance(t, Mapping) and t.get("status") != "not run" for t in turns)) or 1.0
+
+
+def _violations_per_turn(document: Mapping[str, Any]) -> float | None:
+    """A dialogue's policy violations over its turns that ran (None when it measured no compliance):
+    weighed by those turns, the run's figure is violations / turns (`score_run`'s rule, where every
+    dialogue measured compliance)."""
+    violations = number_at("dialogue", "policy_violations")(document)
+    return None if violations is None else violations / _turns_ran(document)
+
+
 def _figure(
-    key: str, label: str, *, gated: bool, threshold: float = 5.0, column: str | None = None
+    key: str,
+    label: str,
+    *,
+    gated: bool,
+    threshold: float = 5.0,
+    column: str | None = None,
+    direction: Direction = "down",
+    rate: bool = True,
 ) -> Figure:
     """A dialogue figure; `column` (the headline ones): its column in the reports' history tables (the
-    terminal's dialogue table, the HTML report's tables) and a trend chart in the HTML report."""
+    terminal's dialogue table, the HTML report's tables) and a trend chart in the HTML report.
+    `direction`: the way it gets worse (`up` for the rates of what should not happen)."""
+    violations = key == "policy_violation_rate"  # a rate of the dialogue's count, not a field of its own
+    weight = _turns_ran if violations else _turns_measuring(key) if key in MEAN_OVER_TURNS else None
     return Figure(
         name=f"dialogue_{key}",
-        value=number_at("dialogue", key),
-        weight=_turns_measuring(key) if key in MEAN_OVER_TURNS else None,
+        value=_violations_per_turn if violations else number_at("dialogue", key),
+        weight=weight,
         level="session",
-        rate=True,
-        gate=Gate(label=f"dialogue {label}", threshold=threshold) if gated else None,
+        rate=rate,
+        gate=Gate(label=f"dialogue {label}", direction=direction, threshold=threshold) if gated else None,
         label=column,
         chart=f"Dialogue {label}" if column else None,
     )
@@ -156,7 +183,13 @@ class DialogueMetric(MetricBase):
         _figure("intent_accuracy", "intent accuracy", gated=True),
         _figure("domain_accuracy", "domain accuracy", gated=True),
         _figure("policy_compliant", "policy compliance", gated=True, column="policy"),
+        _figure("act_accuracy", "act accuracy", gated=True),
+        _figure("slot_hallucination_rate", "slot hallucination rate", gated=True, direction="up"),
+        _figure("entity_hallucination_rate", "entity hallucination rate", gated=True, direction="up"),
+        _figure("policy_violation_rate", "policy violation rate", gated=True, direction="up"),
         _figure("memory_transfer", "memory transfer", gated=False),
+        # CRAG's mean(correct) - mean(hallucination), -1..1: compared in score units, not points
+        _figure("multi_turn_conversation_score", "multi-turn conversation score", gated=False, rate=False),
         # the LLM judge's scores: 10 points, as `quality_drop` gates a single-turn answer's (0.1)
         _figure("response_quality", "response quality", gated=True, threshold=10.0),
         _figure("response_factual_correctness", "response factual correctness", gated=False),
