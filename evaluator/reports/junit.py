@@ -4,15 +4,17 @@ A failed scenario is a `<failure>` whose message lists its problems (missing and
 tools, the tool path, missing answer text); a scenario that raised, timed out or hit an evaluator error
 is an `<error>`. Test case time is the scenario's latency; the class name is `evaluator.<target>`, the
 scenario's own, when known (CI systems group cases by it, and keep a case's history by it and its
-name). Characters XML 1.0 does not allow (a target's error with ANSI colour codes, a NUL) are written
-as their escapes (`\\x1b`): every XML parser reads the file.
+name). A run stopped early (by a signal, or cut off by hung targets) has a `<skipped>` test case for
+each selected scenario without a result, saying why (cut off while running, or never started), so CI
+sees it as not run rather than gone. Characters XML 1.0 does not allow (a target's error with ANSI
+colour codes, a NUL) are written as their escapes (`\\x1b`): every XML parser reads the file.
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from pathlib import Path
 
 from evaluator.errors import ConfigError
@@ -31,16 +33,18 @@ def _xml_text(text: str) -> str:
 
 
 def junit_xml(run: RunInfo, results: Sequence[ScenarioResult], targets: Mapping[str, str]) -> str:
-    """The document; `targets` maps scenario ids to their target names."""
+    """The document; `targets` maps the run's selected scenario ids, in their order, to their target
+    names (a run stopped early: those without a result are skipped test cases)."""
     counts = totals(results)
+    unfinished = _unfinished(run, list(targets), {r.scenario_id for r in results})
     seconds = sum((r.latency_ms or 0.0) for r in results) / 1000
     suite = ET.Element(
         "testsuite",
         name=_xml_text(run.name or run.id),
-        tests=str(counts["scenarios"]),
+        tests=str(counts["scenarios"] + len(unfinished)),
         failures=str(counts["failed"]),
         errors=str(counts["error"]),
-        skipped="0",
+        skipped=str(len(unfinished)),
         time=f"{seconds:.3f}",
         timestamp=run.started_at,
     )
@@ -48,12 +52,35 @@ def junit_xml(run: RunInfo, results: Sequence[ScenarioResult], targets: Mapping[
     ET.SubElement(properties, "property", name="run_id", value=run.id)
     for result in results:
         _case(suite, result, targets.get(result.scenario_id, "scenarios"))
+    for scenario_id, why in unfinished.items():
+        case = ET.SubElement(
+            suite, "testcase", classname=f"evaluator.{targets[scenario_id]}", name=scenario_id, time="0.000"
+        )
+        ET.SubElement(case, "skipped", message=_xml_text(why))
     root = ET.Element("testsuites", name="evaluator", tests=suite.get("tests", "0"))
     root.set("failures", suite.get("failures", "0"))
     root.set("errors", suite.get("errors", "0"))
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _unfinished(run: RunInfo, selected: Sequence[str], finished: Set[str]) -> dict[str, str]:
+    """Why each selected scenario without a result has none, in a run stopped early (none in a run
+    that ran to its end). As the summary counts them: the pipeline starts scenarios in their order, so
+    the first `run.started` were started (cut off while running), the others never started."""
+    if not (run.interrupted or run.cut_off):
+        return {}
+    stopped = (
+        f"the run was stopped by {run.signal or 'an interrupt'}"
+        if run.interrupted
+        else f"the run was cut off ({run.cut_off})"
+    )
+    return {
+        scenario_id: f"{'cut off while running' if index < run.started else 'never started'}: {stopped}"
+        for index, scenario_id in enumerate(selected)
+        if scenario_id not in finished
+    }
 
 
 def _case(suite: ET.Element, result: ScenarioResult, target: str) -> None:

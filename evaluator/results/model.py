@@ -172,6 +172,7 @@ class RunInfo:
     prompt_pins: Mapping[str, int] = field(default_factory=dict)
     interrupted: bool = False  # Ctrl-C or a signal: the scenarios not finished by then have no result
     signal: str | None = None  # the signal that stopped the run ("SIGINT", "SIGTERM")
+    selected: int = 0  # scenarios the run was to run (those stopped early have no result)
     started: int = 0  # scenarios whose target was called
     cut_off: str | None = None  # why scenarios were left unstarted (every target slot hung)
     targets: tuple[str, ...] = ()  # the targets the run's scenarios ran against
@@ -241,6 +242,7 @@ def run_to_json(
             "name": run.name,
             "started_at": run.started_at,
             "finished_at": run.finished_at,
+            "selected": run.selected,
             "interrupted": run.interrupted,
             **({"signal": run.signal} if run.signal else {}),
             **({"cut_off": run.cut_off} if run.cut_off else {}),

@@ -286,6 +286,7 @@ class Pipeline:
             name=options.run_name or options.run_id,
             started_at=utc_now(),
             prompt_pins=dict(options.prompt_pins),
+            selected=len(scenarios),
         )
         on_start(run)
         with (
@@ -303,6 +304,7 @@ class Pipeline:
             prompt_pins=run.prompt_pins,
             interrupted=stopped == "interrupted",
             signal="SIGINT" if stopped == "interrupted" else None,
+            selected=run.selected,
             started=active.started,
             cut_off=stopped if stopped not in (None, "interrupted") else None,
         )

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,6 +175,35 @@ def test_sigterm_stops_starting_scenarios_and_delivers_what_finished(
     assert len(roots) <= stored + 2  # only the two running when it came were cut off; none started after
     assert set(langfuse_standin.scores) == set(scores)  # what finished was delivered within the deadline
     assert "In Langfuse (acknowledged)" in output
+
+
+def test_sigterm_leaves_every_selected_scenario_in_the_junit_file_and_the_count_in_the_output_header(
+    tmp_path: Path, langfuse_standin: LangfuseStandIn
+) -> None:
+    """CI keeps each scenario's history: those without a result are skipped test cases saying why (as
+    the summary counts them), not gone; the --output header says how many were selected."""
+    folder = _project(tmp_path, ["sleep:0.4"] * 10, concurrency=2)
+    process = _start(
+        folder, langfuse_standin, langfuse_standin.new_keys(), "--junit", "junit.xml", "--output", "out.json"
+    )
+    _wait_for(lambda: _stored(folder) >= 2)
+    process.send_signal(signal.SIGTERM)
+    code, output = _finish(process)
+    assert code == 143, output
+    said = re.search(r"(\d+) of 10 scenarios finished and are stored; (\d+) cut off while running", output)
+    assert said is not None, output
+    stored, running = int(said[1]), int(said[2])
+    assert 2 <= stored < 10
+    suite = ET.parse(folder / "junit.xml").getroot().find("testsuite")  # noqa: S314 (our own output)
+    assert suite is not None and (suite.get("tests"), suite.get("skipped")) == ("10", str(10 - stored))
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert sorted(cases) == [f"s{i:02d}" for i in range(10)]
+    assert {case.get("classname") for case in cases.values()} == {"evaluator.toy"}
+    reasons = [s.get("message") for s in suite.iter("skipped")]
+    assert reasons.count("cut off while running: the run was stopped by SIGTERM") == running
+    assert reasons.count("never started: the run was stopped by SIGTERM") == 10 - stored - running
+    header = json.loads((folder / "out.json").read_text())["run"]
+    assert (header["selected"], header["interrupted"], header["totals"]["scenarios"]) == (10, True, stored)
 
 
 def test_a_second_signal_exits_at_once_and_keeps_what_is_stored(

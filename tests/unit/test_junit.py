@@ -60,3 +60,57 @@ def test_characters_xml_cannot_hold_are_written_as_escapes() -> None:
     assert coloured is not None and coloured.get("message") == "\\x1b[31mred\\x1b[0m <&> \\x00 \\x08"
     assert coloured.text == coloured.get("message")
     assert bug is not None and "bell \\x07" in (bug.text or "")
+
+
+def test_a_stopped_run_lists_every_selected_scenario_those_without_a_result_skipped_saying_why() -> None:
+    """The first `started` scenarios were started (the summary's rule): one of them without a result
+    was cut off while running; the rest never started. Each keeps its name and class name."""
+    targets = {"a": "research", "b": "research", "c": "writer", "d": "writer", "e": "research"}
+    run = RunInfo(
+        id="run-1",
+        name="nightly",
+        started_at="2026-11-22T10:00:00.000Z",
+        interrupted=True,
+        signal="SIGTERM",
+        started=3,
+    )
+    root = ET.fromstring(junit_xml(run, [result("a"), result("b", workflow=False)], targets))  # noqa: S314
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped"), root.get("tests")) == (
+        "5", "1", "3", "5",
+    )  # fmt: skip
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert sorted(cases) == ["a", "b", "c", "d", "e"]
+    assert {name: case.get("classname") for name, case in cases.items()} == {
+        name: f"evaluator.{target}" for name, target in targets.items()
+    }
+    skipped = {name: case.find("skipped") for name, case in cases.items()}
+    assert skipped["a"] is None and skipped["b"] is None
+    assert {name: s.get("message") for name, s in skipped.items() if s is not None} == {
+        "c": "cut off while running: the run was stopped by SIGTERM",
+        "d": "never started: the run was stopped by SIGTERM",
+        "e": "never started: the run was stopped by SIGTERM",
+    }
+
+
+def test_a_run_cut_off_by_hung_targets_skips_the_scenarios_never_started_saying_why() -> None:
+    why = "1 scenarios were not started: all 1 target slots are held by targets that timed out"
+    run = RunInfo(id="run-1", name="", started_at="2026-11-22T10:00:00.000Z", started=1, cut_off=why)
+    hung = error_result(scenario(id="hung"), "t", "timed out", judge_status=SKIPPED, latency_ms=None)
+    root = ET.fromstring(junit_xml(run, [hung], {"hung": "toy", "left": "toy"}))  # noqa: S314
+    suite = root.find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("errors"), suite.get("skipped")) == (
+        "2", "1", "1",
+    )  # fmt: skip
+    left = suite.find("testcase[@name='left']/skipped")
+    assert left is not None and left.get("message") == f"never started: the run was cut off ({why})"
+
+
+def test_a_run_that_ran_to_its_end_has_nothing_skipped() -> None:
+    """Even a signal that came once every scenario had finished leaves the run whole."""
+    run = RunInfo(id="run-1", name="n", started_at="2026-11-22T10:00:00.000Z", signal="SIGTERM", started=1)
+    root = ET.fromstring(junit_xml(run, [result("a")], {"a": "research"}))  # noqa: S314
+    suite = root.find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("skipped")) == ("1", "0")
+    assert suite.find("testcase/skipped") is None
