@@ -108,13 +108,27 @@ def _newest_by_id(row_lists: Iterable[Iterable[Any]]) -> list[Mapping[str, Any]]
     more than once (across pages, or before its storage merges rows)."""
     newest: dict[str, Mapping[str, Any]] = {}
     for rows in row_lists:
-        for raw in rows:
-            if not isinstance(raw, dict) or "id" not in raw:
+        for given in rows:
+            if not isinstance(given, dict) or "id" not in given:
                 continue
+            raw = _camel_case_keys(given)
             kept = newest.get(raw["id"])
             if kept is None or str(raw.get("updatedAt") or "") >= str(kept.get("updatedAt") or ""):
                 newest[raw["id"]] = raw
     return list(newest.values())
+
+
+def _camel_case_keys(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A row's own keys as the API spells them: the Python SDK's models dumped with `model_dump()`
+    (not `.json()`, `.dict()` or `model_dump_json()`) keep their snake_case field names
+    (`parent_observation_id`, `start_time`); the values, metadata keys among them, stay as they are."""
+    if not any("_" in key for key in raw):
+        return raw
+    renamed = {}
+    for key, value in raw.items():
+        head, *rest = key.split("_")
+        renamed[head + "".join(part.title() for part in rest) if head else key] = value
+    return renamed
 
 
 def _from_api(raw: Mapping[str, Any], trace_metadata: Mapping[str, Any] | None = None) -> Observation:

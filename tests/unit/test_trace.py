@@ -11,6 +11,7 @@ from evaluator.trace import (
     Observation,
     Trace,
     build_trace,
+    detail_from_file,
     load_trace_file,
     trace_from_langfuse_trace,
     trace_from_observations,
@@ -394,3 +395,23 @@ def test_the_trace_views_metadata_joins_its_observations_without_the_span_attrib
     trace = trace_from_langfuse_trace(body)
     assert trace.agent_names == ["joke"] and trace.tool_path == ["lookup"]
     assert trace.flow == "billing"
+
+
+def test_a_page_dumped_with_the_sdks_model_dump_reads_as_the_api_body(tmp_path: Path) -> None:
+    # `ObservationsV2Response.model_dump()` keeps the SDK's snake_case field names (and datetimes,
+    # saved with json.dumps(..., default=str)); `.json()`, `.dict()` and `model_dump_json()` give the API's.
+    def snake(key: str) -> str:
+        return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+
+    rows = [
+        {snake(k): v for k, v in {"metadata": {"run_id": "r1"}, "output": None, **row}.items()}
+        for row in LANGFUSE_TRACE["observations"]
+    ]
+    for row in rows:
+        row["start_time"] = str(datetime.fromisoformat(row["start_time"]))
+    page_file = tmp_path / "page.json"
+    page_file.write_text(json.dumps({"data": rows, "meta": {}}))
+    _check_research_trace("abc123", "research-pdf-only", load_trace_file(page_file))
+    started = datetime(2026, 11, 22, 10, 0, 2, tzinfo=UTC).timestamp()
+    assert load_trace_file(page_file).tools[0].start_time == started
+    assert detail_from_file(page_file).observations[0].metadata == {"run_id": "r1"}  # its keys as written
