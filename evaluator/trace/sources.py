@@ -33,14 +33,15 @@ __all__ = [
 
 
 def trace_from_langfuse_trace(body: Mapping[str, Any], rules: TraceRules = DEFAULT_RULES) -> Trace:
-    """From `GET /api/public/traces/{traceId}`: a trace object with `observations` embedded."""
+    """From `GET /api/public/traces/{traceId}`: a trace object with `observations` embedded (or the
+    Langfuse UI's trace download, `{"observations": [...], "scores": [...]}`: the trace id its rows')."""
     rows = _newest_by_id([body.get("observations") or []])
     trace_metadata = body.get("metadata")
     if isinstance(trace_metadata, str):
         trace_metadata = decode_io(trace_metadata)
     shared = _user_metadata(trace_metadata) if isinstance(trace_metadata, dict) else {}
     return build_trace(
-        str(body.get("id", "")),
+        str(body.get("id") or next((r["traceId"] for r in rows if r.get("traceId")), "")),
         [_from_api(raw, shared) for raw in rows],
         name=body.get("name"),
         output=decode_io(body.get("output")),
@@ -223,6 +224,8 @@ def load_trace_file(path: Path, rules: TraceRules = DEFAULT_RULES) -> Trace:
     except ValueError as exc:
         raise TraceError(f"{path}: not JSON ({exc}). Fix: save the Langfuse API response as JSON.") from None
     if isinstance(body, dict) and isinstance(body.get("observations"), list):
+        if "id" not in body:  # the web UI's download, not the trace endpoint's body (always whole)
+            _check_page_fields(path, body["observations"])
         trace = trace_from_langfuse_trace(body, rules)
     elif isinstance(body, dict) and isinstance(body.get("data"), list):
         _check_page_fields(path, body["data"])
@@ -241,9 +244,10 @@ def load_trace_file(path: Path, rules: TraceRules = DEFAULT_RULES) -> Trace:
 
 
 def _check_page_fields(path: Path, rows: Sequence[Any]) -> None:
-    """An observations page saved without its metadata and input/output field groups (Langfuse's v2
-    endpoint returns only `core` and `basic` unless asked) would read every framework span as a plain
-    one and the answer as empty: wrong verdicts, so refused."""
+    """Observations saved without their metadata and input/output (Langfuse's v2 endpoint returns only
+    the `core` and `basic` field groups unless asked; the web UI's trace download leaves them out of a
+    trace of 350 or more observations, and its older form out of every trace) would read every framework
+    span as a plain one and the answer as empty: wrong verdicts, so refused."""
     missing = [  # a field group is every row's or none's: one row without the key does not make a page
         key
         for key in ("metadata", "output")
@@ -251,6 +255,7 @@ def _check_page_fields(path: Path, rows: Sequence[Any]) -> None:
     ]
     if missing:
         raise TraceError(
-            f"{path}: the observations have no {' and no '.join(missing)} field (saved without those "
-            f"field groups, verdicts would be wrong). Fix: save {_PAGE_REQUEST}"
+            f"{path}: the observations have no {' and no '.join(missing)} field (saved without them: a "
+            "v2 observations page without `fields`, or a Langfuse UI trace download that left them out; "
+            f"verdicts would be wrong). Fix: save {_PAGE_REQUEST}"
         )

@@ -415,3 +415,23 @@ def test_a_page_dumped_with_the_sdks_model_dump_reads_as_the_api_body(tmp_path: 
     started = datetime(2026, 11, 22, 10, 0, 2, tzinfo=UTC).timestamp()
     assert load_trace_file(page_file).tools[0].start_time == started
     assert detail_from_file(page_file).observations[0].metadata == {"run_id": "r1"}  # its keys as written
+
+
+def test_the_web_uis_trace_download_reads_or_is_refused_when_it_left_io_and_metadata_out(
+    tmp_path: Path,
+) -> None:
+    # web/src/features/traces/server/buildTraceExport.ts: {"observations": [...], "scores": [...]},
+    # no trace id or output of its own; over 350 observations (and in the older client-side download,
+    # always) without input, output and metadata.
+    rows = [{"metadata": {}, "output": None, **row} for row in LANGFUSE_TRACE["observations"]]
+    download = tmp_path / "trace-abc123.json"
+    download.write_text(json.dumps({"observations": rows, "scores": []}))
+    _check_research_trace("abc123", "research-pdf-only", load_trace_file(download))
+    large = [{k: v for k, v in row.items() if k not in ("input", "output", "metadata")} for row in rows]
+    download.write_text(json.dumps({"observations": large, "scores": []}))
+    with pytest.raises(TraceError, match=r"no metadata and no output field.*trace download.*&fields="):
+        load_trace_file(download)
+    legacy = [{**row, "metadata": "{}"} for row in large]
+    download.write_text(json.dumps({"trace": {"id": "abc123"}, "observations": legacy}))
+    with pytest.raises(TraceError, match=r"no output field"):
+        load_trace_file(download)
