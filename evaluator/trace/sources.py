@@ -230,6 +230,18 @@ def load_trace_file(path: Path, rules: TraceRules = DEFAULT_RULES) -> Trace:
     elif isinstance(body, dict) and isinstance(body.get("data"), list):
         _check_page_fields(path, body["data"])
         trace = trace_from_observations([body], rules=rules)
+    elif isinstance(body, list) and any(isinstance(row, dict) and "depth" in row for row in body):
+        # the UI's log view export: rows with a depth but no parent ids, their names suffixed with ids
+        raise TraceError(
+            f"{path}: a list of observations without parent ids (the Langfuse log view's Download as JSON "
+            "or Copy as JSON), so agents and tools cannot be placed. Fix: save the trace view's Download "
+            f"(trace-ID.json), or {_PAGE_REQUEST}"
+        )
+    elif isinstance(body, dict) and "resourceSpans" in body:
+        raise TraceError(
+            f"{path}: OpenTelemetry spans (OTLP JSON), not read here. Fix: save the trace as Langfuse "
+            f"stores it, {_PAGE_REQUEST}"
+        )
     else:
         raise TraceError(
             f"{path}: not a Langfuse trace (no 'observations' list) nor an observations page (no "

@@ -435,3 +435,18 @@ def test_the_web_uis_trace_download_reads_or_is_refused_when_it_left_io_and_meta
     download.write_text(json.dumps({"trace": {"id": "abc123"}, "observations": legacy}))
     with pytest.raises(TraceError, match=r"no output field"):
         load_trace_file(download)
+
+
+def test_a_log_view_export_and_otlp_json_are_refused_saying_what_they_are(tmp_path: Path) -> None:
+    # useLogViewAllObservationsIO.ts: [{id, type, name: "research (a2)", startTime, endTime, depth, ...}]
+    rows = [
+        {"id": r["id"], "type": r["type"], "name": f"{r['name']} ({r['id'][:8]})", "depth": 1}
+        for r in LANGFUSE_TRACE["observations"]
+    ]
+    saved = tmp_path / "trace.json"
+    saved.write_text(json.dumps(rows))
+    with pytest.raises(TraceError, match=r"without parent ids \(the Langfuse log view.*Fix: save the trace"):
+        load_trace_file(saved)
+    saved.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": []}]}]}))
+    with pytest.raises(TraceError, match=r"OpenTelemetry spans \(OTLP JSON\).*&fields="):
+        load_trace_file(saved)
