@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -119,16 +120,19 @@ def _newest_by_id(row_lists: Iterable[Iterable[Any]]) -> list[Mapping[str, Any]]
     return list(newest.values())
 
 
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")  # `start_time`; not `_private` nor `a.b_c`
+
+
 def _camel_case_keys(raw: Mapping[str, Any]) -> Mapping[str, Any]:
     """A row's own keys as the API spells them: the Python SDK's models dumped with `model_dump()`
     (not `.json()`, `.dict()` or `model_dump_json()`) keep their snake_case field names
     (`parent_observation_id`, `start_time`); the values, metadata keys among them, stay as they are."""
-    if not any("_" in key for key in raw):
+    if not any(_SNAKE.fullmatch(key) for key in raw):
         return raw
     renamed = {}
     for key, value in raw.items():
-        head, *rest = key.split("_")
-        renamed[head + "".join(part.title() for part in rest) if head else key] = value
+        head, *rest = key.split("_") if _SNAKE.fullmatch(key) else (key,)
+        renamed[head + "".join(part.title() for part in rest)] = value
     return renamed
 
 
