@@ -1,14 +1,14 @@
 """`evaluator report --by agent`: each agent's figures per agent prompt version, from the results' `per_agent`
 fields (DESIGN.md, Per-agent analysis), and every tool issue, linked to its trace.
 
-A result counts toward every agent prompt version its run used (as `--by prompt` counts it), and toward
-"(no prompt)" when it used none; within each, one row per agent that ran: the results it ran in, its tool
-calls and issues (sums), `tool_use_score` (its calls without an issue / its calls, over all its results:
-None without calls), and the means of its `score` (the weighted agent score), latency, tokens and cost
-over the results that have them, and of the per-agent judge's reasoning, handoff and response quality
-over the results judged (not measured or not judged: None, never 0). Then every tool issue and every
-recommendation, each linked to its trace. Results with no `per_agent` field (the analysis did not apply)
-are left out.
+A result counts toward every agent prompt version it used (its `prompts`, as `--by prompt` counts it),
+and toward "(no prompt)" when it used none; within each, one row per agent that ran: the results it ran
+in, its tool calls and issues (sums), `tool_use_score` (its calls without an issue / its calls, over all
+its results: None without calls), and the means of its `score` (the weighted agent score), latency,
+tokens and cost over the results that have them, and of the per-agent judge's reasoning, handoff and
+response quality over the results judged (not measured or not judged: None, never 0). Then every tool
+issue and every recommendation, each linked to its trace. Results with no `per_agent` field (the analysis
+did not apply) are left out.
 """
 
 from __future__ import annotations

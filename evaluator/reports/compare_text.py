@@ -160,8 +160,12 @@ def _plain(value: float | None) -> str:
 
 
 def _scenario_line(row: Mapping[str, Any]) -> str:
+    """A changed scenario: its status, and each changed figure as the scenario has it (a pass rate's
+    value for one scenario is its pass, `workflow_pass`; other rates, a dialogue's hallucination or
+    violation rate, keep their names)."""
     changed = ", ".join(
-        f"{name.removesuffix('_rate')} {_plain(v['baseline'])} -> {_plain(v['candidate'])}"
+        f"{name.removesuffix('_rate') if name.endswith('_pass_rate') else name} "
+        f"{_plain(v['baseline'])} -> {_plain(v['candidate'])}"
         for name, v in row["changes"].items()
     )
     flip = f" ({row['flip']})" if row["flip"] else ""

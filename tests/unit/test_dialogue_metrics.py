@@ -46,7 +46,7 @@ from evaluator.metrics.dialogue import (
     slot_hallucination,
     system_correct,
 )
-from evaluator.reports import RunRecord, compare_runs
+from evaluator.reports import RunRecord, compare_markdown, compare_runs
 from evaluator.results import default_metrics, summarize, with_dialogues
 
 S = DialogueState.of
@@ -1055,3 +1055,5 @@ def test_report_and_compare_show_and_gate_act_accuracy_the_hallucination_and_vio
     assert figures["dialogue_policy_violation_rate"] == (round(1 / 3, 4), round(2 / 3, 4))
     assert compared["verdict"] == "regression"
     assert compared["regressions"] == ["dialogue policy violation rate"]
+    # B's own line names its rate as a rate (only a pass rate is a scenario's pass: workflow_pass)
+    assert "dialogue_policy_violation_rate 0 -> 1" in compare_markdown(compared, metrics)
