@@ -161,8 +161,8 @@ def _plain(value: float | None) -> str:
 
 def _scenario_line(row: Mapping[str, Any]) -> str:
     """A changed scenario: its status, and each changed figure as the scenario has it (a pass rate's
-    value for one scenario is its pass, `workflow_pass`; other rates, a dialogue's hallucination or
-    violation rate, keep their names)."""
+    value for one scenario is its pass, named without `_rate`; other rates, a dialogue's hallucination
+    or violation rate, keep their names)."""
     changed = ", ".join(
         f"{name.removesuffix('_rate') if name.endswith('_pass_rate') else name} "
         f"{_plain(v['baseline'])} -> {_plain(v['candidate'])}"

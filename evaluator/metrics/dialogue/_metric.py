@@ -105,25 +105,25 @@ class DialogueVerdict:
         return []
 
 
-def _turns_measuring(key: str) -> Callable[[Mapping[str, Any]], float]:
-    """A dialogue's weight in a figure that is a mean over turns: its turns that measured `key` (1 for
-    a result that keeps no turns)."""
+def _turns_counted(counts: Callable[[Mapping[str, Any]], bool]) -> Callable[[Mapping[str, Any]], float]:
+    """A dialogue's weight in a figure over its turns: its turns `counts` takes (1 for a result that
+    keeps no turns, or when it takes none)."""
 
     def weight(document: Mapping[str, Any]) -> float:
         turns = document.get("turns")
         if not isinstance(turns, list):
             return 1.0
-        return float(sum(number(at(turn, ("metrics", key))) is not None for turn in turns)) or 1.0
+        return float(sum(isinstance(turn, Mapping) and counts(turn) for turn in turns)) or 1.0
 
     return weight
 
 
-def _turns_ran(document: Mapping[str, Any]) -> float:
-    """A dialogue's turns that ran (1 for a result that keeps no turns)."""
-    turns = document.get("turns")
-    if not isinstance(turns, list):
-        return 1.0
-    return float(sum(isinstance(t, Mapping) and t.get("status") != "not run" for t in turns)) or 1.0
+def _turns_measuring(key: str) -> Callable[[Mapping[str, Any]], float]:
+    """The weight of a figure that is a mean over turns: the dialogue's turns that measured `key`."""
+    return _turns_counted(lambda turn: number(at(turn, ("metrics", key))) is not None)
+
+
+_turns_ran = _turns_counted(lambda turn: turn.get("status") != "not run")
 
 
 def _violations_per_turn(document: Mapping[str, Any]) -> float | None:
@@ -143,15 +143,19 @@ def _figure(
     column: str | None = None,
     direction: Direction = "down",
     rate: bool = True,
+    value: Callable[[Mapping[str, Any]], float | None] | None = None,
+    weight: Callable[[Mapping[str, Any]], float] | None = None,
 ) -> Figure:
     """A dialogue figure; `column` (the headline ones): its column in the reports' history tables (the
     terminal's dialogue table, the HTML report's tables) and a trend chart in the HTML report.
-    `direction`: the way it gets worse (`up` for the rates of what should not happen)."""
-    violations = key == "policy_violation_rate"  # a rate of the dialogue's count, not a field of its own
-    weight = _turns_ran if violations else _turns_measuring(key) if key in MEAN_OVER_TURNS else None
+    `direction`: the way it gets worse (`up` for the rates of what should not happen). `value` and
+    `weight`: the dialogue's `key` figure and, for a mean over turns (`MEAN_OVER_TURNS`), the turns that
+    measured it, unless given."""
+    if weight is None and key in MEAN_OVER_TURNS:
+        weight = _turns_measuring(key)
     return Figure(
         name=f"dialogue_{key}",
-        value=_violations_per_turn if violations else number_at("dialogue", key),
+        value=value or number_at("dialogue", key),
         weight=weight,
         level="session",
         rate=rate,
@@ -186,7 +190,15 @@ class DialogueMetric(MetricBase):
         _figure("act_accuracy", "act accuracy", gated=True),
         _figure("slot_hallucination_rate", "slot hallucination rate", gated=True, direction="up"),
         _figure("entity_hallucination_rate", "entity hallucination rate", gated=True, direction="up"),
-        _figure("policy_violation_rate", "policy violation rate", gated=True, direction="up"),
+        # a rate of the dialogue's count, not a field of its own: violations / turns that ran
+        _figure(
+            "policy_violation_rate",
+            "policy violation rate",
+            gated=True,
+            direction="up",
+            value=_violations_per_turn,
+            weight=_turns_ran,
+        ),
         _figure("memory_transfer", "memory transfer", gated=False),
         # CRAG's mean(correct) - mean(hallucination), -1..1: compared in score units, not points
         _figure("multi_turn_conversation_score", "multi-turn conversation score", gated=False, rate=False),
