@@ -13,14 +13,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents import Agent, Model, ModelResponse, Runner, Usage, function_tool
+from agents import Agent, Model, Runner, function_tool
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langfuse import get_client
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
-from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+from openai.types.responses import ResponseFunctionToolCall
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import RunContext
@@ -35,6 +35,7 @@ from pydantic_ai.messages import ModelResponse as PydanticResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from evaluator.run import TargetRequest
+from tests.frameworks.systems.agents_sdk import model_response, reply_message
 from tests.frameworks.systems.scripted import ScriptedChat, call
 
 histories: list[tuple[Mapping[str, str], ...]] = []  # what each call of `concierge` received, in order
@@ -122,10 +123,10 @@ class _Desk(Model):
             for item in turn
         )
         if self._role == "triage":
-            return _response(_call("transfer_to_refund_agent", f"h{len(items)}"))
+            return model_response(_call("transfer_to_refund_agent", f"h{len(items)}"))
         if "order" in asked and not looked_up:
-            return _response(_call("lookup_order", f"l{len(items)}", order_id="42"))
-        return _response(_message("Refund started." if looked_up else "It arrives in 5 days."))
+            return model_response(_call("lookup_order", f"l{len(items)}", order_id="42"))
+        return model_response(reply_message("Refund started." if looked_up else "It arrives in 5 days."))
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("the desk runs without streaming")
@@ -134,17 +135,6 @@ class _Desk(Model):
 def _call(name: str, call_id: str, **args: Any) -> ResponseFunctionToolCall:
     arguments = json.dumps(args)
     return ResponseFunctionToolCall(type="function_call", name=name, arguments=arguments, call_id=call_id)
-
-
-def _message(text: str) -> ResponseOutputMessage:
-    content = [ResponseOutputText(type="output_text", text=text, annotations=[])]
-    return ResponseOutputMessage(
-        type="message", id="m1", role="assistant", status="completed", content=content
-    )
-
-
-def _response(item: Any) -> ModelResponse:
-    return ModelResponse(output=[item], usage=Usage(), response_id=None)
 
 
 @function_tool

@@ -25,10 +25,10 @@ class ScriptedModel(Model):
         self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
     ) -> ModelResponse:
         if self._reply is not None:
-            return _response(_message(self._reply))
+            return model_response(reply_message(self._reply))
         text = input if isinstance(input, str) else str(input[0].get("content", ""))
         target = "transfer_to_spanish_agent" if "hola" in text.lower() else "transfer_to_english_agent"
-        return _response(
+        return model_response(
             ResponseFunctionToolCall(type="function_call", name=target, arguments="{}", call_id="h1")
         )
 
@@ -36,14 +36,14 @@ class ScriptedModel(Model):
         raise NotImplementedError("the example runs without streaming")
 
 
-def _message(text: str) -> ResponseOutputMessage:
+def reply_message(text: str) -> ResponseOutputMessage:
     content = [ResponseOutputText(type="output_text", text=text, annotations=[])]
     return ResponseOutputMessage(
         type="message", id="m1", role="assistant", status="completed", content=content
     )
 
 
-def _response(item: Any) -> ModelResponse:
+def model_response(item: Any) -> ModelResponse:
     return ModelResponse(output=[item], usage=Usage(), response_id=None)
 
 
