@@ -9,6 +9,7 @@ import functools
 import json
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, err, langfuse, out
+from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, err, langfuse, out, warnings_only
 from evaluator.config import Config
 from evaluator.errors import ConfigError, LangfuseUnavailableError
-from evaluator.langfuse import LangfuseConnection
+from evaluator.langfuse import LangfuseConnection, LangfuseSettings
 from evaluator.metrics import dialogue as dm
 from evaluator.reports import notice, print_judges, summary_table
 from evaluator.results import ScenarioResult, builtin_metrics, with_dialogues
@@ -31,10 +32,9 @@ from evaluator.run import (
     TurnScores,
     check_turn_count,
     dialogue_settings,
+    judged_recorded_dialogue,
     load_turn_data,
     new_run_id,
-    recorded_dialogue,
-    recorded_judge_status,
     score_turn_data,
 )
 from evaluator.scenarios import LoadedScenario
@@ -62,9 +62,11 @@ def validate_dialogue(
     *,
     rules: TraceRules,
     no_judge: bool,
+    no_cache: bool,
     as_json: bool,
 ) -> None:
-    """The dialogue evaluated against its recorded turns, printed; exits 0 when it passed, else 1."""
+    """The dialogue evaluated (and its turns judged, as a run judges them) against its recorded turns,
+    printed; exits 0 when it passed, else 1."""
     if source.trace_id is not None:
         raise ConfigError(
             f"--scenario {item.path} is a dialogue (it has turns): its recorded conversation is a trace "
@@ -73,35 +75,51 @@ def validate_dialogue(
         )
     target = item.scenario.target
     settings = dialogue_settings(config, {target}).get(target, DialogueSettings())
-    if source.files:
-        check_turn_count(
-            item,
-            len(source.files),
-            recorded=f"--trace was given {len(source.files)} time{'s' if len(source.files) != 1 else ''}",
-            fix="give --trace once per user turn of the dialogue, in the order of its turns.",
-        )
-        turns = [
-            RecordedTurn(trace=load_trace_file(path, rules), detail=functools.partial(detail_from_file, path))
-            for path in source.files
-        ]
-        session = _files_session(source.files)
-    else:
-        session = source.session_id or ""
-        with langfuse("--session-id", config, ", or pass --trace FILE once per turn") as connection:
+    with ExitStack() as stack:
+        connection = None
+        if source.files:
+            turns, session = _files_turns(item, source.files, rules)
+            if LangfuseSettings.from_env() is not None:  # judge prompts and traces in that project
+                connection = stack.enter_context(langfuse("validate", config))
+        else:
+            session = source.session_id or ""
+            alternative = ", or pass --trace FILE once per turn"
+            connection = stack.enter_context(langfuse("--session-id", config, alternative))
             turns = _read_session(connection, session, config, rules, item)
-    result = recorded_dialogue(
-        item,
-        turns,
-        session=session,
-        settings=settings,
-        metrics=with_dialogues(builtin_metrics(config)),
-        judge_status=recorded_judge_status(no_judge=no_judge),
-    )
+        result = judged_recorded_dialogue(
+            config,
+            item,
+            turns,
+            session=session,
+            settings=settings,
+            metrics=with_dialogues(builtin_metrics(config)),
+            connection=connection,
+            no_judge=no_judge,
+            no_cache=no_cache,
+            notice=warnings_only,
+        )
     if as_json:
         sys.stdout.write(json.dumps(result.to_json(), indent=2, default=str) + "\n")
     else:
         _print_dialogue(result)
     raise typer.Exit(EXIT_PASSED if result.status == "passed" else EXIT_FAILED)
+
+
+def _files_turns(
+    item: LoadedScenario, files: Sequence[Path], rules: TraceRules
+) -> tuple[list[RecordedTurn], str]:
+    """The turns of `--trace` given once per turn, in order, and the session they name ("" if none)."""
+    check_turn_count(
+        item,
+        len(files),
+        recorded=f"--trace was given {len(files)} time{'s' if len(files) != 1 else ''}",
+        fix="give --trace once per user turn of the dialogue, in the order of its turns.",
+    )
+    turns = [
+        RecordedTurn(trace=load_trace_file(path, rules), detail=functools.partial(detail_from_file, path))
+        for path in files
+    ]
+    return turns, _files_session(files)
 
 
 def _read_session(

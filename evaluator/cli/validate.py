@@ -14,7 +14,17 @@ from typing import Annotated
 
 import typer
 
-from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, Command, ConfigOption, app, err, langfuse, out
+from evaluator.cli._common import (
+    EXIT_FAILED,
+    EXIT_PASSED,
+    Command,
+    ConfigOption,
+    app,
+    err,
+    langfuse,
+    out,
+    warnings_only,
+)
 from evaluator.cli._recorded import RecordedSource, validate_dialogue, validate_turns
 from evaluator.config import Config, load_config
 from evaluator.errors import ConfigError, did_you_mean
@@ -101,6 +111,7 @@ def validate(
             recorded,
             rules=_rules(config, loaded.target, convention),
             no_judge=no_judge,
+            no_cache=no_cache,
             as_json=as_json,
         )
         return
@@ -161,7 +172,7 @@ def _single_turn(
             connection=connection,
             no_judge=no_judge,
             no_cache=no_cache,
-            notice=_warnings_only,
+            notice=warnings_only,
             metrics=metrics,
         )
     if as_json:
@@ -194,12 +205,6 @@ def _scenario(config: Config, path: Path, *, no_judge: bool) -> Scenario:
             [str(path)], targets={loaded.target: declared}, prompts=prompts, judge_prompt=judge_prompt
         )
     return loaded
-
-
-def _warnings_only(kind: str, message: str) -> None:
-    """The judges' notes (how to enable them) stay out of validate: the result says why they did not run."""
-    if kind != "note":
-        notice(err, kind, message)
 
 
 def _rules(config: Config, target: str, convention: str | None) -> TraceRules:

@@ -17,7 +17,7 @@ from evaluator.run.experiment import (
 )
 from evaluator.run.judging import HOW_TO_ENABLE, NOT_FINISHED, JudgePlan, check_judge_prompts, judge_result
 from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, ScenarioTracer, new_run_id
-from evaluator.run.recorded import RecordedTurn, check_turn_count, recorded_dialogue, recorded_judge_status
+from evaluator.run.recorded import RecordedTurn, check_turn_count, judged_recorded_dialogue, recorded_dialogue
 from evaluator.run.selection import catalogs, dialogue_settings, rules_for, select_scenarios
 from evaluator.run.service import check_output_file, run_suite
 from evaluator.run.suite import Notice, RunNotStoredError, SuiteOptions, SuiteRun
@@ -56,13 +56,13 @@ __all__ = [
     "check_turn_count",
     "dialogue_settings",
     "judge_result",
+    "judged_recorded_dialogue",
     "load_target",
     "load_turn_data",
     "new_run_id",
     "plan_experiment",
     "push_suite",
     "recorded_dialogue",
-    "recorded_judge_status",
     "report_experiment",
     "rules_for",
     "run_suite",

@@ -56,13 +56,13 @@ from evaluator.trace import Trace
 
 __all__ = [
     "STATE_KEYS",
-    "TURN_NOT_JUDGED",
     "DialogueSettings",
     "JudgeTurn",
     "TurnCall",
     "TurnRan",
     "TurnToJudge",
     "dialogue_finished",
+    "exchange",
     "judged_turn_scenario",
     "read_state",
     "run_dialogue",
@@ -71,9 +71,6 @@ __all__ = [
 
 STATE_KEYS = ("intent", "domain", "acts", "slots", "action")
 _log = logging.getLogger(__name__)
-TURN_NOT_JUDGED = JudgeStatus(
-    status="skipped", reason="the LLM judges do not run on recorded dialogue turns yet"
-)
 Deliver = Callable[[Finished, Trace | None, Mapping[str, Any] | None], None]
 History = tuple[Mapping[str, str], ...]
 
@@ -248,6 +245,12 @@ class TurnRan:
         agents = trace.agent_names if trace is not None else ()
         reply = answer_text(final_answer(done.result.output, agents))
         return cls(done=done, state=state, reply=reply, tool_outputs=said)
+
+
+def exchange(turn: DialogueTurn, got: TurnRan) -> History:
+    """A turn as the conversation before the next turn holds it (what the judges are shown): the
+    user's message, then the turn's reply."""
+    return ({"role": "user", "content": turn.user}, {"role": "assistant", "content": got.reply})
 
 
 class _Dialogue:
@@ -628,5 +631,5 @@ def run_dialogue(
             unfinished = f"turn {index} gave no result"
         if got is None or got.done.result.status == "error":
             break
-        history += [{"role": "user", "content": turn.user}, {"role": "assistant", "content": got.reply}]
+        history += exchange(turn, got)
     dialogue.finish(unfinished)

@@ -50,6 +50,7 @@ __all__ = [
     "judged_result",
     "judges_outside_a_run",
     "partly_judged_result",
+    "validate_run_id",
 ]
 
 _log = logging.getLogger(__name__)
@@ -217,7 +218,7 @@ def judge_result(
     ) as (judges, unjudged):
         if judges is None:
             return replace(result, judge_status=unjudged or NOT_FINISHED)
-        return judged_result(judges, scenario, result, trace, run_id=run_id or _validate_run_id())
+        return judged_result(judges, scenario, result, trace, run_id=run_id or validate_run_id())
 
 
 @contextmanager
@@ -360,5 +361,6 @@ def _judges_failed(result: ScenarioResult, exc: Exception) -> ScenarioResult:
     )
 
 
-def _validate_run_id() -> str:
+def validate_run_id() -> str:
+    """The run id of judgements made outside a run (`evaluator validate`)."""
     return f"validate-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"

@@ -241,8 +241,9 @@ def test_a_recorded_dialogue_without_a_judge_endpoint_gives_the_true_reason_the_
         "validate", "--scenario", scenario, *[a for path in files for a in ("--trace", path)], "--json"
     )
     assert code == 0, text
-    # no endpoint is configured, yet that is not why: recorded turns are not judged with one either
+    # recorded turns are judged as a run's are: no endpoint is configured, and that is why they were not
     assert _json(text)["judge_status"] == {
         "status": "skipped",
-        "reason": "the LLM judges do not run on recorded dialogue turns yet",
+        "reason": "no judge endpoint is configured (EVALUATOR_JUDGE_BASE_URL, OPENAI_BASE_URL or "
+        "OPENAI_API_KEY): the judges did not run",
     }
