@@ -38,7 +38,14 @@ from evaluator.run import (
     score_turn_data,
 )
 from evaluator.scenarios import LoadedScenario
-from evaluator.trace import TraceRules, detail_from_file, list_session, load_trace_file, read_session
+from evaluator.trace import (
+    SessionTrace,
+    TraceRules,
+    detail_from_file,
+    list_session,
+    load_trace_file,
+    read_session,
+)
 
 __all__ = ["RecordedSource", "validate_dialogue", "validate_turns"]
 
@@ -155,7 +162,10 @@ def _read_session(
             "conversation still being recorded, or ingested, may need a moment: try again."
             if count < expected
             else "give the scenario this conversation plays (one user turn per trace), or check the "
-            "session id: a session that holds several conversations cannot be told apart."
+            "session id: a session that holds several conversations, or calls beside the turns (a "
+            "title or summary generated in the same session, say), cannot be told apart; then save "
+            "each turn's trace and give --trace FILE once per turn, in order (see README, Recorded "
+            f"conversations). The session's traces, in time order: {_listed(listing.traces)}."
         ),
     )
     with err.status(f"Reading the {count} traces of session {session} from Langfuse..."):
@@ -169,6 +179,13 @@ def _read_session(
                 f"this verdict is on the {read.trace.observation_count} observations readable so far.",
             )
     return [RecordedTurn(trace=read.trace, detail=read.detail) for read in reads]
+
+
+def _listed(traces: Sequence[SessionTrace]) -> str:
+    """The session's traces as the error shows them: id and root name, in time order (the first 10)."""
+    shown = [f"{t.trace_id} ({t.name or 'unnamed'})" for t in traces[:10]]
+    more = f", and {len(traces) - 10} more" if len(traces) > 10 else ""
+    return ", ".join(shown) + more
 
 
 def _files_session(paths: Sequence[Path]) -> str:

@@ -60,6 +60,7 @@ class SessionTrace:
     started: float | None
     observations: int
     turn: int | None = None  # the turn its root names, when it names one
+    name: str = ""  # its root observation's name ("": not listed)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,12 +87,18 @@ def _turn(row: Mapping[str, Any]) -> int | None:
     return int(named.group(1)) if named else None
 
 
+def _root_name(row: Mapping[str, Any]) -> str | None:
+    """A root observation's name (None for other rows): how the session's traces are told apart."""
+    return None if row.get("parentObservationId") else str(row.get("name") or "")
+
+
 def session_traces(pages: Sequence[Mapping[str, Any]]) -> tuple[SessionTrace, ...]:
     """The traces of listed observation pages, in time order (a trace without a start time last);
     traces that started in the same millisecond in the order of the turns their roots name, else the
     one that ended first (a conversation recorded outside a run names no turns), then by id."""
     rows: dict[str, tuple[str, float | None, float | None]] = {}  # observation id -> (trace, start, end)
     turns: dict[str, int] = {}
+    names: dict[str, str] = {}
     for page in pages:
         for row in page.get("data") or ():
             if isinstance(row, Mapping) and row.get("traceId") and row.get("id"):
@@ -99,6 +106,8 @@ def session_traces(pages: Sequence[Mapping[str, Any]]) -> tuple[SessionTrace, ..
                 rows[str(row["id"])] = (str(row["traceId"]), *times)
                 if (turn := _turn(row)) is not None:
                     turns[str(row["traceId"])] = turn
+                if (name := _root_name(row)) is not None:
+                    names[str(row["traceId"])] = name
     counts: dict[str, int] = {}
     starts: dict[str, float] = {}
     ends: dict[str, float] = {}
@@ -109,7 +118,9 @@ def session_traces(pages: Sequence[Mapping[str, Any]]) -> tuple[SessionTrace, ..
         if ended is not None:
             ends[trace_id] = max(ended, ends.get(trace_id, ended))
     traces = [
-        SessionTrace(trace_id=t, started=starts.get(t), observations=n, turn=turns.get(t))
+        SessionTrace(
+            trace_id=t, started=starts.get(t), observations=n, turn=turns.get(t), name=names.get(t, "")
+        )
         for t, n in counts.items()
     ]
 
