@@ -54,7 +54,8 @@ def runs_from_scores(
     scores: Iterable[Mapping[str, Any]], metrics: MetricSet | None = None
 ) -> list[RunRecord]:
     """Runs (oldest first) from v3 score rows, their results rebuilt by the metrics of `metrics` (the
-    built-in ones by default); scores that are not scenario scores are ignored."""
+    built-in ones by default); scores that are not scenario scores of these metrics are ignored
+    (`_ours`)."""
     metrics = metrics or default_metrics()
     grouped: dict[str, dict[str, dict[str, Mapping[str, Any]]]] = {}  # run -> scenario -> name -> score
     rows: dict[tuple[str, str], list[Mapping[str, Any]]] = {}  # every score, several of a name too
@@ -62,13 +63,10 @@ def runs_from_scores(
         str, dict[str, dict[int, dict[str, Mapping[str, Any]]]]
     ] = {}  # run -> dialogue -> turn -> ...
     for score in {str(s.get("id")): s for s in scores}.values():
-        metadata = score.get("metadata") or {}
-        subject = score.get("subject") or {}
-        if not isinstance(metadata, Mapping) or subject.get("kind") not in _SUBJECTS:
+        if not _ours(score, metrics):
             continue
-        run_id, scenario_id = metadata.get("run_id"), metadata.get("scenario_id")
-        if not isinstance(run_id, str) or not isinstance(scenario_id, str):
-            continue
+        metadata, subject = score["metadata"], score["subject"]
+        run_id, scenario_id = str(metadata["run_id"]), str(metadata["scenario_id"])
         name = str(score["name"])
         one_of_a_name = subject.get("kind") != "observation"  # per agent: several of a name
         turn = _turn_of(scenario_id, name, metadata)
@@ -104,6 +102,22 @@ def runs_from_scores(
             )
         )
     return sorted(runs, key=lambda run: (run.started_at, run.id))
+
+
+def _ours(score: Mapping[str, Any], metrics: MetricSet) -> bool:
+    """Whether a score is a scenario score this evaluator posted: a name of `metrics`, on a trace, an
+    observation or a session, with metadata naming its run and scenario. Other tools' scores in the same
+    project (an annotation, another evaluator's, even one that also puts `run_id` and `scenario_id` in
+    its metadata) are not: they would make runs of their own, every scenario failed."""
+    metadata, subject = score.get("metadata"), score.get("subject")
+    return (
+        score.get("name") in metrics.score_types
+        and isinstance(subject, Mapping)
+        and subject.get("kind") in _SUBJECTS
+        and isinstance(metadata, Mapping)
+        and isinstance(metadata.get("run_id"), str)
+        and isinstance(metadata.get("scenario_id"), str)
+    )
 
 
 def _turn_of(scenario_id: str, name: str, metadata: Mapping[str, Any]) -> tuple[str, int] | None:
@@ -165,7 +179,9 @@ def _result(
 
 def _prompts(by_name: ByName) -> dict[str, Any]:
     """The prompt versions a scenario's scores name (source unknown)."""
-    prompts = (next(iter(by_name.values())).get("metadata") or {}).get("prompts") or {}
+    prompts = (next(iter(by_name.values())).get("metadata") or {}).get("prompts")
+    if not isinstance(prompts, Mapping):
+        return {}
     return {
         str(name): {"version": version, "source": "unknown"}
         for name, version in prompts.items()
