@@ -202,9 +202,14 @@ _HISTORY_QUERY = """SELECT results.run_id, runs.name, results.finished_at, resul
     ORDER BY runs.started_at, results.finished_at, results.scenario_id"""
 _VERDICT_QUERY = """SELECT entry FROM verdicts
     WHERE prompt_name = ? AND prompt_version = ? AND model = ? AND inputs_sha256 = ?"""
-_RUNS_QUERY = """SELECT id, name, started_at, finished_at, info FROM
-    (SELECT * FROM runs WHERE id IN (SELECT run_id FROM results)
-     ORDER BY started_at DESC, rowid DESC LIMIT ?) ORDER BY started_at, rowid"""
+# The last N runs with results (N = -1: all of them), and the results of those runs only: a report of
+# the last 5 runs of a store of 200 decodes 5 runs' result objects, not 200.
+_LAST_RUNS = """SELECT * FROM runs WHERE id IN (SELECT run_id FROM results)
+    ORDER BY started_at DESC, rowid DESC LIMIT ?"""
+_RUNS_QUERY = f"""SELECT id, name, started_at, finished_at, info FROM ({_LAST_RUNS})
+    ORDER BY started_at, rowid"""  # noqa: S608 - constants only
+_RUNS_RESULTS_QUERY = f"""SELECT run_id, scenario_id, result FROM results
+    WHERE run_id IN (SELECT id FROM ({_LAST_RUNS})) ORDER BY scenario_id"""  # noqa: S608 - constants only
 _COUNT_QUERIES = {
     "all": "SELECT COUNT(*) FROM scores",
     "waiting": f"SELECT COUNT(*) FROM scores WHERE {_WAITING}",  # noqa: S608 - constants only
@@ -417,9 +422,7 @@ class Store:
         named in the run's `damaged`: the scenario id of a result, or "run info" (the info is then {})."""
         with self._reading() as db:
             rows = db.execute(_RUNS_QUERY, (last_runs or -1,)).fetchall()
-            results = db.execute(
-                "SELECT run_id, scenario_id, result FROM results ORDER BY scenario_id"
-            ).fetchall()
+            results = db.execute(_RUNS_RESULTS_QUERY, (last_runs or -1,)).fetchall()
         by_run: dict[str, list[dict[str, Any]]] = {}
         damaged: dict[str, list[str]] = {}
         for run_id, scenario_id, document in results:

@@ -11,6 +11,7 @@ from evaluator.errors import ConfigError, StoreError
 from evaluator.judge import CacheKey
 from evaluator.results import JudgeStatus, RunInfo, ScenarioResult, evaluate, scores_for
 from evaluator.storage import Finished, Store
+from evaluator.storage import store as store_module
 from tests.builders import scenario, trace_of
 
 DEST = "https://cloud.langfuse.com pk-lf-project-a"
@@ -445,3 +446,29 @@ def test_a_read_only_store_whose_log_holds_changes_not_merged_is_refused(
 
     with pytest.raises(StoreError, match=r"write-ahead log evaluator\.db-wal holds changes not merged"):
         Store.reading(path)
+
+
+def test_the_last_runs_decode_their_own_results_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`report --last 5` on a store of 200 runs: the 5 runs' result objects are read, not every run's
+    (each a JSON document of a few kB: on 200 runs of 50 scenarios, seconds)."""
+    store = Store(tmp_path / "evaluator.db")
+    for index in range(4):
+        run = RunInfo(id=f"run-{index}", name=f"run-{index}", started_at=f"2026-11-22T10:0{index}:00Z")
+        store.start_run(run)
+        for tools in (["a"], []):
+            result = replace(_result(tools), scenario_id=f"s-{len(tools)}")
+            store.record(run.id, result, scores_for(result, run_id=run.id), destination=None)
+    decoded: list[object] = []
+    decode = store_module._json_object
+
+    def counted(text: str | bytes | None) -> dict[str, object] | None:
+        decoded.append(text)
+        return decode(text)
+
+    monkeypatch.setattr(store_module, "_json_object", counted)
+    runs = store.runs(last_runs=1)
+    store.close()
+
+    assert [run["id"] for run in runs] == ["run-3"]
+    assert sorted(r["scenario_id"] for r in runs[0]["results"]) == ["s-0", "s-1"]
+    assert len(decoded) == 3  # the run's info and its two results
