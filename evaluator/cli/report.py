@@ -80,9 +80,9 @@ def report(
     if as_json:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     elif not runs:
-        out.print(f"No results in {where} yet: run `evaluator run` first.", highlight=False)
+        out.print(f"No results in {where} yet: run `evaluator run` first.", highlight=False, markup=False)
     else:
-        out.print(f"{len(runs)} runs from {where}", highlight=False)
+        out.print(f"{len(runs)} runs from {where}", highlight=False, markup=False)
         tables = agent_tables(document) if by == "agent" else history_tables(document["rows"], metrics)
         for table in tables:
             out.print(table)
@@ -91,15 +91,17 @@ def report(
                 "No result of these runs has a per-agent analysis. Fix: declare the agents' tools "
                 "([targets.NAME.agent_tools]) or their schemas (tool_schemas) and run again.",
                 highlight=False,
+                markup=False,  # the brackets are the message's, not markup
             )
         if not tables and by == "prompt":
             out.print(
                 "No result of these runs used a prompt file, so there is nothing to show by prompt. "
                 "Fix: use --by run or --by scenario.",
                 highlight=False,
+                markup=False,
             )
     if html is not None and not as_json:
-        out.print(f"HTML report: {html}", highlight=False)
+        out.print(f"HTML report: {html}", highlight=False, markup=False)
 
 
 def _trace_link(config: Config) -> TraceLink | None:

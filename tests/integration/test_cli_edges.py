@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from evaluator.cli import app, main
 from evaluator.storage import Store
+from tests.integration.conftest import Cli
 from tests.stored_runs import config_for, result, store_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -260,3 +261,22 @@ def test_validate_needs_no_target_but_checks_a_configured_ones_names(
         monkeypatch, capsys, "validate", "--scenario", str(misspelt), "--trace", str(EXAMPLE_TRACE)
     )
     assert code == 2 and 'unknown tool "web_serch" for target "research" (did you mean "web_search"?)' in text
+
+
+def test_report_messages_keep_their_brackets(tmp_path: Path, cli: Cli) -> None:
+    """What report says is printed as written: a configuration section in brackets, a path with brackets,
+    are not taken for the terminal's markup (and dropped)."""
+    config = tmp_path / "evaluator.toml"
+    config.write_text(f'[store]\npath = "{tmp_path / "[ci]" / "evaluator.db"}"\n')
+    store = Store(tmp_path / "[ci]" / "evaluator.db")
+    store_run(store, "base", [result("a")])
+    store.close()
+
+    code, text = cli(
+        "report", "--by", "agent", "--html", str(tmp_path / "[ci]" / "r.html"), "--config", str(config)
+    )
+
+    assert code == 0
+    assert "declare the agents' tools ([targets.NAME.agent_tools])" in " ".join(text.split())
+    assert f"1 runs from {tmp_path / '[ci]' / 'evaluator.db'}" in text.replace("\n", "")
+    assert f"HTML report: {tmp_path / '[ci]' / 'r.html'}" in text.replace("\n", "")
