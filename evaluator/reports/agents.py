@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evaluator.metrics import number
+from evaluator.reports._printable import printable
 from evaluator.reports.runs import RunRecord
 from evaluator.results import agent_prompts
 
@@ -219,6 +220,11 @@ def _issue_text(issue: Mapping[str, Any]) -> str:
     return f"{issue.get('kind')}: {issue.get('message')}"
 
 
+def _text(value: Any) -> Text:
+    """A cell of text from the runs: as written (no markup), control characters as their escapes."""
+    return Text(printable(str(value)))
+
+
 def agent_tables(document: Mapping[str, Any]) -> list[Table]:
     """The console's tables: one per agent prompt version (a row per agent), then the issues."""
     tables = []
@@ -228,7 +234,7 @@ def agent_tables(document: Mapping[str, Any]) -> list[Table]:
         for name in _COLUMNS:
             table.add_column(_heading(name), justify="right")
         for row in rows:
-            table.add_row(Text(str(row["agent"])), *(_shown(name, row[name]) for name in _COLUMNS))
+            table.add_row(_text(row["agent"]), *(_shown(name, row[name]) for name in _COLUMNS))
         tables.append(table)
     if document["issues"]:
         table = Table(title="Tool issues")
@@ -236,8 +242,8 @@ def agent_tables(document: Mapping[str, Any]) -> list[Table]:
             table.add_column(name, overflow="fold")
         for issue in document["issues"]:
             table.add_row(
-                Text(str(issue["run"])), Text(str(issue["scenario_id"])), Text(str(issue["agent"] or "-")),
-                Text(_issue_text(issue)), Text(issue["url"] or issue["trace_id"]),
+                _text(issue["run"]), _text(issue["scenario_id"]), _text(issue["agent"] or "-"),
+                _text(_issue_text(issue)), _text(issue["url"] or issue["trace_id"]),
             )  # fmt: skip
         tables.append(table)
     if document.get("recommendations"):
@@ -246,8 +252,8 @@ def agent_tables(document: Mapping[str, Any]) -> list[Table]:
             table.add_column(name, overflow="fold")
         for advice in document["recommendations"]:
             table.add_row(
-                Text(str(advice["run"])), Text(str(advice["scenario_id"])), Text(str(advice["agent"])),
-                Text(str(advice["message"])), Text(advice["url"] or advice["trace_id"]),
+                _text(advice["run"]), _text(advice["scenario_id"]), _text(advice["agent"]),
+                _text(advice["message"]), _text(advice["url"] or advice["trace_id"]),
             )  # fmt: skip
         tables.append(table)
     return tables

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from evaluator.errors import did_you_mean
 from evaluator.metrics import MetricSet
+from evaluator.reports._printable import printable
 from evaluator.results import default_metrics
 
 __all__ = ["compare_markdown", "figure_value", "headline", "p_value_text", "print_compare", "signed_change"]
@@ -204,15 +205,15 @@ def compare_markdown(doc: Mapping[str, Any], metrics: MetricSet | None = None) -
 
 def print_compare(console: Console, doc: Mapping[str, Any], metrics: MetricSet | None = None) -> None:
     style = "bold red" if doc["verdict"] == "regression" else "bold green"
-    console.print(Text(headline(doc), style=style))
+    console.print(Text(printable(headline(doc)), style=style))
     for note in _caveats(doc):
-        console.print(escape(note), highlight=False, soft_wrap=True)
+        console.print(escape(printable(note)), highlight=False, soft_wrap=True)
     table = Table(title="Gated figures")
     for column in ("figure", "baseline", "candidate", "change", "threshold", "scenarios", "p", "verdict"):
         table.add_column(column, justify="left" if column in ("figure", "verdict", "p") else "right")
     for c in _all_checks(doc):
         table.add_row(
-            c["label"], figure_value(c["figure"], c["baseline"], metrics),
+            Text(printable(c["label"])), figure_value(c["figure"], c["baseline"], metrics),
             figure_value(c["figure"], c["candidate"], metrics),
             signed_change(c), _limit(c), str(c["n"]), p_value_text(c),
             Text(c["status"], style="red" if c["regression"] else ""),
@@ -230,4 +231,4 @@ def print_compare(console: Console, doc: Mapping[str, Any], metrics: MetricSet |
             f"Scenarios that changed ({len(changed)} of {doc['paired_scenarios']}):", highlight=False
         )
     for row in changed:
-        console.print("  " + escape(_scenario_line(row)), highlight=False, soft_wrap=True)
+        console.print("  " + escape(printable(_scenario_line(row))), highlight=False, soft_wrap=True)

@@ -8,7 +8,6 @@ characters written out (a terminal would obey them, a CI log keep them): the sum
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -22,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evaluator.metrics import Figure, MetricSet
+from evaluator.reports._printable import printable
 from evaluator.reports.compare_text import figure_value
 from evaluator.results import (
     RunInfo,
@@ -102,16 +102,10 @@ class ProgressLines:
         self._said, self._said_at = self._done, now
 
 
-# Control characters but newline and tab: a target's error may carry its own ANSI colours or cursor moves
-# (or a NUL), which a terminal would obey and a CI log keep; the summary shows them as escapes (`\\x1b`).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def _problems(result: ScenarioResult) -> str:
     """What went wrong, in one line: the error, or each verdict's problems (control characters shown
     as their escapes)."""
-    text = "; ".join(result.problems()) or "-"
-    return _CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
+    return printable("; ".join(result.problems()) or "-")
 
 
 def _metrics_of(results: Sequence[ScenarioResult]) -> MetricSet:
@@ -406,10 +400,10 @@ def _history_table(
         key = row["key"] + (f" ({stopped})" if stopped else "")
         # the dialogue table counts dialogues: the most results any of its figures rests on
         count = row["scenarios"] if rest else max(row["n"].get(f.name, 0) for f in figures)
-        cells: list[Text | str] = [Text(key), str(row["runs"]), str(count)]
+        cells: list[Text | str] = [Text(printable(key)), str(row["runs"]), str(count)]
         cells += [figure_value(name, row[name], metrics) for _, name in columns]
         if rest:
-            cells += [str(row["judge_unscored"]), Text(_span(row)), Text(_delta(row, metrics))]
+            cells += [str(row["judge_unscored"]), Text(printable(_span(row))), Text(_delta(row, metrics))]
         table.add_row(*cells)
     return table
 

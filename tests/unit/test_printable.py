@@ -1,0 +1,85 @@
+"""Text from the runs in `report` and `compare`'s terminal views (reports/_printable.py): shown as written,
+never taken for rich's markup (an agent named `tools[search]` kept whole, one named `x[/b]` no crash),
+and its control characters as their escapes (a terminal would obey them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from evaluator.config import load_config
+from evaluator.reports import (
+    agent_tables,
+    agents_document,
+    compare_runs,
+    history,
+    history_tables,
+    print_compare,
+)
+from evaluator.reports._printable import printable
+from evaluator.reports.runs import RunRecord
+from evaluator.results import builtin_metrics
+
+AGENT = "tools[search] x[/b] \x1b[2J"  # brackets rich would read as markup; ESC that clears the screen
+RUN_NAME = "nightly \x1b]0;title\x07"  # sets the terminal window's title
+
+
+def _result(score: float) -> dict[str, Any]:
+    issue = {"kind": "tool_error", "severity": "medium", "tool": "t", "message": "failed: \x1b[31mred\x1b[0m"}
+    entry = {"tool_calls": 2, "issues": [issue] if score < 1 else [], "tool_use_score": score, "score": score}
+    return {
+        "scenario_id": "s1",
+        "trace_id": "trace-1",
+        "status": "passed",
+        "workflow": {"pass": True},
+        "per_agent": {"agents": {AGENT: entry}, "tool_calls": 2, "tool_use_score": score, "issues": 0},
+        "prompts": {"agents/x": {"version": 1, "source": "local"}},
+    }
+
+
+def _runs() -> tuple[RunRecord, RunRecord]:
+    return (
+        RunRecord(id="run-1", name=RUN_NAME, started_at="2026-11-22T10:00:00Z", results=(_result(1.0),)),
+        RunRecord(id="run-2", name="candidate", started_at="2026-11-22T11:00:00Z", results=(_result(0.5),)),
+    )
+
+
+def _shown(*renderables: Any) -> str:
+    console = Console(record=True, width=400, force_terminal=False)
+    for renderable in renderables:
+        console.print(renderable)
+    return console.export_text()
+
+
+def test_printable_writes_control_characters_as_escapes_and_keeps_newlines_and_tabs() -> None:
+    assert printable("a\x1b[31mb\x00\x07\x9b\tc\nd") == "a\\x1b[31mb\\x00\\x07\\x9b\tc\nd"
+
+
+def test_compare_shows_an_agent_named_with_brackets_and_control_characters() -> None:
+    config = load_config(None)
+    metrics = builtin_metrics(config)
+    base, cand = _runs()
+    document = compare_runs(base, cand, config.settings.compare, metrics=metrics)
+    console = Console(record=True, width=400, force_terminal=False)
+
+    print_compare(console, document, metrics)  # raised rich's MarkupError on "[/b]"
+    text = console.export_text()
+
+    assert f"{printable(AGENT)}: tool use" in text
+    assert printable(RUN_NAME) in text
+    assert "\x1b" not in text and "\x07" not in text
+
+
+def test_report_tables_show_names_and_messages_as_written() -> None:
+    runs = _runs()
+    metrics = builtin_metrics(load_config(None))
+
+    text = _shown(
+        *agent_tables(agents_document(runs, "local", None)), *history_tables(history(runs, "run", metrics))
+    )
+
+    assert printable(AGENT) in text  # the agent row and its issue
+    assert "failed: \\x1b[31mred\\x1b[0m" in text
+    assert printable(RUN_NAME) in text  # the run's row
+    assert "\x1b" not in text and "\x07" not in text
