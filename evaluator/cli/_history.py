@@ -8,6 +8,8 @@ from typing import Any, Literal
 from evaluator._time import Deadline
 from evaluator.cli._common import err, langfuse
 from evaluator.config import Config
+from evaluator.errors import LangfuseUnavailableError
+from evaluator.langfuse import LangfuseConnection
 from evaluator.metrics import MetricSet
 from evaluator.reports import RunRecord, local_runs, notice, runs_from_scores
 from evaluator.results import with_dialogues, with_dialogues_for
@@ -28,13 +30,27 @@ def load_runs(
     with langfuse(
         "--source langfuse", config, alternative=", or read the local store with --source local"
     ) as connection:
-        connection.project_id()
-        deadline = Deadline(config.settings.langfuse.read_deadline_seconds)
-        scores = connection.score_history.all_scores(deadline)
+        scores = _all_scores(connection, config)
         if any(str(score.get("name", "")).startswith(DIALOGUE_SCORE_PREFIX) for score in scores):
             metrics = with_dialogues(metrics)
         runs = runs_from_scores(scores, metrics)
     return (runs[-last:] if last else runs), f"Langfuse at {connection.settings.base_url}", metrics
+
+
+def _all_scores(connection: LangfuseConnection, config: Config) -> list[dict[str, Any]]:
+    """Every score of the project; Langfuse unreachable, or failing past the retries, is said with the fix."""
+    try:
+        connection.project_id()
+        return connection.score_history.all_scores(Deadline(config.settings.langfuse.read_deadline_seconds))
+    except LangfuseUnavailableError as exc:
+        fix = (
+            "try again later, or raise [langfuse] read_deadline_seconds"
+            if exc.status == 429
+            else "check that Langfuse is up at LANGFUSE_BASE_URL and reachable from here, then try again"
+        )
+        raise LangfuseUnavailableError(
+            f"{exc}. Fix: {fix}; or read the local store with --source local.", status=exc.status
+        ) from None
 
 
 def _documents(runs: list[RunRecord]) -> Iterator[Mapping[str, Any]]:
