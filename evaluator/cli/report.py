@@ -23,6 +23,7 @@ from evaluator.reports import (
     html_report,
     notice,
     report_document,
+    trace_links,
 )
 from evaluator.results import builtin_metrics
 
@@ -116,11 +117,4 @@ def _trace_link(config: Config) -> TraceLink | None:
     except EvaluatorError as exc:
         notice(err, "warning", f"no trace links: {exc}")
         return None
-    base = f"{settings.base_url}/project/{project}/traces/"
-
-    def link(trace_id: str, observation_id: str | None) -> str | None:
-        if not trace_id:
-            return None
-        return base + trace_id + (f"?observation={observation_id}" if observation_id else "")
-
-    return link
+    return trace_links(f"{settings.base_url}/project/{project}/traces/")

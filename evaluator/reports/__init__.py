@@ -1,7 +1,7 @@
 """What users read: the console output of a run; history per prompt version, scenario or run; compare
 with its regression verdict; the HTML page; JUnit XML; runs rebuilt from Langfuse scores."""
 
-from evaluator.reports.agents import TraceLink, agent_tables, agents_document
+from evaluator.reports.agents import TraceLink, agent_tables, agents_document, trace_links
 from evaluator.reports.compare import Check, check_thresholds, checks, compare_runs, threshold_problems
 from evaluator.reports.compare_text import compare_markdown, figure_value, print_compare
 from evaluator.reports.console import (
@@ -52,5 +52,6 @@ __all__ = [
     "sign_flip_p",
     "summary_table",
     "threshold_problems",
+    "trace_links",
     "write_junit",
 ]

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
+from urllib.parse import quote
 
 from rich.table import Table
 from rich.text import Text
@@ -35,10 +36,26 @@ __all__ = [
     "agent_tables",
     "agents_document",
     "agents_html",
+    "trace_links",
 ]
 
 NO_PROMPT = "(no prompt)"
 TraceLink = Callable[[str, str | None], str | None]  # (trace id, observation id) -> its page, if known
+
+
+def trace_links(traces_page: str) -> TraceLink:
+    """Links to the trace pages under `traces_page` (Langfuse's `<base>/project/<id>/traces/`), on the
+    observation when one is named. The ids come from the runs (or from Langfuse's scores) and are
+    percent-encoded, so that whatever they hold (`/`, `?`, `#`, `..`) names a trace under that page and
+    nothing else; no trace id: no link."""
+
+    def link(trace_id: str, observation_id: str | None) -> str | None:
+        if not trace_id:
+            return None
+        observation = f"?observation={quote(observation_id, safe='')}" if observation_id else ""
+        return traces_page + quote(trace_id, safe="") + observation
+
+    return link
 
 
 @dataclass
