@@ -354,6 +354,13 @@ def _comparison_section(runs: Sequence[RunRecord], config: CompareConfig, metric
     if len(runs) < 2:
         return "<h2>Latest run against the one before</h2><p>Only one run so far: nothing to compare.</p>"
     doc = compare_runs(runs[-2], runs[-1], config, metrics=metrics)
+    if not doc["paired_scenarios"]:  # as `evaluator compare` says it: no verdict on nothing
+        return (
+            "<h2>Latest run against the one before</h2>"
+            f'<p id="verdict">{escape(runs[-1].label)} and {escape(runs[-2].label)} have no scenario in '
+            "common: there is nothing to compare (a run of another suite, or of another --tag "
+            "selection). <code>evaluator compare</code> compares any two runs of the same scenarios.</p>"
+        )
     rows = "".join(
         f"<tr><td>{escape(c['label'])}</td>"
         f"{_cell(c['figure'], c['baseline'], metrics)}{_cell(c['figure'], c['candidate'], metrics)}"

@@ -378,3 +378,23 @@ def test_json_and_another_format_at_once_is_bad_input(
     assert code == 2 and out == "", out  # not JSON printed in silence
     assert "--json and --format markdown ask for two formats. Fix: give one of them" in err
     assert _cli(monkeypatch, capsys, config, "compare", "a", "b", "--json", "--format", "json")[0] == 0
+
+
+def test_the_page_gives_no_verdict_on_runs_with_no_scenario_in_common(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`compare` refuses two runs with nothing in common (exit 2); the page's latest-against-previous
+    section says the same, not a green "no regression" resting on 0 scenarios."""
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    store_run(store, "research", [result("s1"), result("s2")], minute=0)
+    store_run(store, "concierge", [result("d1", workflow=False)], minute=1)
+    store.close()
+    assert _cli(monkeypatch, capsys, config, "compare", "previous", "latest")[0] == 2
+    page = tmp_path / "report.html"
+
+    _cli(monkeypatch, capsys, config, "report", "--html", str(page))
+
+    text = " ".join(page.read_text().split())
+    assert "concierge and research have no scenario in common: there is nothing to compare" in text
+    assert "no regression" not in text and 'class="verdict' not in text
