@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from evaluator._time import Deadline
@@ -11,7 +11,7 @@ from evaluator.config import Config
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse import LangfuseConnection
 from evaluator.metrics import MetricSet
-from evaluator.reports import RunRecord, local_runs, notice, runs_from_scores
+from evaluator.reports import RunRecord, local_runs, notice, resolve_run, runs_from_scores, stored_headers
 from evaluator.results import with_dialogues, with_dialogues_for
 from evaluator.storage import Store
 
@@ -55,6 +55,44 @@ def _all_scores(connection: LangfuseConnection, config: Config) -> list[dict[str
 
 def _documents(runs: list[RunRecord]) -> Iterator[Mapping[str, Any]]:
     return (document for run in runs for document in run.results)
+
+
+def compared_runs(
+    config: Config, source: Source, metrics: MetricSet, refs: Sequence[str]
+) -> tuple[list[RunRecord], str, MetricSet]:
+    """The runs `refs` name (`latest`, `previous`, an id, a name: `resolve_run`), each with its results,
+    where they came from, and the metrics to read them by, as `load_runs` gives them. From the local
+    store only those runs' results are read: comparing two runs of a store of hundreds reads two."""
+    if source == "langfuse":
+        runs, where, metrics = load_runs(config, source, metrics)
+        return [resolve_run(runs, ref, where=where) for ref in refs], where, metrics
+    where = str(config.store_path)
+    if not config.store_path.exists():
+        return [resolve_run([], ref, where=where) for ref in refs], where, metrics
+    store = Store.reading(config.store_path)
+    try:
+        chosen = _named_runs(store, refs, where)
+        return chosen, where, with_dialogues(metrics) if store.has_dialogues() else metrics
+    finally:
+        store.close()
+
+
+def _named_runs(store: Store, refs: Sequence[str], where: str) -> list[RunRecord]:
+    """The runs `refs` name, found among the stored runs' headers, then read whole. A run whose every
+    result row is damaged has none to show, so it is no run to name: then the store is read whole, as
+    `stored_runs` reads it, and the names resolved again."""
+    warnings: list[str] = []
+    headers = stored_headers(store)
+    wanted = [resolve_run(headers, ref, where=where) for ref in refs]
+    found = {
+        run.id: run for run in local_runs(store, ids=[run.id for run in wanted], on_damaged=warnings.append)
+    }
+    if all(run.id in found for run in wanted):
+        for text in warnings:
+            notice(err, "warning", text)
+        return [found[run.id] for run in wanted]
+    runs = local_runs(store, on_damaged=lambda text: notice(err, "warning", text))
+    return [resolve_run(runs, ref, where=where) for ref in refs]
 
 
 def stored_runs(config: Config, *, last: int | None = None) -> list[RunRecord]:

@@ -9,11 +9,11 @@ from typing import Annotated, Any, Literal
 import typer
 
 from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, Command, ConfigOption, app, out
-from evaluator.cli._history import Source, load_runs
+from evaluator.cli._history import Source, compared_runs
 from evaluator.config import load_config
 from evaluator.errors import ConfigError
 from evaluator.metrics import MetricSet
-from evaluator.reports import check_thresholds, compare_markdown, compare_runs, print_compare, resolve_run
+from evaluator.reports import check_thresholds, compare_markdown, compare_runs, print_compare
 from evaluator.results import builtin_metrics
 
 __all__ = ["compare"]
@@ -58,9 +58,7 @@ def compare(
     config = load_config(config_path)
     metrics = builtin_metrics(config)
     check_thresholds(config, metrics)
-    runs, where, metrics = load_runs(config, source, metrics)
-    base = resolve_run(runs, baseline, where=where)
-    cand = resolve_run(runs, candidate, where=where)
+    (base, cand), _, metrics = compared_runs(config, source, metrics, [baseline, candidate])
     document = compare_runs(
         base, cand, config.settings.compare, significant_only=significant_only, metrics=metrics
     )

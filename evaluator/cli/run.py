@@ -22,7 +22,7 @@ from evaluator.cli._common import (
     err,
     out,
 )
-from evaluator.cli._history import stored_runs
+from evaluator.cli._history import compared_runs
 from evaluator.config import load_config
 from evaluator.errors import ConfigError
 from evaluator.langfuse import LangfuseSettings
@@ -37,7 +37,6 @@ from evaluator.reports import (
     print_delivery,
     print_summary,
     progress_bar,
-    resolve_run,
     write_junit,
 )
 from evaluator.results import ScenarioResult, builtin_metrics, with_dialogues_for
@@ -218,16 +217,17 @@ def _baseline(ref: str | None, config_path: Path | None) -> RunRecord | None:
     if ref is None:
         return None
     config = load_config(config_path)
-    check_thresholds(config, builtin_metrics(config))
-    return resolve_run(stored_runs(config), ref, where=str(config.store_path))
+    metrics = builtin_metrics(config)
+    check_thresholds(config, metrics)
+    (base,), _, _ = compared_runs(config, "local", metrics, [ref])
+    return base
 
 
 def _compare_with(base: RunRecord, suite: SuiteRun, config_path: Path | None) -> bool | None:
     """Compare the finished run with the baseline, print it; True on a regression, None when they have
     no scenario in common (nothing compared: said, and exit 2, as `compare` does)."""
     config = load_config(config_path)
-    runs = stored_runs(config)
-    candidate = resolve_run(runs, suite.run.id, where=str(config.store_path))
+    (candidate,), _, _ = compared_runs(config, "local", builtin_metrics(config), [suite.run.id])
     # as `compare` reads them: with the dialogue figures when either run has dialogues
     metrics = with_dialogues_for(builtin_metrics(config), [*base.results, *candidate.results])
     document = compare_runs(base, candidate, config.settings.compare, metrics=metrics)

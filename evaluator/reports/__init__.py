@@ -19,7 +19,7 @@ from evaluator.reports.html import html_report
 from evaluator.reports.junit import junit_xml, write_junit
 from evaluator.reports.noise import sign_flip_p
 from evaluator.reports.remote import runs_from_scores
-from evaluator.reports.runs import RunRecord, local_runs, resolve_run
+from evaluator.reports.runs import RunRecord, local_runs, resolve_run, stored_headers
 
 __all__ = [
     "GROUPINGS",
@@ -50,6 +50,7 @@ __all__ = [
     "resolve_run",
     "runs_from_scores",
     "sign_flip_p",
+    "stored_headers",
     "summary_table",
     "threshold_problems",
     "trace_links",

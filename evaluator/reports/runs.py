@@ -12,7 +12,7 @@ from evaluator.errors import ConfigError, did_you_mean
 from evaluator.results import LATEST, PREVIOUS
 from evaluator.storage import Store
 
-__all__ = ["RunRecord", "local_runs", "resolve_run"]
+__all__ = ["RunRecord", "local_runs", "resolve_run", "stored_headers"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,14 +48,19 @@ class RunRecord:
 
 
 def local_runs(
-    store: Store, *, last_runs: int | None = None, on_damaged: Callable[[str], None] = lambda _: None
+    store: Store,
+    *,
+    last_runs: int | None = None,
+    ids: Sequence[str] | None = None,
+    on_damaged: Callable[[str], None] = lambda _: None,
 ) -> list[RunRecord]:
-    """Stored runs, oldest first (the last `last_runs` of them), with at least one result each.
+    """Stored runs, oldest first (the last `last_runs` of them; those of `ids`, when given), with at
+    least one result each.
 
     A stored row that is not valid JSON (a write cut short) is left out, and `on_damaged` is told which
     run and which scenario's result (or the run's info) it was, once per run."""
     runs = []
-    for row in store.runs(last_runs=last_runs):
+    for row in store.runs(last_runs=last_runs, ids=ids):
         record = RunRecord(
             id=row["id"],
             name=row["name"],
@@ -69,6 +74,21 @@ def local_runs(
         if record.results:
             runs.append(record)
     return runs
+
+
+def stored_headers(store: Store) -> list[RunRecord]:
+    """Every stored run that has results, oldest first, without them (`results` empty): enough for
+    `resolve_run` to find the runs a command names before their results are read."""
+    return [
+        RunRecord(
+            id=row["id"],
+            name=row["name"],
+            started_at=row["started_at"],
+            finished_at=row["finished_at"],
+            info=row["info"],
+        )
+        for row in store.runs(results=False)
+    ]
 
 
 def _damaged(store: Store, run: RunRecord, rows: Sequence[str]) -> str:

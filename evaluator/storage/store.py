@@ -22,7 +22,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -202,14 +202,18 @@ _HISTORY_QUERY = """SELECT results.run_id, runs.name, results.finished_at, resul
     ORDER BY runs.started_at, results.finished_at, results.scenario_id"""
 _VERDICT_QUERY = """SELECT entry FROM verdicts
     WHERE prompt_name = ? AND prompt_version = ? AND model = ? AND inputs_sha256 = ?"""
-# The last N runs with results (N = -1: all of them), and the results of those runs only: a report of
-# the last 5 runs of a store of 200 decodes 5 runs' result objects, not 200.
+# The last N runs with results (N = -1: all of them), or those of the ids given (a JSON list; NULL: any),
+# and the results of those runs only: a report of the last 5 runs of a store of 200, or a comparison of
+# two, decodes those runs' result objects, not 200 runs'.
 _LAST_RUNS = """SELECT * FROM runs WHERE id IN (SELECT run_id FROM results)
-    ORDER BY started_at DESC, rowid DESC LIMIT ?"""
+    AND (?1 IS NULL OR id IN (SELECT value FROM json_each(?1)))
+    ORDER BY started_at DESC, rowid DESC LIMIT ?2"""
 _RUNS_QUERY = f"""SELECT id, name, started_at, finished_at, info FROM ({_LAST_RUNS})
     ORDER BY started_at, rowid"""  # noqa: S608 - constants only
 _RUNS_RESULTS_QUERY = f"""SELECT run_id, scenario_id, result FROM results
     WHERE run_id IN (SELECT id FROM ({_LAST_RUNS})) ORDER BY scenario_id"""  # noqa: S608 - constants only
+_DIALOGUES_QUERY = """SELECT EXISTS(SELECT 1 FROM results
+    WHERE CASE WHEN json_valid(result) THEN json_extract(result, '$.kind') END = 'dialogue')"""
 _COUNT_QUERIES = {
     "all": "SELECT COUNT(*) FROM scores",
     "waiting": f"SELECT COUNT(*) FROM scores WHERE {_WAITING}",  # noqa: S608 - constants only
@@ -414,23 +418,21 @@ class Store:
             rows = db.execute(_HISTORY_QUERY, (last_runs or -1,)).fetchall()
         return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
-    def runs(self, *, last_runs: int | None = None) -> list[dict[str, Any]]:
-        """The last runs with results (all by default), oldest first: their row and stored info, and their
-        results. (A run stopped before its first result, or starting just now, has nothing to show.)
+    def runs(
+        self, *, last_runs: int | None = None, ids: Sequence[str] | None = None, results: bool = True
+    ) -> list[dict[str, Any]]:
+        """The last runs with results (all by default; of those, the ones of `ids` when given), oldest
+        first: their row and stored info, and their results (none read without `results`: the runs'
+        headers, to find one by name). (A run stopped before its first result, or starting just now, has
+        nothing to show.)
 
         A row that is not a JSON object (a write cut short, a file edited by hand) is left out and
         named in the run's `damaged`: the scenario id of a result, or "run info" (the info is then {})."""
+        chosen = (None if ids is None else json.dumps(list(ids)), last_runs or -1)
         with self._reading() as db:
-            rows = db.execute(_RUNS_QUERY, (last_runs or -1,)).fetchall()
-            results = db.execute(_RUNS_RESULTS_QUERY, (last_runs or -1,)).fetchall()
-        by_run: dict[str, list[dict[str, Any]]] = {}
-        damaged: dict[str, list[str]] = {}
-        for run_id, scenario_id, document in results:
-            parsed = _json_object(document)
-            if parsed is None:
-                damaged.setdefault(run_id, []).append(scenario_id)
-            else:
-                by_run.setdefault(run_id, []).append(parsed)
+            rows = db.execute(_RUNS_QUERY, chosen).fetchall()
+            stored = db.execute(_RUNS_RESULTS_QUERY, chosen).fetchall() if results else []
+        by_run, damaged = _results_by_run(stored)
         runs = []
         for r in rows:
             info = _json_object(r[4])
@@ -446,6 +448,12 @@ class Store:
                 }
             )
         return runs
+
+    def has_dialogues(self) -> bool:
+        """Whether any stored result is a dialogue's (`report` and `compare` then show the dialogue
+        figures), found without decoding the results in Python."""
+        with self._reading() as db:
+            return bool(db.execute(_DIALOGUES_QUERY).fetchone()[0])
 
     def unsent_scores(
         self, destination: str, *, run_id: str | None = None, force: bool = False
@@ -631,6 +639,22 @@ class Store:
         finally:
             with self._lock:
                 self._db.close()
+
+
+def _results_by_run(
+    rows: Iterable[tuple[str, str, str | bytes | None]],
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[str]]]:
+    """Stored (run id, scenario id, result) rows: the result objects by run, and by run the scenario ids
+    of the rows that are not JSON objects (damaged)."""
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    damaged: dict[str, list[str]] = {}
+    for run_id, scenario_id, document in rows:
+        parsed = _json_object(document)
+        if parsed is None:
+            damaged.setdefault(run_id, []).append(scenario_id)
+        else:
+            by_run.setdefault(run_id, []).append(parsed)
+    return by_run, damaged
 
 
 def _json_object(text: str | bytes | None) -> dict[str, Any] | None:

@@ -4,6 +4,7 @@ on a small suite, --significant-only, and bad run names (exit 2, naming the runs
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -17,6 +18,7 @@ from evaluator.config import load_config
 from evaluator.reports import threshold_problems
 from evaluator.results import builtin_metrics
 from evaluator.storage import Store
+from evaluator.storage import store as store_module
 from tests.stored_runs import JUDGE_MODEL, config_for, result, store_run
 
 Compare = Callable[..., tuple[int, dict[str, Any]]]
@@ -398,3 +400,54 @@ def test_the_page_gives_no_verdict_on_runs_with_no_scenario_in_common(
     text = " ".join(page.read_text().split())
     assert "concierge and research have no scenario in common: there is nothing to compare" in text
     assert "no regression" not in text and 'class="verdict' not in text
+
+
+def test_compare_reads_the_results_of_the_two_runs_it_compares_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In a store of many runs (CI's, growing with every merge), `compare previous latest` and `run
+    --baseline` decode two runs' result objects, not every run's: they find the runs by their headers."""
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    for minute in range(6):
+        store_run(store, f"run-{minute}", [result("s1"), result("s2"), result("s3")], minute=minute)
+    store.close()
+    decoded: list[str] = []
+    decode = store_module._json_object
+
+    def counted(text: str | bytes | None) -> dict[str, Any] | None:
+        decoded.append(str(text))
+        return decode(text)
+
+    monkeypatch.setattr(store_module, "_json_object", counted)
+
+    code, out, _ = _cli(monkeypatch, capsys, config, "compare", "previous", "latest", "--json")
+
+    assert code == 0
+    document = json.loads(out)
+    assert (document["baseline"]["id"], document["candidate"]["id"], document["paired_scenarios"]) == (
+        "run-4",
+        "run-5",
+        3,
+    )
+    assert len([text for text in decoded if '"scenario_id"' in text]) == 6  # 2 runs x 3 results
+
+
+def test_a_run_whose_every_result_row_is_damaged_is_no_run_to_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`latest` is the latest run with a result to show, whether compare reads two runs or all."""
+    config = config_for(tmp_path)
+    store = Store(tmp_path / "evaluator.db")
+    for minute in range(3):
+        store_run(store, f"run-{minute}", [result("s1"), result("s2")], minute=minute)
+    store.close()
+    with sqlite3.connect(tmp_path / "evaluator.db") as db:
+        db.execute("UPDATE results SET result = substr(result, 1, 20) WHERE run_id = 'run-2'")
+
+    code, out, err = _cli(monkeypatch, capsys, config, "compare", "previous", "latest", "--json")
+
+    assert code == 0
+    document = json.loads(out)
+    assert (document["baseline"]["id"], document["candidate"]["id"]) == ("run-0", "run-1")
+    assert "run run-2: the result of s1, the result of s2 are not valid JSON" in " ".join(err.split())
