@@ -175,17 +175,26 @@ def _scenario_line(row: Mapping[str, Any]) -> str:
     )
 
 
+def _md(text: str) -> str:
+    """Text from the runs (names of runs, agents, scenarios) as one line of a Markdown comment: its
+    control characters as escapes, a line break as a space, and `|` escaped, so that a name holding
+    one keeps to its table cell."""
+    return printable(text.replace("\r\n", " ").replace("\n", " ")).replace("|", "\\|")
+
+
 def compare_markdown(doc: Mapping[str, Any], metrics: MetricSet | None = None) -> str:
+    """The comparison as Markdown (a pull request's comment): the headline, the caveats, a table of
+    every figure and the scenarios that changed."""
     icon = ":x:" if doc["verdict"] == "regression" else ":white_check_mark:"
-    lines = [f"### {icon} {headline(doc)}", ""]
-    lines += [f"> {note}" for note in _caveats(doc)] + [""]
+    lines = [f"### {icon} {_md(headline(doc))}", ""]
+    lines += [f"> {_md(note)}" for note in _caveats(doc)] + [""]
     lines += [
         "| figure | baseline | candidate | change | threshold | scenarios | p | verdict |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for c in _all_checks(doc):
         lines.append(
-            f"| {c['label']} | {figure_value(c['figure'], c['baseline'], metrics)} "
+            f"| {_md(c['label'])} | {figure_value(c['figure'], c['baseline'], metrics)} "
             f"| {figure_value(c['figure'], c['candidate'], metrics)} | {signed_change(c)} | {_limit(c)} "
             f"| {c['n']} | {p_value_text(c)} | {c['status']} |"
         )
@@ -199,7 +208,7 @@ def compare_markdown(doc: Mapping[str, Any], metrics: MetricSet | None = None) -
         f"**Scenarios that changed** ({len(changed)} of {doc['paired_scenarios']}, pass -> fail first):",
         "",
     ]
-    lines += [f"- {_scenario_line(row)}" for row in changed] or ["- none"]
+    lines += [f"- {_md(_scenario_line(row))}" for row in changed] or ["- none"]
     return "\n".join(lines) + "\n"
 
 
