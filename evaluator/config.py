@@ -65,6 +65,7 @@ from evaluator.errors import ConfigError, did_you_mean
 
 __all__ = [
     "DEFAULT_MISS_PHRASES",
+    "MAX_SECONDS",
     "CompareConfig",
     "Config",
     "ConventionName",
@@ -191,9 +192,14 @@ def _compiled(pattern: str, field: str) -> re.Pattern[str]:
         raise ValueError(f"{field}: {pattern!r} is not a regular expression ({exc})") from None
 
 
+# The longest timeout or deadline taken (a week): the operating system's waits refuse a much longer one
+# (`inf` among them: "timestamp out of range"), which would end a run in a traceback, not a timeout.
+MAX_SECONDS = 7 * 24 * 3600.0
+
+
 class RunConfig(_Section):
     concurrency: int = Field(default=4, ge=1, le=256)
-    timeout_seconds: float = Field(default=120.0, gt=0)
+    timeout_seconds: float = Field(default=120.0, gt=0, le=MAX_SECONDS)
 
 
 class StoreConfig(_Section):
@@ -227,7 +233,7 @@ class JudgeConfig(_Section):
 
     model: str = Field(default="gpt-4o-mini", min_length=1)
     concurrency: int = Field(default=8, ge=1, le=256)  # judge calls at once, apart from the targets'
-    timeout_seconds: float = Field(default=60.0, gt=0)  # per request
+    timeout_seconds: float = Field(default=60.0, gt=0, le=MAX_SECONDS)  # per request
     max_attempts: int = Field(default=4, ge=1, le=10)  # per request, retries included
     source_budget_chars: int = Field(default=12_000, ge=0)  # tool outputs shown to the quality judge
     miss_phrases: tuple[str, ...] = DEFAULT_MISS_PHRASES
@@ -242,14 +248,15 @@ class JudgeConfig(_Section):
 class LangfuseConfig(_Section):
     """Bounds on talking to Langfuse; where it is and the keys come from the environment only."""
 
-    flush_timeout_seconds: float = Field(default=30.0, gt=0)
-    delivery_deadline_seconds: float = Field(default=60.0, gt=0)
+    flush_timeout_seconds: float = Field(default=30.0, gt=0, le=MAX_SECONDS)
+    delivery_deadline_seconds: float = Field(default=60.0, gt=0, le=MAX_SECONDS)
     # Scores per POST: 200 rather than 50 took the delivery thread's CPU from 0.26 to 0.12 ms a
     # scenario (benchmarks/bench_judges.py, exporting); a batch Langfuse refuses whole (a 400 or 413)
     # costs two more halvings to find its guilty scores.
     score_batch_size: int = Field(default=200, ge=1, le=500)
-    read_deadline_seconds: float = Field(default=60.0, gt=0)  # validate --trace-id, per trace
-    verify_deadline_seconds: float = Field(default=120.0, gt=0)  # run --verify-langfuse, all traces
+    # validate --trace-id, per trace; run --verify-langfuse, all traces
+    read_deadline_seconds: float = Field(default=60.0, gt=0, le=MAX_SECONDS)
+    verify_deadline_seconds: float = Field(default=120.0, gt=0, le=MAX_SECONDS)
 
 
 class CompareConfig(_Section):

@@ -23,7 +23,7 @@ from evaluator.cli._common import (
     out,
 )
 from evaluator.cli._history import compared_runs
-from evaluator.config import load_config
+from evaluator.config import MAX_SECONDS, load_config
 from evaluator.errors import ConfigError
 from evaluator.langfuse import LangfuseSettings
 from evaluator.reports import (
@@ -60,6 +60,7 @@ def run(
         float | None,
         typer.Option(
             min=0.001,
+            max=MAX_SECONDS,
             metavar="SECONDS",
             help="Per-scenario timeout, per turn in a dialogue (default: [run] timeout_seconds).",
         ),

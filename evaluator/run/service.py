@@ -29,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evaluator.config import Config, load_config
+from evaluator.config import MAX_SECONDS, Config, load_config
 from evaluator.errors import ConfigError, StoreError
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.metrics import MetricSet
@@ -93,7 +93,7 @@ def run_suite(
     `suite` is the run all the same (every result, Langfuse's side as far as it went)."""
     cfg = config if isinstance(config, Config) else load_config(config)
     library = PromptLibrary(cfg.prompts_dir)
-    _check_arguments(targets, options.run_name)
+    _check_arguments(targets, options.run_name, options.timeout)
     pins, selected = pinned_and_selected(
         cfg,
         library,
@@ -221,9 +221,17 @@ def run_suite(
         return suite
 
 
-def _check_arguments(targets: Mapping[str, Target] | None, run_name: str | None) -> None:
-    """Bad input said before the run: targets given in Python that are not callables, and a run name
-    that is the word naming stored runs by their place (the run could never be named by it)."""
+def _check_arguments(
+    targets: Mapping[str, Target] | None, run_name: str | None, timeout: float | None
+) -> None:
+    """Bad input said before the run: targets given in Python that are not callables, a run name
+    that is the word naming stored runs by their place (the run could never be named by it), and a
+    timeout no wait can take (as `[run] timeout_seconds` is checked)."""
+    if timeout is not None and not 0 < timeout <= MAX_SECONDS:
+        raise ConfigError(
+            f"timeout {timeout!r} is not a number of seconds above 0 and at most {MAX_SECONDS:g} (a week). "
+            "Fix: give a timeout in that range."
+        )
     if run_name in RUN_KEYWORDS:
         raise ConfigError(
             f'--run-name "{run_name}" is the word that names a stored run by its place '

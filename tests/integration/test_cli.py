@@ -14,6 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evaluator.cli import app, main
+from evaluator.errors import ConfigError
+from evaluator.run import SuiteOptions, run_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY_CONFIG = """\
@@ -735,3 +737,15 @@ def test_junit_class_names_are_each_scenarios_target_whatever_else_the_run_selec
     assert code == 0, out
     root = ET.parse(project / "junit.xml").getroot()  # noqa: S314
     assert [case.get("classname") for case in root.iter("testcase")] == ["evaluator.toy"]
+
+
+def test_a_timeout_no_wait_can_take_is_bad_input_before_anything_runs(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--timeout inf` ran, its watchdog thread dying in an OverflowError traceback."""
+    code, text = _main(monkeypatch, capsys, "run", "--timeout", "inf")
+    assert code == 2 and "Invalid value for '--timeout': Input should be less than or equal to 604800" in text
+    assert "Traceback" not in text and not (project / "state/evaluator.db").exists()
+    with pytest.raises(ConfigError, match=r"timeout inf is not a number of seconds above 0 and at most"):
+        run_suite(["scenarios"], SuiteOptions(timeout=float("inf")))
+    assert not (project / "state/evaluator.db").exists()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.config import Config, Settings, check_base_url, shown_url
+from evaluator.config import Config, Settings, check_base_url, load_config, shown_url
 from evaluator.errors import ConfigError
 
 
@@ -140,3 +140,31 @@ def test_only_what_the_client_cannot_call_is_refused_and_each_fix_is_one_the_nex
         in (_error(lambda: config.judge_endpoint(borrowed)))
     )
     assert "EVALUATOR_JUDGE_BASE_URL" not in _error(lambda: config.llm_endpoint(borrowed))
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "run.timeout_seconds",
+        "judge.timeout_seconds",
+        "langfuse.flush_timeout_seconds",
+        "langfuse.delivery_deadline_seconds",
+        "langfuse.read_deadline_seconds",
+        "langfuse.verify_deadline_seconds",
+    ],
+)
+def test_a_timeout_or_deadline_no_wait_can_take_is_bad_input_naming_the_file_and_key(
+    tmp_path: Path, key: str
+) -> None:
+    """`inf` (or ~300 years) made the watchdog's wait raise OverflowError: a traceback mid-run."""
+    section, name = key.split(".")
+    config = tmp_path / "evaluator.toml"
+    for value in ("inf", "1e10"):
+        config.write_text(f"[{section}]\n{name} = {value}\n")
+        with pytest.raises(ConfigError) as raised:
+            load_config(config)
+        assert f"{config}: {key}: {float(value)!r}: Input should be less than or equal to 604800" in str(
+            raised.value
+        )
+    config.write_text(f"[{section}]\n{name} = 604800\n")
+    assert load_config(config).settings.model_dump()[section][name] == 604800
