@@ -506,7 +506,13 @@ def load_config(path: Path | None = None, *, cwd: Path | None = None) -> Config:
     if source is None:
         return Config(settings=Settings(), base_dir=cwd, source=None)
     try:
-        raw = tomllib.loads(source.read_text(encoding="utf-8"))
+        raw = tomllib.loads(source.read_text(encoding="utf-8-sig"))  # a BOM (Windows editors) is no key
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{source}: line {line}: not UTF-8 text (byte {exc.object[exc.start]:#04x}). "
+            "Fix: save the file as UTF-8 (TOML files are UTF-8)."
+        ) from None
     except OSError as exc:
         raise ConfigError(
             f"{source}: cannot read the configuration ({exc}). "

@@ -1,5 +1,6 @@
 """The configuration's view of the environment: base URLs that are no http:// or https:// URL are bad
-input naming the variable, what was found and the fix (a user:password in them never shown)."""
+input naming the variable, what was found and the fix (a user:password in them never shown); and the
+file's own bad input (its encoding, timeouts no wait can take)."""
 
 from __future__ import annotations
 
@@ -168,3 +169,18 @@ def test_a_timeout_or_deadline_no_wait_can_take_is_bad_input_naming_the_file_and
         )
     config.write_text(f"[{section}]\n{name} = 604800\n")
     assert load_config(config).settings.model_dump()[section][name] == 604800
+
+
+def test_a_configuration_that_is_not_utf8_is_bad_input_and_a_byte_order_mark_is_read_past(
+    tmp_path: Path,
+) -> None:
+    """Latin-1 text raised UnicodeDecodeError (a traceback); a BOM was "invalid TOML" at line 1, column 1."""
+    config = tmp_path / "evaluator.toml"
+    config.write_bytes("[run]\n# café\nconcurrency = 2\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert str(raised.value) == (
+        f"{config}: line 2: not UTF-8 text (byte 0xe9). Fix: save the file as UTF-8 (TOML files are UTF-8)."
+    )
+    config.write_bytes("[run]\nconcurrency = 2\n".encode("utf-8-sig"))
+    assert load_config(config).settings.run.concurrency == 2
