@@ -1,4 +1,4 @@
-"""Safe YAML reading for user files: size cap, no duplicate keys, problems instead of tracebacks.
+"""Safe YAML reading for user files: size and alias caps, no duplicate keys, problems instead of tracebacks.
 
 Plain scalars resolve as YAML 1.2 does, not as PyYAML's YAML 1.1: only `true` / `false` are booleans
 (`yes`, `no`, `on`, `off` stay text: a slot `parking: yes` means "yes"), there are no base-60 numbers
@@ -18,11 +18,45 @@ import yaml
 from evaluator.errors import Problem
 
 MAX_YAML_BYTES = 1024 * 1024
+# Values aliases (`*name`) may add to a document written out: plenty to share blocks between a
+# dialogue's turns, far too few for a "billion laughs" (nine nested lists of ten aliases: a 1 KB file
+# standing for 10^9 values, which validating took the memory of the machine to list as problems).
+MAX_ALIASED_VALUES = 10_000
+
+
+class _TooManyAliasedValuesError(Exception):
+    def __init__(self, values: int) -> None:
+        self.values = values
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a mapping with the same key twice (YAML would keep the last) and resolves
-    plain scalars as the module's docstring says."""
+    """SafeLoader that refuses a mapping with the same key twice (YAML would keep the last), resolves
+    plain scalars as the module's docstring says, and refuses aliases standing for more than
+    MAX_ALIASED_VALUES values."""
+
+    def get_single_node(self) -> yaml.Node | None:
+        node = super().get_single_node()
+        if node is not None:
+            sizes: dict[int, int] = {}
+            added = _written_out(node, sizes) - len(sizes)
+            if added > MAX_ALIASED_VALUES:
+                raise _TooManyAliasedValuesError(added)
+        return node
+
+
+def _written_out(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """How many values `node` stands for with every alias in it written out; `sizes` holds each node
+    counted (a node met again while it is counted, a recursive alias, counts 1: it is refused later)."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    sizes[id(node)] = 1
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.SequenceNode):
+        children = node.value
+    elif isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    sizes[id(node)] = 1 + sum(_written_out(child, sizes) for child in children)
+    return sizes[id(node)]
 
 
 _RESOLVED_AGAIN = {f"tag:yaml.org,2002:{name}" for name in ("bool", "int", "float", "timestamp")}
@@ -101,6 +135,15 @@ def read_yaml(path: Path) -> tuple[Any, list[Problem]]:
         ]
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader), []  # noqa: S506 - a SafeLoader subclass
+    except _TooManyAliasedValuesError as exc:
+        found = f"its aliases (*name) stand for {exc.values} more values, over {MAX_ALIASED_VALUES}"
+        fix = "write out what is repeated, or share smaller blocks through & and *"
+        return None, [Problem(source=source, field="", found=found, fix=fix)]
+    except RecursionError:  # the parser is recursive: a value nested hundreds of levels deep
+        found = "values nested too deeply to read"
+        return None, [
+            Problem(source=source, field="", found=found, fix="nest lists and mappings less deeply")
+        ]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""

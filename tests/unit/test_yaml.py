@@ -55,3 +55,31 @@ def test_merge_keys_take_a_list_of_mappings_the_first_winning(tmp_path: Path) ->
 def test_a_key_written_twice_is_refused_even_beside_a_merge_key(tmp_path: Path) -> None:
     _, problems = _read(tmp_path, "a: &a {x: 1}\nb:\n  <<: *a\n  y: 1\n  y: 2\n")
     assert problems == ['line 5, column 3: invalid YAML: duplicate key "y"']
+
+
+def test_aliases_standing_for_more_values_than_a_file_could_hold_are_a_problem_not_the_machine_s_memory(
+    tmp_path: Path,
+) -> None:
+    """A "billion laughs": 1 KB whose lists of aliases stand for 10^9 values; validating it listed a
+    problem per value until memory ran out."""
+    levels = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    document, problems = _read(tmp_path, "id: laughs\n" + "\n".join(levels) + "\ntags: *a8\n")
+    [problem] = problems
+    assert document is None
+    assert problem.startswith(": its aliases (*name) stand for ") and problem.endswith(
+        " more values, over 10000"
+    )
+
+
+def test_a_block_shared_by_many_turns_through_an_alias_is_read(tmp_path: Path) -> None:
+    turn = "  - user: again\n    expected: *e\n"
+    text = "turns:\n  - user: hi\n    expected: &e {intent: book_hotel, slots: {hotel: {area: north}}}\n"
+    document, problems = _read(tmp_path, text + turn * 200)
+    assert problems == [] and isinstance(document, dict) and len(document["turns"]) == 201
+
+
+def test_values_nested_deeper_than_the_reader_can_go_are_a_problem_not_a_traceback(tmp_path: Path) -> None:
+    """The parser is recursive: 900 nested lists raised RecursionError through `lint` and `run`."""
+    document, problems = _read(tmp_path, "tags: " + "[" * 900 + "]" * 900 + "\n")
+    assert document is None and problems == [": values nested too deeply to read"]
