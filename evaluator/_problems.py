@@ -176,10 +176,10 @@ def _problem(
     if kind == "string_pattern_mismatch" and field in patterns:
         what, pattern_fix = patterns[field]
         return Problem(source=source, field=field, found=f"{err['input']!r} is not {what}", fix=pattern_fix)
-    found = err["msg"].removeprefix("Value error, ")
+    found, _, own_fix = err["msg"].removeprefix("Value error, ").partition(". Fix: ")  # a validator's own
     if field and "input" in err and not isinstance(err["input"], dict | list):
         found = f"{err['input']!r}: {found}"
-    return Problem(source=source, field=field or "(file)", found=found, fix=fix)
+    return Problem(source=source, field=field or "(file)", found=found, fix=own_fix.rstrip(".") or fix)
 
 
 def allowed_keys(model: type[BaseModel], loc: Sequence[str]) -> list[str]:

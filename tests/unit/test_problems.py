@@ -112,3 +112,22 @@ def test_configuration_tables_named_like_a_type_are_names_not_a_field_s_alternat
         f"{config}: compare.thresholds.int: 'high': Input should be a valid number, unable to parse string "
         "as a number. Fix: see the configuration section of the README",
     ]
+
+
+def test_a_validator_s_own_fix_is_the_problem_s_fix_said_once(tmp_path: Path) -> None:
+    """`agent_tools` naming an unknown agent ended "... Fix: name the target's agents ... Fix: see the
+    configuration section of the README": two fixes, the second saying nothing."""
+    config = tmp_path / "evaluator.toml"
+    config.write_text(
+        '[targets.research]\nentry = "app:run"\nagents = ["research"]\n\n'
+        '[targets.research.agent_tools]\nreserch = ["pdf_retrieval"]\n'
+    )
+
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+
+    assert str(raised.value) == (
+        f'{config}: targets.research: agent_tools: unknown agent "reserch" (did you mean "research"?). '
+        "Fix: name the target's agents and tools as its agents = [...] and tools = [...] declare them "
+        "(or add the new ones there)"
+    )
