@@ -131,6 +131,14 @@ class TargetConfig(_Section):
     state_keys: dict[StateKey, str] = {}
     entities: Path | None = None
 
+    @field_validator("entry")
+    @classmethod
+    def _entry(cls, value: str) -> str:
+        module, sep, attr = value.partition(":")
+        if not (sep and module and attr):
+            raise ValueError('not of the form module:callable. Fix: write it like "demo_agents.research:run"')
+        return value
+
     @field_validator("policy")
     @classmethod
     def _policy(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:

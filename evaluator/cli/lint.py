@@ -12,7 +12,7 @@ from evaluator.errors import InputError
 from evaluator.prompts import PromptLibrary
 from evaluator.reports import threshold_problems
 from evaluator.results import builtin_metrics, tool_schema_problems
-from evaluator.run import catalogs
+from evaluator.run import catalogs, entity_problems
 from evaluator.scenarios import load_scenarios
 
 __all__ = ["lint"]
@@ -24,11 +24,15 @@ def lint(
     config_path: ConfigOption = None,
 ) -> None:
     """Check scenario files: format, unknown keys, targets, agent and tool names, judge prompts (name,
-    version, label), unique ids; and the configuration's tool_schemas files (per-agent analysis) and
-    [compare.thresholds] figure names."""
+    version, label), unique ids; and the configuration's tool_schemas files (per-agent analysis), entities
+    files (dialogues) and [compare.thresholds] figure names."""
     config = load_config(config_path)
     prompts = PromptLibrary(config.prompts_dir)
-    files = [*tool_schema_problems(config), *threshold_problems(config, builtin_metrics(config))]
+    files = [
+        *tool_schema_problems(config),
+        *entity_problems(config),
+        *threshold_problems(config, builtin_metrics(config)),
+    ]
     try:
         loaded = load_scenarios(
             paths,

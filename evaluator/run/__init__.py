@@ -18,7 +18,7 @@ from evaluator.run.experiment import (
 from evaluator.run.judging import HOW_TO_ENABLE, NOT_FINISHED, JudgePlan, check_judge_prompts, judge_result
 from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, ScenarioTracer, new_run_id
 from evaluator.run.recorded import RecordedTurn, check_turn_count, judged_recorded_dialogue, recorded_dialogue
-from evaluator.run.selection import catalogs, dialogue_settings, rules_for, select_scenarios
+from evaluator.run.selection import catalogs, dialogue_settings, entity_problems, rules_for, select_scenarios
 from evaluator.run.service import check_output_file, run_suite
 from evaluator.run.suite import Notice, RunNotStoredError, SuiteOptions, SuiteRun
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest, load_target
@@ -55,6 +55,7 @@ __all__ = [
     "check_output_file",
     "check_turn_count",
     "dialogue_settings",
+    "entity_problems",
     "judge_result",
     "judged_recorded_dialogue",
     "load_target",

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import get_args
 
-from evaluator.config import NO_CONFIG_FIX, Config, StateKey, TargetConfig
+from evaluator.config import CONFIG_FILE, NO_CONFIG_FIX, Config, StateKey, TargetConfig
 from evaluator.errors import ConfigError, Problem, PromptError, ScenarioError, did_you_mean
 from evaluator.prompts import PromptLibrary
 from evaluator.run.dialogue import DialogueSettings
@@ -30,6 +30,7 @@ from evaluator.trace import TraceRules
 
 __all__ = [
     "catalogs",
+    "entity_problems",
     "load_targets",
     "parse_pins",
     "pinned_and_selected",
@@ -215,19 +216,46 @@ def dialogue_settings(config: Config, names: Collection[str] | None = None) -> d
     }
 
 
+def entity_problems(config: Config, names: Collection[str] | None = None) -> list[Problem]:
+    """What is wrong with the `entities` files of the configured targets (of `names`: None, all):
+    `lint` checks every target's, a run those of the targets it uses, before anything runs."""
+    problems: list[Problem] = []
+    for name, target in config.settings.targets.items():
+        if target.entities is not None and (names is None or name in names):
+            problem = _read_entities(config, name, target.entities)[1]
+            problems += [problem] if problem else []
+    return problems
+
+
 def _entities(config: Config, name: str, relative: Path) -> tuple[str, ...]:
-    """The names of a target's entity catalog: a JSON list of names, or of objects with a `name`."""
+    """The names of a target's entity catalog (ConfigError naming the configuration, the target's
+    field and the fix)."""
+    names, problem = _read_entities(config, name, relative)
+    if problem:
+        raise ConfigError(str(problem))
+    return names
+
+
+def _read_entities(config: Config, name: str, relative: Path) -> tuple[tuple[str, ...], Problem | None]:
+    """(names, None) of a target's entity catalog, a JSON list of names or of objects with a `name`;
+    ((), the problem) when it cannot be read or is no such list."""
     path = config.path(relative)
-    fix = 'Fix: give a JSON list of names, or of objects with a "name" (e.g. the bundled database).'
+    fix = 'give a JSON list of names, or of objects with a "name" (e.g. the bundled database)'
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        found = f"{path} does not exist"
+        fix = f"write it, or correct the path (relative to {config.base_dir}), or remove entities"
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ConfigError(f"[targets.{name}] entities: cannot read {path} ({exc}). {fix}") from None
-    items = document if isinstance(document, list) else None
-    names = [i.get("name") if isinstance(i, dict) else i for i in items or ()]
-    if items is None or not all(isinstance(n, str) and n.strip() for n in names):
-        raise ConfigError(f"[targets.{name}] entities: {path} is not a list of names. {fix}")
-    return tuple(str(n) for n in names)
+        found = f"cannot read {path} ({exc})"
+    else:
+        items = document if isinstance(document, list) else None
+        names = [i.get("name") if isinstance(i, dict) else i for i in items or ()]
+        if items is not None and all(isinstance(n, str) and n.strip() for n in names):
+            return tuple(str(n) for n in names), None
+        found = f"{path} is not a list of names"
+    field = f"[targets.{name}] entities"
+    return (), Problem(source=str(config.source or CONFIG_FILE), field=field, found=found, fix=fix)
 
 
 def state_keys(target: TargetConfig) -> tuple[str, ...]:

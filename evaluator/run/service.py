@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.config import MAX_SECONDS, Config, load_config
-from evaluator.errors import ConfigError, StoreError
+from evaluator.errors import ConfigError, InputError, StoreError
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.metrics import MetricSet
 from evaluator.prompts import PromptLibrary
@@ -39,8 +39,8 @@ from evaluator.results import (
     RunInfo,
     ScenarioResult,
     builtin_metrics,
-    check_tool_schemas,
     run_to_json,
+    tool_schema_problems,
     with_dialogues,
 )
 from evaluator.run._gc import collector_tuned_for_run
@@ -49,7 +49,13 @@ from evaluator.run._signals import StopSignals
 from evaluator.run.judging import JudgePlan
 from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
 from evaluator.run.provenance import git_state, model_names, targets_of
-from evaluator.run.selection import dialogue_settings, load_targets, pinned_and_selected, trace_rules
+from evaluator.run.selection import (
+    dialogue_settings,
+    entity_problems,
+    load_targets,
+    pinned_and_selected,
+    trace_rules,
+)
 from evaluator.run.suite import Notice, RunNotStoredError, SuiteOptions, SuiteRun, logged_notice
 from evaluator.run.target import Target
 from evaluator.scenarios import LoadedScenario, Scenario
@@ -292,8 +298,11 @@ def _check_endpoints(cfg: Config, options: SuiteOptions) -> None:
 
 def _check_output(output: Path | None, config: Config, targets: set[str]) -> None:
     """Refuse an --output that cannot be written before running, not after (`check_output_file`). The
-    same for a broken `tool_schemas` file of a target the run uses (bad input, before anything runs)."""
-    check_tool_schemas(config, targets)
+    same for a broken `tool_schemas` or `entities` file of a target the run uses (bad input, before
+    anything runs)."""
+    problems = [*tool_schema_problems(config, targets), *entity_problems(config, targets)]
+    if problems:
+        raise InputError(problems)
     check_output_file("--output", output, example="results.json")
 
 

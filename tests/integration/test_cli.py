@@ -749,3 +749,26 @@ def test_a_timeout_no_wait_can_take_is_bad_input_before_anything_runs(
     with pytest.raises(ConfigError, match=r"timeout inf is not a number of seconds above 0 and at most"):
         run_suite(["scenarios"], SuiteOptions(timeout=float("inf")))
     assert not (project / "state/evaluator.db").exists()
+
+
+def test_lint_refuses_the_entities_file_and_the_entry_run_refuses_and_run_refuses_them_before_anything(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`lint` said "OK" to a missing `entities` file and to an entry without its callable, both of
+    which `run` refused; and `run` refused the entities file only once the store was made."""
+    config = project / "evaluator.toml"
+    config.write_text(TOY_CONFIG.replace("[run]", 'entities = "db.json"\n[run]'))
+    missing = (
+        f"{config}: [targets.toy] entities: {project / 'db.json'} does not exist. Fix: write it, or correct "
+        f"the path (relative to {project}), or remove entities"
+    )
+    for command in (["lint", "scenarios"], ["run"]):
+        code, text = _main(monkeypatch, capsys, *command)
+        assert code == 2 and missing in " ".join(text.split()), text
+    assert not (project / "state/evaluator.db").exists()
+    config.write_text(TOY_CONFIG.replace("toy_targets:by_input", "toy_targets"))
+    code, text = _main(monkeypatch, capsys, "lint", "scenarios")
+    assert code == 2 and (
+        f"{config}: targets.toy.entry: 'toy_targets': not of the form module:callable. "
+        'Fix: write it like "demo_agents.research:run"'
+    ) in " ".join(text.split())
