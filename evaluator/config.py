@@ -47,7 +47,7 @@ import tomllib
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import (
@@ -282,8 +282,10 @@ class CompareConfig(_Section):
     latency_floor_ms: float = Field(default=50.0, ge=0)
     min_scenarios: int = Field(default=10, ge=1)  # fewer paired scenarios: the verdict is flagged
     alpha: float = Field(default=0.05, gt=0, lt=1)  # "beyond the noise" when the paired test's p < alpha
-    # Thresholds of other gated figures, by figure name (a metric's own default otherwise).
-    thresholds: dict[str, float] = Field(default_factory=dict)
+    # Thresholds of other gated figures, by figure name (a metric's own default otherwise); a size of
+    # change, as the *_drop keys are: a negative one made any change short of a gain of that size a
+    # regression, NaN none at all.
+    thresholds: dict[str, Annotated[float, Field(ge=0)]] = Field(default_factory=dict)
 
 
 class MetricsConfig(_Section):

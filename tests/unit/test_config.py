@@ -184,3 +184,16 @@ def test_a_configuration_that_is_not_utf8_is_bad_input_and_a_byte_order_mark_is_
     )
     config.write_bytes("[run]\nconcurrency = 2\n".encode("utf-8-sig"))
     assert load_config(config).settings.run.concurrency == 2
+
+
+def test_a_compare_threshold_is_a_size_of_change_never_negative_nor_nan(tmp_path: Path) -> None:
+    config = tmp_path / "evaluator.toml"
+    config.write_text("[compare.thresholds]\nworkflow_pass_rate = -4\nlatency_ms = nan\nquality_mean = 0.2\n")
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert str(raised.value).splitlines() == [
+        f"{config}: compare.thresholds.workflow_pass_rate: -4: Input should be greater than or equal to 0. "
+        "Fix: see the configuration section of the README",
+        f"{config}: compare.thresholds.latency_ms: nan: Input should be greater than or equal to 0. "
+        "Fix: see the configuration section of the README",
+    ]
