@@ -117,7 +117,7 @@ def select_scenarios(
     `given_targets`: targets given as callables (run_suite's `targets`), known beside the configured
     ones (they declare no agents or tools to check names against)."""
     if not paths:
-        paths = [str(config.base_dir / "scenarios")]
+        paths = [str(_default_suite(config))]
     loaded = load_scenarios(
         paths,
         targets=None if target else _known_targets(config, given_targets),
@@ -126,6 +126,19 @@ def select_scenarios(
         config=config,
     )
     return _chosen(loaded, tags, target, where=", ".join(paths))
+
+
+def _default_suite(config: Config) -> Path:
+    """The folder a run without PATH takes, `scenarios/` beside the configuration (or in the working
+    folder, without one); ConfigError when there is none, saying where it was looked for."""
+    folder = config.base_dir / "scenarios"
+    if folder.is_dir():
+        return folder
+    why, fix = (f" ({config.not_found})", f"{NO_CONFIG_FIX}, or ") if config.not_found else ("", "")
+    raise ConfigError(
+        f"no PATH was given and there is no {folder} to run by default{why}. "
+        f"Fix: {fix}give the scenario files or folders to run: evaluator run PATH..."
+    )
 
 
 def _chosen(

@@ -772,3 +772,18 @@ def test_lint_refuses_the_entities_file_and_the_entry_run_refuses_and_run_refuse
         f"{config}: targets.toy.entry: 'toy_targets': not of the form module:callable. "
         'Fix: write it like "demo_agents.research:run"'
     ) in " ".join(text.split())
+
+
+def test_run_without_path_where_there_is_no_scenarios_folder_says_where_it_looked_and_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run from outside the project, `run` said "<cwd>/scenarios: no such file or folder. Fix: check
+    the path", a path the user never gave."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EVALUATOR_CONFIG", raising=False)
+    code, text = _main(monkeypatch, capsys, "run")
+    assert code == 2 and (
+        f"error: no PATH was given and there is no {tmp_path / 'scenarios'} to run by default (no "
+        f"evaluator.toml was found in {tmp_path} or a folder above it). Fix: run from the project folder"
+    ) in " ".join(text.split())
+    assert "give the scenario files or folders to run: evaluator run PATH..." in " ".join(text.split())
