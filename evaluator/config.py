@@ -61,7 +61,7 @@ from pydantic import (
 )
 
 from evaluator._problems import validation_problems
-from evaluator.errors import ConfigError, did_you_mean
+from evaluator.errors import ConfigError, Problem, did_you_mean
 
 __all__ = [
     "DEFAULT_MISS_PHRASES",
@@ -384,6 +384,15 @@ class Config:
     @property
     def prompts_dir(self) -> Path:
         return self.path(self.settings.prompts.dir)
+
+    def prompts_dir_problems(self) -> list[Problem]:
+        """A `[prompts] dir` the file names that is no folder: each prompt a target asks for would be
+        unknown, an error per scenario. The default, `prompts/`, may be absent (a project without)."""
+        if "dir" not in self.settings.prompts.model_fields_set or self.prompts_dir.is_dir():
+            return []
+        fix = f"correct the path (relative to {self.base_dir}), or remove dir (default: prompts)"
+        found = f"{self.prompts_dir} is not a folder"
+        return [Problem(source=str(self.source or CONFIG_FILE), field="[prompts] dir", found=found, fix=fix)]
 
     def llm_endpoint(self, env: Mapping[str, str] | None = None) -> LLMEndpoint | None:
         """The OpenAI-compatible endpoint, when OPENAI_API_KEY or OPENAI_BASE_URL is set (ConfigError

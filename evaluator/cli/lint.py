@@ -31,6 +31,7 @@ def lint(
     files = [
         *tool_schema_problems(config),
         *entity_problems(config),
+        *config.prompts_dir_problems(),
         *threshold_problems(config, builtin_metrics(config)),
     ]
     try:

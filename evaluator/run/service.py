@@ -298,9 +298,13 @@ def _check_endpoints(cfg: Config, options: SuiteOptions) -> None:
 
 def _check_output(output: Path | None, config: Config, targets: set[str]) -> None:
     """Refuse an --output that cannot be written before running, not after (`check_output_file`). The
-    same for a broken `tool_schemas` or `entities` file of a target the run uses (bad input, before
-    anything runs)."""
-    problems = [*tool_schema_problems(config, targets), *entity_problems(config, targets)]
+    same for a broken `tool_schemas` or `entities` file of a target the run uses, and a `[prompts] dir`
+    that is no folder (bad input, before anything runs)."""
+    problems = [
+        *tool_schema_problems(config, targets),
+        *entity_problems(config, targets),
+        *config.prompts_dir_problems(),
+    ]
     if problems:
         raise InputError(problems)
     check_output_file("--output", output, example="results.json")

@@ -787,3 +787,23 @@ def test_run_without_path_where_there_is_no_scenarios_folder_says_where_it_looke
         f"evaluator.toml was found in {tmp_path} or a folder above it). Fix: run from the project folder"
     ) in " ".join(text.split())
     assert "give the scenario files or folders to run: evaluator run PATH..." in " ".join(text.split())
+
+
+def test_a_prompts_dir_that_is_no_folder_is_bad_input_for_lint_and_run_before_anything_runs(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`[prompts] dir = "promts"` was taken: lint said OK, and each prompt a target asked for was an
+    unknown prompt, an error per scenario, in a run stored as such."""
+    config = project / "evaluator.toml"
+    config.write_text(TOY_CONFIG + '[prompts]\ndir = "promts"\n')
+    expected = (
+        f"{config}: [prompts] dir: {project / 'promts'} is not a folder. Fix: correct the path (relative to "
+        f"{project}), or remove dir (default: prompts)"
+    )
+    for command in (["lint", "scenarios"], ["run"]):
+        code, text = _main(monkeypatch, capsys, *command)
+        assert code == 2 and expected in " ".join(text.split()), text
+    assert not (project / "state/evaluator.db").exists()
+    (project / "promts").mkdir()
+    code, text = _main(monkeypatch, capsys, "lint", "scenarios")
+    assert code == 0, text
