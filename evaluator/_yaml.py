@@ -149,6 +149,8 @@ def read_yaml(path: Path) -> tuple[Any, list[Problem]]:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
         fix = "correct the YAML syntax there"
+        if problem.startswith("could not determine a constructor for the tag"):  # the safe loader's refusal
+            fix = "write a plain value there: tags that build objects (!!python/...) are never read"
         # Where the parser noticed is often past the mistake (an unclosed quote is noticed at the end
         # of the file): the context says where what it was reading began.
         context, began = getattr(exc, "context", None), getattr(exc, "context_mark", None)

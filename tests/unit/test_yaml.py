@@ -83,3 +83,16 @@ def test_values_nested_deeper_than_the_reader_can_go_are_a_problem_not_a_traceba
     """The parser is recursive: 900 nested lists raised RecursionError through `lint` and `run`."""
     document, problems = _read(tmp_path, "tags: " + "[" * 900 + "]" * 900 + "\n")
     assert document is None and problems == [": values nested too deeply to read"]
+
+
+def test_a_tag_that_would_build_an_object_is_refused_with_the_fix_not_a_syntax_hint(tmp_path: Path) -> None:
+    """It was refused safely, but "Fix: correct the YAML syntax there" sent the reader to the syntax."""
+    marker = tmp_path / "ran"
+    document, problems = _read(tmp_path, f"input: !!python/object/apply:os.system ['touch {marker}']\n")
+    assert document is None and not marker.exists()
+    [problem] = read_yaml(tmp_path / "a.yaml")[1]
+    assert problem.fix == "write a plain value there: tags that build objects (!!python/...) are never read"
+    assert problems == [
+        "line 1, column 8: invalid YAML: could not determine a constructor for the tag "
+        "'tag:yaml.org,2002:python/object/apply:os.system'"
+    ]
