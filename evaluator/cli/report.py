@@ -26,6 +26,7 @@ from evaluator.reports import (
     trace_links,
 )
 from evaluator.results import builtin_metrics
+from evaluator.run import check_output_file, store_files
 
 __all__ = ["report"]
 
@@ -56,6 +57,7 @@ def report(
     """Summarise stored runs per prompt version, scenario or run: pass rates, trajectory means, judge
     quality and correctness, latency, and the change against the previous version."""
     config = load_config(config_path)
+    check_output_file("--html", html, example="report.html", keep=store_files(config))
     metrics = builtin_metrics(config)
     runs, where, metrics = load_runs(config, source, metrics, last=last)
     link = _trace_link(config) if by == "agent" or html is not None else None

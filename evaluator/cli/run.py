@@ -40,7 +40,7 @@ from evaluator.reports import (
     write_junit,
 )
 from evaluator.results import ScenarioResult, builtin_metrics, with_dialogues_for
-from evaluator.run import RunNotStoredError, SuiteOptions, SuiteRun, check_output_file, run_suite
+from evaluator.run import RunNotStoredError, SuiteOptions, SuiteRun, check_output_file, run_suite, store_files
 
 __all__ = ["run"]
 
@@ -110,7 +110,9 @@ def run(
     config_path: ConfigOption = None,
 ) -> None:
     """Run scenarios against their targets and validate each run's trace."""
-    check_output_file("--junit", junit, example="junit.xml")  # --output: in run_suite
+    if junit is not None:  # --output: in run_suite
+        keep = {**store_files(load_config(config_path)), **({output: "the --output file"} if output else {})}
+        check_output_file("--junit", junit, example="junit.xml", keep=keep)
     for option, given, why in (
         ("--require-delivery", require_delivery, "an embedded run delivers nothing"),
         ("--verify-langfuse", verify_langfuse, "an embedded run has nothing there to verify"),

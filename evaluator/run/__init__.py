@@ -19,7 +19,7 @@ from evaluator.run.judging import HOW_TO_ENABLE, NOT_FINISHED, JudgePlan, check_
 from evaluator.run.pipeline import JUDGE_NOT_AVAILABLE, Pipeline, RunOptions, ScenarioTracer, new_run_id
 from evaluator.run.recorded import RecordedTurn, check_turn_count, judged_recorded_dialogue, recorded_dialogue
 from evaluator.run.selection import catalogs, dialogue_settings, entity_problems, rules_for, select_scenarios
-from evaluator.run.service import check_output_file, run_suite
+from evaluator.run.service import check_output_file, run_suite, store_files
 from evaluator.run.suite import Notice, RunNotStoredError, SuiteOptions, SuiteRun
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest, load_target
 from evaluator.run.verify import VerifyReport, verify_run
@@ -69,5 +69,6 @@ __all__ = [
     "run_suite",
     "score_turn_data",
     "select_scenarios",
+    "store_files",
     "verify_run",
 ]

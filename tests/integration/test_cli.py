@@ -751,6 +751,16 @@ def test_a_timeout_no_wait_can_take_is_bad_input_before_anything_runs(
     assert not (project / "state/evaluator.db").exists()
 
 
+def _refused_by_lint_and_run(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], expected: str
+) -> None:
+    """`lint` and `run` both exit 2 saying `expected`, and the run made no store: nothing ran."""
+    for command in (["lint", "scenarios"], ["run"]):
+        code, text = _main(monkeypatch, capsys, *command)
+        assert code == 2 and expected in " ".join(text.split()), text
+    assert not (project / "state/evaluator.db").exists()
+
+
 def test_lint_refuses_the_entities_file_and_the_entry_run_refuses_and_run_refuses_them_before_anything(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -762,10 +772,7 @@ def test_lint_refuses_the_entities_file_and_the_entry_run_refuses_and_run_refuse
         f"{config}: [targets.toy] entities: {project / 'db.json'} does not exist. Fix: write it, or correct "
         f"the path (relative to {project}), or remove entities"
     )
-    for command in (["lint", "scenarios"], ["run"]):
-        code, text = _main(monkeypatch, capsys, *command)
-        assert code == 2 and missing in " ".join(text.split()), text
-    assert not (project / "state/evaluator.db").exists()
+    _refused_by_lint_and_run(project, monkeypatch, capsys, missing)
     config.write_text(TOY_CONFIG.replace("toy_targets:by_input", "toy_targets"))
     code, text = _main(monkeypatch, capsys, "lint", "scenarios")
     assert code == 2 and (
@@ -800,10 +807,42 @@ def test_a_prompts_dir_that_is_no_folder_is_bad_input_for_lint_and_run_before_an
         f"{config}: [prompts] dir: {project / 'promts'} is not a folder. Fix: correct the path (relative to "
         f"{project}), or remove dir (default: prompts)"
     )
-    for command in (["lint", "scenarios"], ["run"]):
-        code, text = _main(monkeypatch, capsys, *command)
-        assert code == 2 and expected in " ".join(text.split()), text
-    assert not (project / "state/evaluator.db").exists()
+    _refused_by_lint_and_run(project, monkeypatch, capsys, expected)
     (project / "promts").mkdir()
     code, text = _main(monkeypatch, capsys, "lint", "scenarios")
     assert code == 0, text
+
+
+def test_an_output_file_that_is_the_store_or_another_output_is_bad_input_and_the_store_is_kept(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run --output state/evaluator.db` (or `--junit`, or `report --html`) wrote JSON over the store:
+    every run it held was lost, and the next command found "the file is damaged"."""
+    assert _main(monkeypatch, capsys, "run")[0] == 0
+    store = project / "state/evaluator.db"
+    refused = {
+        (
+            "run",
+            "--output",
+            "state/evaluator.db",
+        ): f"--output state/evaluator.db is the local store ({store})",
+        (
+            "run",
+            "--junit",
+            "state/evaluator.db-wal",
+        ): f"--junit state/evaluator.db-wal is the local store ({store})",
+        (
+            "report",
+            "--html",
+            "state/../state/evaluator.db",
+        ): f"--html state/../state/evaluator.db is the local store ({store})",
+        ("run", "--output", "out.json", "--junit", "out.json"): "--junit out.json is the --output file",
+    }
+    for args, expected in refused.items():
+        code, text = _main(monkeypatch, capsys, *args)
+        assert code == 2 and f"{expected}, which writing it would replace. Fix: give another file" in text, (
+            text
+        )
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT count(*) FROM results").fetchone() == (1,)
+    assert not (project / "out.json").exists()
