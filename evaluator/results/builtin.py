@@ -134,7 +134,13 @@ def configured_metric(spec: str, config: Config) -> Metric:
             raise ConfigError(f'{where}: module "{module_name}" has no attribute "{attr}". Fix: {fix}.')
         found = getattr(found, part)
     maker = isinstance(found, type) or (callable(found) and not hasattr(found, "key"))
-    metric = found() if maker and callable(found) else found
+    try:
+        metric = found() if maker and callable(found) else found
+    except Exception as exc:  # noqa: BLE001 - its maker failed (a target's function, say): not a traceback
+        raise ConfigError(
+            f'{where}: "{spec}" made no metric when called with no arguments ({type(exc).__name__}: {exc}). '
+            "Fix: name a metric, or a class or function that makes one with no arguments."
+        ) from None
     missing = [name for name in _SHAPE if not hasattr(metric, name)]
     if missing:
         raise ConfigError(

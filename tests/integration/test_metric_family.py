@@ -188,3 +188,19 @@ def test_a_metric_that_is_not_one_is_bad_input(demo_project: Path, cli: Cli) -> 
     code, text = cli("report")
     assert code == 2
     assert "[metrics] extra" in text and "is not a metric" in text and "Fix:" in text
+
+
+def test_a_metric_maker_that_fails_when_called_is_bad_input_not_a_traceback(
+    demo_project: Path, cli: Cli
+) -> None:
+    """A function that needs arguments (a target's `run`, named by mistake) raised TypeError through
+    every command that builds the metrics."""
+    config = demo_project / "evaluator.toml"
+    config.write_text(config.read_text() + '\n[metrics]\nextra = ["demo_agents.research:run"]\n')
+    code, text = cli("lint", "scenarios")
+    assert code == 2 and "Traceback" not in text
+    assert (
+        f'{config}: [metrics] extra: "demo_agents.research:run" made no metric when called with no arguments '
+        "(TypeError: run() missing 1 required positional argument: 'request'). Fix: name a metric, or a "
+        "class or function that makes one with no arguments."
+    ) in " ".join(text.split())
