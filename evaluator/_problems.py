@@ -163,7 +163,12 @@ def _problem(
         )
     if kind in _TEXT_ERRORS or kind in _MAPPING_ERRORS:
         value = err.get("input")
-        if kind in _MAPPING_ERRORS:
+        if kind in _MAPPING_ERRORS and source.endswith(".toml"):  # evaluator.toml: TOML's words
+            found, advice = (
+                "is not a table",
+                "give a table ([name] and key = value lines below it, or {key = value})",
+            )
+        elif kind in _MAPPING_ERRORS:
             found, advice = "is not a mapping", "give a mapping (name: value, one per line)"
         elif kind == "string_too_short" and value == "":
             found, advice = "is empty", "write it out (it cannot be empty)"

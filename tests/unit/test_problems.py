@@ -131,3 +131,18 @@ def test_a_validator_s_own_fix_is_the_problem_s_fix_said_once(tmp_path: Path) ->
         "Fix: name the target's agents and tools as its agents = [...] and tools = [...] declare them "
         "(or add the new ones there)"
     )
+
+
+def test_a_value_of_evaluator_toml_that_is_not_a_table_says_so_in_toml_s_words(tmp_path: Path) -> None:
+    """It said "is not a mapping. Fix: give a mapping (name: value, one per line)": YAML's syntax."""
+    config = tmp_path / "evaluator.toml"
+    config.write_text("targets = 5\n\n[compare]\nthresholds = 3\n")
+
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+
+    fix = "Fix: give a table ([name] and key = value lines below it, or {key = value})"
+    assert str(raised.value).splitlines() == [
+        f"{config}: targets: 5 is not a table. {fix}",
+        f"{config}: compare.thresholds: 3 is not a table. {fix}",
+    ]
