@@ -142,8 +142,11 @@ def _read_session(
             "and LANGFUSE_SECRET_KEY are its project's keys, or pass --trace FILE once per turn."
         ) from None
     deadline = config.settings.langfuse.read_deadline_seconds
+    expected = len(item.scenario.turns or ())
     with err.status(f"Listing session {session} in Langfuse (until it settles, up to {deadline:g} s)..."):
-        listing = list_session(connection.traces, session, deadline_seconds=deadline)
+        listing = list_session(
+            connection.traces, session, deadline_seconds=deadline, expected_traces=expected
+        )
     if not listing.settled:
         notice(
             err,
@@ -151,7 +154,6 @@ def _read_session(
             f"session {session} was still changing in Langfuse after {deadline:g} s; evaluating the "
             f"{len(listing.traces)} traces readable so far.",
         )
-    expected = len(item.scenario.turns or ())
     count = len(listing.traces)
     check_turn_count(
         item,

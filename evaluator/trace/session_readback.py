@@ -3,9 +3,10 @@ one per turn, in time order, each read whole as `read_trace` reads one trace.
 
 First the session is listed: `GET /api/public/v2/observations?sessionId=...&fields=core,basic` (every
 cursor page, rows de-duplicated by id), grouped by trace. It is polled with backoff until the listing
-has *settled* (the same traces with the same observation counts on polls spanning `settle_seconds`),
-within the read deadline; a 429 waits as long as its Retry-After asks (Cloud read quotas are small),
-and one that asks past the deadline ends the wait. Traces are ordered by their earliest observation's
+has *settled* (at least as many traces as the dialogue has turns, the same traces with the same
+observation counts on polls spanning `settle_seconds`), within the read deadline; a 429 waits as long
+as its Retry-After asks (Cloud read quotas are small), and one that asks past the deadline ends the
+wait. Traces are ordered by their earliest observation's
 start time; Langfuse keeps start times to the millisecond, so turns that answer at once can start in
 the same one: those go in the order of the turn their root names (`<scenario id>#<turn>`, as a run
 names them), else the one whose last observation ended first, then by id. Then each trace is read
@@ -142,12 +143,15 @@ def list_session(
     session_id: str,
     *,
     deadline_seconds: float = 60.0,
+    expected_traces: int = 0,
     settle_seconds: float = 3.0,
     poll_seconds: float = 0.5,
     sleep: Callable[[float], None] = time.sleep,
 ) -> SessionListing:
     """The session's traces once the listing has settled; TraceError when none became readable in
-    time (or Langfuse kept refusing, rate-limited, past the deadline)."""
+    time (or Langfuse kept refusing, rate-limited, past the deadline). A listing of fewer than
+    `expected_traces` (the dialogue's turns) has not settled, however long it stays the same: a
+    turn's trace can become readable seconds after the others (ingested in a later batch)."""
     deadline = Deadline(deadline_seconds)
     pause = poll_seconds
     seen: tuple[SessionTrace, ...] = ()
@@ -179,7 +183,7 @@ def list_session(
         now = time.monotonic()
         if listed != seen:
             seen, since = listed, now
-        if seen and now - since >= settle_seconds:
+        if len(seen) >= max(expected_traces, 1) and now - since >= settle_seconds:
             return SessionListing(traces=seen, settled=True)
         if deadline.passed:
             break

@@ -76,6 +76,19 @@ def test_the_session_is_listed_in_time_order_once_it_settles() -> None:
     assert session.expanded == [("ta", ("intent", "belief_state")), ("tb", ("intent", "belief_state"))]
 
 
+def test_a_listing_short_of_the_dialogues_turns_waits_for_the_late_ones() -> None:
+    """The earlier turn is listed alone for longer than a listing takes to settle (a later batch is
+    ingested late): with two turns expected, the wait goes on until the second is listed; at the
+    deadline, what is readable, unsettled."""
+    session = Session(listings=[TURN_0, TURN_0, TURN_0, TURN_0 + TURN_1])
+    listing = list_session(session, "s", expected_traces=2, settle_seconds=0, poll_seconds=0.01)
+    assert listing.settled and [t.trace_id for t in listing.traces] == ["ta", "tb"]
+    alone = list_session(
+        Session(listings=[TURN_0]), "s", deadline_seconds=0.05, expected_traces=2, settle_seconds=0
+    )
+    assert not alone.settled and [t.trace_id for t in alone.traces] == ["ta"]
+
+
 def test_turns_that_started_in_the_same_millisecond_are_listed_in_turn_order() -> None:
     """Langfuse keeps start times to the millisecond: turns that answer at once start in the same one.
     Their order is the turn their roots name, not their random trace ids (turn 2's id sorts first)."""

@@ -1,0 +1,213 @@
+"""Recorded conversations of real frameworks, traced as Langfuse's integration docs trace them and
+exported to the Langfuse stand-in, then read back by `validate --scenario ... --session-id ...`: the
+OpenAI Agents SDK desk through OpenInference and pydantic-ai through its instrumentation
+(tests/integration/framework_dialogue_targets.py, scripted models). Each turn runs inside a Langfuse
+span under `propagate_attributes(session_id=...)`, and the application reports the turn's state with
+`update_current_span(metadata=...)` on that span (the frameworks' own spans carry no metadata the
+evaluator reads: README, Recorded conversations)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agents import Agent, Runner
+from langfuse import Langfuse, propagate_attributes
+from pydantic_ai.messages import ModelMessage
+
+from tests.integration import framework_dialogue_targets as systems
+from tests.integration.conftest import Cli, langfuse_deadlines
+from tests.standin.langfuse_server import LangfuseStandIn
+
+DESK = """\
+id: refund-desk
+turns:
+  - user: A refund for order 42, please
+    expected:
+      agents: {include: [Triage agent, Refund agent]}
+      tools: {include: [lookup_order]}
+      trajectory: {tools: [lookup_order], flow: Refund agent}
+      intent: request_refund
+      slots: {refund: {order: "42"}}
+      action: refund
+  - user: When does the money arrive?
+    expected:
+      agents: {include: [Refund agent], exclude: [Triage agent]}
+      tools: {exclude: [lookup_order]}
+      intent: ask_refund
+      slots: {refund: {order: "42"}}
+      action: inform
+      answer: {contains: [5 days]}
+"""
+DESK_TURNS = ["A refund for order 42, please", "When does the money arrive?"]
+DESK_STATES: list[dict[str, Any]] = [
+    {"intent": "request_refund", "slots": {"refund": {"order": "42"}}, "action": "refund"},
+    {"intent": "ask_refund", "slots": {"refund": {"order": "42"}}, "action": "inform"},
+]
+
+HELPER = """\
+id: helper-chat
+turns:
+  - user: Weather in Paris?
+    expected:
+      agents: {include: [helper], exclude: [joke_agent]}
+      tools: {include: [get_weather]}
+      intent: find_weather
+      slots: {weather: {city: paris}}
+      action: inform
+  - user: A joke, please
+    expected:
+      agents: {include: [helper, joke_agent]}
+      tools: {exclude: [get_weather]}
+      trajectory: {tools: [], flow: joke_agent}
+      intent: tell_joke
+      action: inform
+  - user: Thanks!
+    expected:
+      agents: {include: [helper], exclude: [joke_agent]}
+      intent: thank_general
+      action: bye
+"""
+HELPER_TURNS = ["Weather in Paris?", "A joke, please", "Thanks!"]
+HELPER_STATES: list[dict[str, Any]] = [
+    {
+        "intent": "find_weather",
+        "domain": "weather",
+        "slots": {"weather": {"city": "Paris"}},
+        "action": "inform",
+    },
+    {"intent": "tell_joke", "domain": "joke", "action": "inform"},
+    {"intent": "thank_general", "domain": "general", "action": "bye"},
+]
+
+Turn = Callable[[str], str]  # one user message in, the reply out (the framework keeps the memory)
+
+
+def _desk() -> Turn:
+    """The Agents SDK's multi-turn loop: each turn from `to_input_list()`, at `last_agent`."""
+    memory: dict[str, Any] = {"agent": systems.triage_agent, "items": []}
+
+    def turn(message: str) -> str:
+        agent: Agent[Any] = memory["agent"]
+        items = [*memory["items"], {"role": "user", "content": message}]
+        result = asyncio.run(Runner.run(agent, items))
+        memory.update(agent=result.last_agent, items=result.to_input_list())
+        return str(result.final_output)
+
+    return turn
+
+
+def _helper() -> Turn:
+    """pydantic-ai's multi-turn loop: the earlier turns' messages go back in as the history."""
+    history: list[list[ModelMessage]] = [[]]
+
+    def turn(message: str) -> str:
+        result = asyncio.run(systems.helper_agent.run(message, message_history=history[0] or None))
+        history[0] = result.all_messages()
+        return str(result.output)
+
+    return turn
+
+
+def _record(session: str, turn: Turn, messages: list[str], states: list[dict[str, Any]]) -> None:
+    """The conversation as Langfuse's docs trace a framework's run with attributes of its own: each
+    user turn in a Langfuse span under `propagate_attributes(session_id=...)`, the framework's spans
+    inside it, the turn's state on that span's metadata."""
+    client = Langfuse(public_key=os.environ["LANGFUSE_PUBLIC_KEY"])  # other tests' clients live here too
+    for message, state in zip(messages, states, strict=True):
+        with (
+            client.start_as_current_observation(name="chat-turn", input=message) as span,
+            propagate_attributes(session_id=session),
+        ):
+            reply = turn(message)
+            client.update_current_span(metadata=state)
+            span.update(output=reply)
+        client.flush()  # each turn's spans in batches of their own, as a server sends them over time
+
+
+def _scenario(folder: Path, text: str, name: str, *, deadline: float = 10) -> str:
+    langfuse_deadlines(folder, read_deadline_seconds=deadline)
+    path = folder / f"{name}.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def _validate(cli: Cli, scenario: str, session: str) -> tuple[int, dict[str, Any], str]:
+    code, text = cli("validate", "--scenario", scenario, "--session-id", session, "--no-judge", "--json")
+    document = json.JSONDecoder().raw_decode(text[text.index("{") :])[0] if "{" in text else {}
+    return code, document, text
+
+
+def test_an_agents_sdk_conversation_is_read_turn_by_turn(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    """Worked out by hand: turn 0 triage hands off to refunds, which looks order 42 up (flow: the
+    Refund agent); turn 1 continues at the Refund agent, which answers alone. Each turn's state as
+    its span reported it: every figure 1."""
+    _record("desk-session", _desk(), DESK_TURNS, DESK_STATES)
+    scenario = _scenario(with_langfuse, DESK, "desk")
+    code, document, text = _validate(cli, scenario, "desk-session")
+    assert code == 0, text
+    turns = document["turns"]
+    assert [t["input"] for t in turns] == DESK_TURNS
+    assert [t["output"] for t in turns] == ["Refund started.", "It arrives in 5 days."]
+    assert [t["state"] for t in turns] == DESK_STATES
+    handoff = {"from": "Triage agent", "to": "Refund agent", "via": "handoff to Refund agent"}
+    assert [t["handoffs"] for t in turns] == [[handoff], []]
+    assert turns[0]["workflow"]["tools"]["included"] == ["lookup_order"]
+    figures = document["dialogue"]
+    assert (figures["jga"], figures["intent_accuracy"], figures["system_correctness"]) == (1.0, 1.0, 1.0)
+    assert figures["domain_accuracy"] is None  # the desk reports no domain: not measured, never 0
+
+
+def test_a_pydantic_ai_conversation_is_read_turn_by_turn(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    """Turn 0 calls get_weather; turn 1 delegates to the joke agent through joke_factory (a hand-off);
+    turn 2 answers alone. The earlier turns' calls are in the model's history, not in the trace."""
+    _record("helper-session", _helper(), HELPER_TURNS, HELPER_STATES)
+    scenario = _scenario(with_langfuse, HELPER, "helper")
+    code, document, text = _validate(cli, scenario, "helper-session")
+    assert code == 0, text
+    turns = document["turns"]
+    assert [t["input"] for t in turns] == HELPER_TURNS
+    assert [t["output"] for t in turns] == [
+        "Here: Sunny in Paris",
+        "Here: Why did the chicken cross the road?",
+        "You're welcome.",
+    ]
+    delegation = {"from": "helper", "to": "joke_agent", "via": "joke_factory"}
+    assert [t["handoffs"] for t in turns] == [[], [delegation], []]
+    assert [t["state"]["intent"] for t in turns] == ["find_weather", "tell_joke", "thank_general"]
+    figures = document["dialogue"]
+    assert (figures["jga"], figures["slot_accuracy"], figures["system_correctness"]) == (1.0, 1.0, 1.0)
+
+
+def _late(standin: LangfuseStandIn, turn: Turn, late: int, seconds: float) -> Turn:
+    """`turn`, with the trace of turn `late` readable only `seconds` after it was sent (ingestion lag
+    of one batch: the earlier turns are listed at once)."""
+    count = [0]
+
+    def delayed(message: str) -> str:
+        standin.visibility_delay = seconds if count[0] == late else 0.0
+        count[0] += 1
+        return turn(message)
+
+    return delayed
+
+
+def test_a_turn_listed_late_is_waited_for_within_the_read_deadline(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    """The last turn's trace becomes readable 5 s after the first one: longer than a listing stays
+    the same to settle (3 s), well within the read deadline (20 s: room for the polls' backoff)."""
+    _record("late-desk", _late(langfuse_standin, _desk(), 1, 5.0), DESK_TURNS, DESK_STATES)
+    scenario = _scenario(with_langfuse, DESK, "desk", deadline=20)
+    code, document, text = _validate(cli, scenario, "late-desk")
+    assert code == 0, text
+    assert [t["input"] for t in document["turns"]] == DESK_TURNS
+    assert "still changing" not in text, text
