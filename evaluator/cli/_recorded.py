@@ -191,7 +191,8 @@ def _listed(traces: Sequence[SessionTrace]) -> str:
 
 
 def _files_session(paths: Sequence[Path]) -> str:
-    """The session id the trace files name, when they name one and the same; else ""."""
+    """The session id the trace files name, when they name one and the same; else "". A page the SDK
+    dumped with `model_dump()` names it `session_id`."""
     found: set[str] = set()
     for path in paths:
         try:
@@ -200,7 +201,8 @@ def _files_session(paths: Sequence[Path]) -> str:
             continue
         data = body.get("data") if isinstance(body, dict) else None
         rows: list[Any] = data if isinstance(data, list) else [body]
-        found |= {str(r["sessionId"]) for r in rows if isinstance(r, dict) and r.get("sessionId")}
+        for key in ("sessionId", "session_id"):
+            found |= {str(r[key]) for r in rows if isinstance(r, dict) and r.get(key)}
     return found.pop() if len(found) == 1 else ""
 
 

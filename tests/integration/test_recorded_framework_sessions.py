@@ -15,12 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 from agents import Agent, Runner
 from langfuse import Langfuse, propagate_attributes
 from pydantic_ai.messages import ModelMessage
 
 from tests.integration import framework_dialogue_targets as systems
 from tests.integration.conftest import Cli, langfuse_deadlines
+from tests.integration.test_recorded import _same_dialogue
 from tests.standin.langfuse_server import LangfuseStandIn
 
 DESK = """\
@@ -136,8 +138,9 @@ def _scenario(folder: Path, text: str, name: str, *, deadline: float = 10) -> st
     return str(path)
 
 
-def _validate(cli: Cli, scenario: str, session: str) -> tuple[int, dict[str, Any], str]:
-    code, text = cli("validate", "--scenario", scenario, "--session-id", session, "--no-judge", "--json")
+def _validate(cli: Cli, scenario: str, *source: str) -> tuple[int, dict[str, Any], str]:
+    """`validate --json` of the scenario against `source` (`--session-id ID`, or `--trace FILE`s)."""
+    code, text = cli("validate", "--scenario", scenario, *source, "--no-judge", "--json")
     document = json.JSONDecoder().raw_decode(text[text.index("{") :])[0] if "{" in text else {}
     return code, document, text
 
@@ -150,7 +153,7 @@ def test_an_agents_sdk_conversation_is_read_turn_by_turn(
     its span reported it: every figure 1."""
     _record("desk-session", _desk(), DESK_TURNS, DESK_STATES)
     scenario = _scenario(with_langfuse, DESK, "desk")
-    code, document, text = _validate(cli, scenario, "desk-session")
+    code, document, text = _validate(cli, scenario, "--session-id", "desk-session")
     assert code == 0, text
     turns = document["turns"]
     assert [t["input"] for t in turns] == DESK_TURNS
@@ -171,7 +174,7 @@ def test_a_pydantic_ai_conversation_is_read_turn_by_turn(
     turn 2 answers alone. The earlier turns' calls are in the model's history, not in the trace."""
     _record("helper-session", _helper(), HELPER_TURNS, HELPER_STATES)
     scenario = _scenario(with_langfuse, HELPER, "helper")
-    code, document, text = _validate(cli, scenario, "helper-session")
+    code, document, text = _validate(cli, scenario, "--session-id", "helper-session")
     assert code == 0, text
     turns = document["turns"]
     assert [t["input"] for t in turns] == HELPER_TURNS
@@ -207,7 +210,55 @@ def test_a_turn_listed_late_is_waited_for_within_the_read_deadline(
     the same to settle (3 s), well within the read deadline (20 s: room for the polls' backoff)."""
     _record("late-desk", _late(langfuse_standin, _desk(), 1, 5.0), DESK_TURNS, DESK_STATES)
     scenario = _scenario(with_langfuse, DESK, "desk", deadline=20)
-    code, document, text = _validate(cli, scenario, "late-desk")
+    code, document, text = _validate(cli, scenario, "--session-id", "late-desk")
     assert code == 0, text
     assert [t["input"] for t in document["turns"]] == DESK_TURNS
     assert "still changing" not in text, text
+
+
+def _saved_forms(base_url: str, trace_id: str) -> dict[str, str]:
+    """One trace saved in each form README's "One trace, offline" reads: the v2 observations page and
+    the trace endpoint's body as curl saves them, the SDK's page dumped four ways, the web UI's
+    download."""
+    auth = (os.environ["LANGFUSE_PUBLIC_KEY"], os.environ["LANGFUSE_SECRET_KEY"])
+    query = {"traceId": trace_id, "fields": "core,basic,io,metadata,usage,prompt,time", "limit": "1000"}
+    page = httpx.get(f"{base_url}/api/public/v2/observations", params=query, auth=auth)
+    body = httpx.get(f"{base_url}/api/public/traces/{trace_id}", auth=auth).json()
+    client = Langfuse(public_key=auth[0])
+    sdk = client.api.observations.get_many(trace_id=trace_id, fields=query["fields"], limit=1000)
+    return {
+        "v2 page": page.text,
+        "trace body": json.dumps(body),
+        "sdk .json()": sdk.json(),
+        "sdk model_dump_json()": sdk.model_dump_json(),
+        "sdk .dict()": json.dumps(sdk.dict(), default=str),
+        "sdk model_dump()": json.dumps(sdk.model_dump(), default=str),
+        "web UI download": json.dumps({"observations": body["observations"], "scores": []}),
+    }
+
+
+def test_a_turn_saved_in_each_file_form_reads_as_its_session_does(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, tmp_path: Path
+) -> None:
+    """pydantic-ai's delegation turn (turn 1) saved in every form, the other turns as v2 pages:
+    `--trace` once per turn gives the result the session gave, turn by turn."""
+    _record("saved-helper", _helper(), HELPER_TURNS, HELPER_STATES)
+    scenario = _scenario(with_langfuse, HELPER, "helper")
+    code, read, text = _validate(cli, scenario, "--session-id", "saved-helper")
+    assert code == 0, text
+    files = []
+    for turn in read["turns"]:
+        forms = _saved_forms(langfuse_standin.base_url, turn["trace_id"])
+        files.append(tmp_path / f"turn-{turn['turn']}.json")
+        files[-1].write_text(forms["v2 page"])
+    for form, saved in _saved_forms(langfuse_standin.base_url, read["turns"][1]["trace_id"]).items():
+        files[1].write_text(saved)
+        code, document, text = _validate(cli, scenario, *(f"--trace={f}" for f in files))
+        assert code == 0, (form, text)
+        _same_dialogue(document, read)
+    # every turn in one form: the session they name is the result's (the UI download's rows name none)
+    for form, session in (("sdk model_dump()", "saved-helper"), ("web UI download", "")):
+        for turn, path in zip(read["turns"], files, strict=True):
+            path.write_text(_saved_forms(langfuse_standin.base_url, turn["trace_id"])[form])
+        code, document, text = _validate(cli, scenario, *(f"--trace={f}" for f in files))
+        assert (code, document["session_id"]) == (0, session), (form, text)
