@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from agents import Agent, Runner
 from langfuse import Langfuse, propagate_attributes
 from pydantic_ai.messages import ModelMessage
 
+from tests.frameworks.systems.agents_sdk import ScriptedModel
 from tests.integration import framework_dialogue_targets as systems
 from tests.integration.conftest import Cli, langfuse_deadlines
 from tests.integration.test_recorded import _same_dialogue
@@ -262,3 +264,24 @@ def test_a_turn_saved_in_each_file_form_reads_as_its_session_does(
             path.write_text(_saved_forms(langfuse_standin.base_url, turn["trace_id"])[form])
         code, document, text = _validate(cli, scenario, *(f"--trace={f}" for f in files))
         assert (code, document["session_id"]) == (0, session), (form, text)
+
+
+def test_a_title_agent_run_in_the_session_is_named_among_its_traces(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    """Between the turns the app asks a title agent for the chat's title, in the same session but
+    outside the turn's span: its own trace (OpenInference's "Agent workflow"). Three traces for two
+    turns: the count, the traces in time order, the way out (--trace per turn)."""
+    desk = _desk()
+    _record("titled-desk", desk, DESK_TURNS[:1], DESK_STATES[:1])
+    titler = Agent(name="Title agent", model=ScriptedModel("Refund of order 42"))
+    with propagate_attributes(session_id="titled-desk"):
+        asyncio.run(Runner.run(titler, DESK_TURNS[0]))
+    _record("titled-desk", desk, DESK_TURNS[1:], DESK_STATES[1:])
+    code, _, text = _validate(cli, _scenario(with_langfuse, DESK, "desk"), "--session-id", "titled-desk")
+    flat = " ".join(text.split())
+    assert code == 2, text
+    assert "session titled-desk in Langfuse holds 3 traces: 3 traces for the 2 user turns" in flat
+    listed = flat[flat.index("The session's traces, in time order: ") :]
+    assert re.findall(r"[0-9a-f]{32} \(([^)]*)\)", listed) == ["chat-turn", "Agent workflow", "chat-turn"]
+    assert "give --trace FILE once per turn, in order" in flat
