@@ -147,18 +147,30 @@ def _validate(cli: Cli, scenario: str, *source: str) -> tuple[int, dict[str, Any
     return code, document, text
 
 
+def _read_back(
+    cli: Cli, folder: Path, scenario: str, session: str, turn: Turn, *, deadline: float = 10
+) -> tuple[str, dict[str, Any]]:
+    """The conversation recorded under `session` (the scenario's user turns, the states of the
+    scenario's system) and read back by `validate --session-id`, which passes: the scenario's path and
+    the result."""
+    messages, states = (DESK_TURNS, DESK_STATES) if scenario is DESK else (HELPER_TURNS, HELPER_STATES)
+    _record(session, turn, messages, states)
+    path = _scenario(folder, scenario, session, deadline=deadline)
+    code, document, text = _validate(cli, path, "--session-id", session)
+    assert code == 0, text
+    assert "still changing" not in text, text
+    assert [t["input"] for t in document["turns"]] == messages
+    return path, document
+
+
 def test_an_agents_sdk_conversation_is_read_turn_by_turn(
     with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
 ) -> None:
     """Worked out by hand: turn 0 triage hands off to refunds, which looks order 42 up (flow: the
     Refund agent); turn 1 continues at the Refund agent, which answers alone. Each turn's state as
     its span reported it: every figure 1."""
-    _record("desk-session", _desk(), DESK_TURNS, DESK_STATES)
-    scenario = _scenario(with_langfuse, DESK, "desk")
-    code, document, text = _validate(cli, scenario, "--session-id", "desk-session")
-    assert code == 0, text
+    document = _read_back(cli, with_langfuse, DESK, "desk-session", _desk())[1]
     turns = document["turns"]
-    assert [t["input"] for t in turns] == DESK_TURNS
     assert [t["output"] for t in turns] == ["Refund started.", "It arrives in 5 days."]
     assert [t["state"] for t in turns] == DESK_STATES
     handoff = {"from": "Triage agent", "to": "Refund agent", "via": "handoff to Refund agent"}
@@ -174,12 +186,8 @@ def test_a_pydantic_ai_conversation_is_read_turn_by_turn(
 ) -> None:
     """Turn 0 calls get_weather; turn 1 delegates to the joke agent through joke_factory (a hand-off);
     turn 2 answers alone. The earlier turns' calls are in the model's history, not in the trace."""
-    _record("helper-session", _helper(), HELPER_TURNS, HELPER_STATES)
-    scenario = _scenario(with_langfuse, HELPER, "helper")
-    code, document, text = _validate(cli, scenario, "--session-id", "helper-session")
-    assert code == 0, text
+    document = _read_back(cli, with_langfuse, HELPER, "helper-session", _helper())[1]
     turns = document["turns"]
-    assert [t["input"] for t in turns] == HELPER_TURNS
     assert [t["output"] for t in turns] == [
         "Here: Sunny in Paris",
         "Here: Why did the chicken cross the road?",
@@ -210,12 +218,7 @@ def test_a_turn_listed_late_is_waited_for_within_the_read_deadline(
 ) -> None:
     """The last turn's trace becomes readable 5 s after the first one: longer than a listing stays
     the same to settle (3 s), well within the read deadline (20 s: room for the polls' backoff)."""
-    _record("late-desk", _late(langfuse_standin, _desk(), 1, 5.0), DESK_TURNS, DESK_STATES)
-    scenario = _scenario(with_langfuse, DESK, "desk", deadline=20)
-    code, document, text = _validate(cli, scenario, "--session-id", "late-desk")
-    assert code == 0, text
-    assert [t["input"] for t in document["turns"]] == DESK_TURNS
-    assert "still changing" not in text, text
+    _read_back(cli, with_langfuse, DESK, "late-desk", _late(langfuse_standin, _desk(), 1, 5.0), deadline=20)
 
 
 def _saved_forms(base_url: str, trace_id: str) -> dict[str, str]:
@@ -244,10 +247,7 @@ def test_a_turn_saved_in_each_file_form_reads_as_its_session_does(
 ) -> None:
     """pydantic-ai's delegation turn (turn 1) saved in every form, the other turns as v2 pages:
     `--trace` once per turn gives the result the session gave, turn by turn."""
-    _record("saved-helper", _helper(), HELPER_TURNS, HELPER_STATES)
-    scenario = _scenario(with_langfuse, HELPER, "helper")
-    code, read, text = _validate(cli, scenario, "--session-id", "saved-helper")
-    assert code == 0, text
+    scenario, read = _read_back(cli, with_langfuse, HELPER, "saved-helper", _helper())
     files = []
     for turn in read["turns"]:
         forms = _saved_forms(langfuse_standin.base_url, turn["trace_id"])
