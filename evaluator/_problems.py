@@ -162,22 +162,8 @@ def _problem(
             source=source, field=field, found=f"{value!r} is not a list", fix=f"give a list: {example}"
         )
     if kind in _TEXT_ERRORS or kind in _MAPPING_ERRORS:
-        value = err.get("input")
-        if kind in _MAPPING_ERRORS and source.endswith(".toml"):  # evaluator.toml: TOML's words
-            found, advice = (
-                "is not a table",
-                "give a table ([name] and key = value lines below it, or {key = value})",
-            )
-        elif kind in _MAPPING_ERRORS:
-            found, advice = "is not a mapping", "give a mapping (name: value, one per line)"
-        elif kind == "string_too_short" and value == "":
-            found, advice = "is empty", "write it out (it cannot be empty)"
-        else:
-            found, advice = (
-                "is not a text",
-                "give one value" if isinstance(value, list | dict) else "quote it",
-            )
-        return Problem(source=source, field=field, found=f"{value!r} {found}", fix=advice)
+        found, advice = _not_a_text_or_mapping(kind, err.get("input"), source)
+        return Problem(source=source, field=field, found=found, fix=advice)
     if kind == "string_pattern_mismatch" and field in patterns:
         what, pattern_fix = patterns[field]
         return Problem(source=source, field=field, found=f"{err['input']!r} is not {what}", fix=pattern_fix)
@@ -185,6 +171,25 @@ def _problem(
     if field and "input" in err and not isinstance(err["input"], dict | list):
         found = f"{err['input']!r}: {found}"
     return Problem(source=source, field=field or "(file)", found=found, fix=own_fix.rstrip(".") or fix)
+
+
+def _not_a_text_or_mapping(kind: str, value: Any, source: str) -> tuple[str, str]:
+    """What was found where a text or a mapping belongs, and what to write instead."""
+    if value is None:  # `key:` with nothing after it in YAML, null in JSON
+        what = "a mapping (name: value, one per line)" if kind in _MAPPING_ERRORS else "a text"
+        return "has no value", f"write {what} there"
+    if kind in _MAPPING_ERRORS and source.endswith(".toml"):  # evaluator.toml: TOML's words
+        found, advice = (
+            "is not a table",
+            "give a table ([name] and key = value lines below it, or {key = value})",
+        )
+    elif kind in _MAPPING_ERRORS:
+        found, advice = "is not a mapping", "give a mapping (name: value, one per line)"
+    elif kind == "string_too_short" and value == "":
+        found, advice = "is empty", "write it out (it cannot be empty)"
+    else:
+        found, advice = "is not a text", "give one value" if isinstance(value, list | dict) else "quote it"
+    return f"{value!r} {found}", advice
 
 
 def allowed_keys(model: type[BaseModel], loc: Sequence[str]) -> list[str]:

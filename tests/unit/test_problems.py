@@ -146,3 +146,12 @@ def test_a_value_of_evaluator_toml_that_is_not_a_table_says_so_in_toml_s_words(t
         f"{config}: targets: 5 is not a table. {fix}",
         f"{config}: compare.thresholds: 3 is not a table. {fix}",
     ]
+
+
+def test_a_key_left_without_a_value_says_so_and_what_to_write() -> None:
+    # `user:` with nothing after it (YAML's null): "None is not a text. Fix: quote it" sent the user to
+    # quote a value they had not written
+    assert problems({"user": None, "slots": None}) == [
+        "t.yaml: user: has no value. Fix: write a text there",
+        "t.yaml: slots: has no value. Fix: write a mapping (name: value, one per line) there",
+    ]
