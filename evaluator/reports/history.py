@@ -5,7 +5,8 @@ result's `prompts`) and, apart from them, one per judge prompt version (`group: 
 `quality.prompt` and `correctness.prompt`): a result counts toward every prompt version it used. Each
 row carries the run-level figures of the `MetricSet` over its results, how many results each rests
 on (`n`), the first and last run, and `change`: each figure minus the same figure of the row before it
-(the previous version of the same prompt, or the previous run; none for scenarios).
+(the previous version of the same prompt, or the latest run before it with a scenario in common; none
+for scenarios).
 """
 
 from __future__ import annotations
@@ -109,9 +110,11 @@ def history(
     """The report rows (see the module docstring), each with `change` against the row before it; the
     figures are those of `metrics` (the built-in ones by default)."""
     metrics = metrics or default_metrics()
-    rows = [_row(group, metrics) for group in _grouped(runs, by, metrics)]
+    groups = _grouped(runs, by, metrics)
+    rows = [_row(group, metrics) for group in groups]
+    scenarios = [{str(r.get("scenario_id")) for r in group.results} for group in groups]
     for index, row in enumerate(rows):
-        before = _previous(rows[:index], row, by)
+        before = _previous(rows[:index], row, by, scenarios[: index + 1])
         row["change"] = (
             {"against": before["key"], **change(row, before, metrics)} if before is not None else None
         )
@@ -119,10 +122,15 @@ def history(
 
 
 def _previous(
-    earlier: Sequence[dict[str, Any]], row: Mapping[str, Any], by: Grouping
+    earlier: Sequence[dict[str, Any]], row: Mapping[str, Any], by: Grouping, scenarios: Sequence[set[str]]
 ) -> dict[str, Any] | None:
+    """The row `row` changed from: the same prompt's version before; for a run, the latest run before it
+    with a scenario in common (`scenarios`: each row's scenario ids, `row`'s last), so that a run of one
+    suite is not measured against a run of another; none for a scenario."""
     if by == "run":
-        return dict(earlier[-1]) if earlier else None
+        own = scenarios[-1]
+        same_suite = [r for r, ids in zip(earlier, scenarios, strict=False) if ids & own]
+        return dict(same_suite[-1]) if same_suite else None
     if by == "scenario":
         return None
     same = [r for r in earlier if r["group"] == row["group"] and r["name"] == row["name"]]

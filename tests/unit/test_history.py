@@ -101,3 +101,15 @@ def test_the_terminal_s_dialogue_table_counts_the_dialogues_of_each_row() -> Non
     assert [[cell.strip() for cell in row.split("│")[2:4]] for row in rows] == [["1", "3"]]
     row = next(line for line in dialogues.splitlines() if line.startswith("│ r"))
     assert [cell.strip() for cell in row.split("│")[2:6]] == ["1", "1", "100%", "50%"]
+
+
+def test_a_run_changes_from_the_latest_run_before_it_with_a_scenario_in_common(tmp_path: Path) -> None:
+    # r1, r2 and r4 run scenarios a and b, r3 (between them) another suite's c: r4 changed from r2, not
+    # r3; r3 shares nothing with the runs before it, so it has no change at all
+    store = _store(tmp_path)
+    store_run(store, "r3", [result("c", workflow=False)], name="other-suite", minute=2)
+    store_run(store, "r4", [result("a"), result("b")], name="third", minute=3)
+    by_run = {r["key"]: r for r in history(local_runs(store), "run")}
+    assert by_run["other-suite (r3)"]["change"] is None
+    assert by_run["third (r4)"]["change"]["against"] == "second (r2)"
+    assert by_run["third (r4)"]["change"]["workflow_pass_rate"] == 0.0  # 1.0 in both, not 1.0 - 0.0
