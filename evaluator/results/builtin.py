@@ -16,6 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, cast
 
+from evaluator._secrets import failure_text
 from evaluator.config import Config, JudgeConfig
 from evaluator.errors import ConfigError
 from evaluator.judge import AgentJudge, CorrectnessJudge, QualityJudge
@@ -159,5 +160,5 @@ def _module(name: str, where: str, base_dir: Path) -> object:
         fix = f"check the module path, relative to {base_dir}"
         raise ConfigError(f'{where}: cannot import module "{name}" ({exc}). Fix: {fix}.') from None
     except Exception as exc:  # noqa: BLE001 - the module itself is broken: say where, not a traceback
-        failed = f"{type(exc).__name__}: {exc}"
+        failed = failure_text(exc)
         raise ConfigError(f'{where}: importing "{name}" failed: {failed}. Fix: correct the module.') from None

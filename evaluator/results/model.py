@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from evaluator._secrets import redact
 from evaluator.metrics import (
     AnswerCheck,
     AnswerContainsMetric,
@@ -76,7 +77,9 @@ class EvaluatorFailure:
     @classmethod
     def of(cls, exc: BaseException) -> EvaluatorFailure:
         return cls(
-            type=type(exc).__name__, message=str(exc), traceback="".join(traceback.format_exception(exc))
+            type=type(exc).__name__,
+            message=redact(str(exc)),
+            traceback=redact("".join(traceback.format_exception(exc))),
         )
 
     def to_json(self) -> dict[str, str]:

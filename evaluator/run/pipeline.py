@@ -44,6 +44,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Protocol
 
+from evaluator._secrets import failure_text
 from evaluator._time import utc_now
 from evaluator.config import LLMEndpoint
 from evaluator.errors import TargetTimeoutError, TraceError
@@ -733,7 +734,7 @@ class _Run:
         except TargetTimeoutError:
             return None, self._timeout_message
         except Exception as exc:  # noqa: BLE001 - any failure of the system under test
-            return None, f"{type(exc).__name__}: {exc}"
+            return None, failure_text(exc)
         finally:
             self._call_ended(attempt, deadline)
         return value, None
@@ -791,7 +792,7 @@ class _Run:
                     return None, self._timeout_message if attempt.timed_out else cancelled
                 value = call.result()
         except Exception as exc:  # noqa: BLE001 - any failure of the system under test
-            return None, f"{type(exc).__name__}: {exc}"
+            return None, failure_text(exc)
         finally:
             self._call_ended(attempt, deadline)
         return value, None

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator._secrets import failure_text
 from evaluator.config import CONFIG_FILE, LLMEndpoint
 from evaluator.errors import ConfigError
 from evaluator.prompts import Prompt, PromptSource
@@ -123,7 +124,7 @@ def load_target(spec: str, *, base_dir: Path, name: str = "") -> Target:
         ) from None
     except Exception as exc:  # noqa: BLE001 - the module itself is broken: say where, not a traceback
         raise ConfigError(
-            f'{label}: importing "{module_name}" failed: {type(exc).__name__}: {exc}{_failing_line(exc)}. '
+            f'{label}: importing "{module_name}" failed: {failure_text(exc)}{_failing_line(exc)}. '
             "Fix: correct the target module."
         ) from None
     obj = module
