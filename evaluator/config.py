@@ -453,21 +453,39 @@ def check_base_url(variable: str, value: str, *, example: str) -> str:
 
 def shown_url(url: str) -> str:
     """`url` as messages show it: a user:password in it (a proxy's, say) as ***, never the secret (the
-    host follows the last @ of the URL's authority, as clients read it: a password may hold an @)."""
+    host follows the last @ of the URL's authority, as clients read it: a password may hold an @), and
+    the value of a query parameter that holds a credential (`?api-key=***`, `&sig=***`) too."""
     parts = urlsplit(url)
-    if "@" not in parts.netloc:
+    if "@" not in parts.netloc and parts.query == _masked_query(parts.query):
         return url
-    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
+    netloc = "***@" + parts.netloc.rpartition("@")[2] if "@" in parts.netloc else parts.netloc
+    return urlunsplit(parts._replace(netloc=netloc, query=_masked_query(parts.query)))
 
 
 def _masked(value: str) -> str:
     """A value that is not a valid URL as a message shows it: everything from after its scheme up to
-    its last @ as *** (a user:password with a raw / ? or # in it leaves no authority to go by)."""
+    its last @ as *** (a user:password with a raw / ? or # in it leaves no authority to go by), and the
+    credentials in its query as `shown_url` shows them."""
+    value, mark, query = value.partition("?")
+    value += mark + _masked_query(query)
     if "@" not in value:
         return value
     start = value.find("://")
     start = start + 3 if start >= 0 else 0
     return value[:start] + "***" + value[value.rfind("@") :]
+
+
+# A query parameter whose name says it holds a credential: an API key, a token, a signature (Azure's SAS
+# `sig`), a password or secret. Others (`api-version`) are shown as they are.
+_CREDENTIAL = re.compile(r"key|token|secret|passw|pwd|auth|sig|credential|session", re.IGNORECASE)
+
+
+def _masked_query(query: str) -> str:
+    """`query` with the value of each parameter named like a credential as ***."""
+    items = (item.partition("=") for item in query.split("&"))
+    return "&".join(
+        f"{name}{eq}***" if eq and _CREDENTIAL.search(name) else f"{name}{eq}{v}" for name, eq, v in items
+    )
 
 
 _REQUEST_PATH = "/chat/completions"

@@ -6,6 +6,7 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
@@ -47,11 +48,18 @@ class LangfuseSettings:
             )
         variable = "LANGFUSE_BASE_URL" if env.get("LANGFUSE_BASE_URL") else "LANGFUSE_HOST"
         base_url = check_base_url(variable, env.get(variable) or DEFAULT_BASE_URL, example=DEFAULT_BASE_URL)
-        if shown_url(base_url) != base_url:  # a user:password: Langfuse's basic auth is the keys, never it
+        parts = urlsplit(base_url)
+        if "@" in parts.netloc:  # a user:password: Langfuse's basic auth is the keys, never it
             raise ConfigError(
                 f'{variable}="{shown_url(base_url)}" holds a user name or password; Langfuse takes its '
                 f'keys (LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY) instead. Fix: remove "user:password@" '
                 f"from {variable}."
+            )
+        if parts.query or parts.fragment:  # the SDK would put its API paths after it: every call a 404
+            raise ConfigError(
+                f'{variable}="{shown_url(base_url)}" has a query or fragment; Langfuse\'s API is at the '
+                "base URL alone (its keys are LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY). Fix: remove "
+                f'everything from the "?" or "#" in {variable}.'
             )
         check_sdk_environment(env)
         return cls(

@@ -197,3 +197,25 @@ def test_a_compare_threshold_is_a_size_of_change_never_negative_nor_nan(tmp_path
         f"{config}: compare.thresholds.latency_ms: nan: Input should be greater than or equal to 0. "
         "Fix: see the configuration section of the README",
     ]
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://127.0.0.1:8000/v1?api-key=QSECRET", "http://127.0.0.1:8000/v1?api-key=***"),
+        ("https://h/v1?api-version=2024-10-21&sig=QSECRET", "https://h/v1?api-version=2024-10-21&sig=***"),
+        ("https://u:PSECRET@h/v1?access_token=QSECRET", "https://***@h/v1?access_token=***"),
+        ("https://h/v1?api-version=2024-10-21", "https://h/v1?api-version=2024-10-21"),  # no credential
+    ],
+)
+def test_a_credential_in_a_base_urls_query_is_never_shown(url: str, shown: str) -> None:
+    assert shown_url(url) == shown
+    message = _error(lambda: _config().judge_endpoint({"EVALUATOR_JUDGE_BASE_URL": url}))
+    assert "SECRET" not in message and message.startswith(f'EVALUATOR_JUDGE_BASE_URL="{shown}" is ')
+    assert "SECRET" not in repr(_config().judge_endpoint({"EVALUATOR_JUDGE_BASE_URL": "http://h/v1"}))
+
+
+def test_a_credential_in_the_query_of_a_base_url_without_its_scheme_is_not_shown() -> None:
+    message = _error(lambda: check_base_url("X_URL", "127.0.0.1:3000?token=QSECRET", example="https://e"))
+    assert message.startswith('X_URL="127.0.0.1:3000?token=***" is not an http://')
+    assert "QSECRET" not in message

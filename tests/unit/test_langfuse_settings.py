@@ -70,3 +70,16 @@ def test_a_user_and_password_in_the_langfuse_url_is_bad_input_never_shown() -> N
         'its keys (LANGFUSE_PUBLIC_KEY, LANGFUSE_SECRET_KEY) instead. Fix: remove "user:password@" from '
         "LANGFUSE_BASE_URL."
     )
+
+
+@pytest.mark.parametrize(
+    "url", ["https://langfuse.example.com/?token=QSECRET", "https://langfuse.example.com#x"]
+)
+def test_a_query_or_fragment_in_the_langfuse_url_is_bad_input_its_credential_never_shown(url: str) -> None:
+    """Taken before, it was shown in every trace URL of the summary and stored with each score's
+    destination in the outbox, and the SDK's calls went to `...?token=...//api/public/...`: 404s."""
+    with pytest.raises(ConfigError) as info:
+        LangfuseSettings.from_env({**KEYS, "LANGFUSE_BASE_URL": url})
+    assert "QSECRET" not in str(info.value)
+    assert str(info.value).startswith(f'LANGFUSE_BASE_URL="{url.replace("QSECRET", "***")}" has a query or')
+    assert str(info.value).endswith('Fix: remove everything from the "?" or "#" in LANGFUSE_BASE_URL.')
