@@ -49,13 +49,24 @@ BLOCK_TAGS = (
     "handoffs",
     "handoff",
 )
-_TAG = re.compile(r"<\s*/?\s*(?:" + "|".join(BLOCK_TAGS) + r")\b[^<>]*>?", re.IGNORECASE)
+# A tag as a model may read one: its brackets also fullwidth or small (U+FF1C, U+FE64), and characters that
+# render as nothing (zero-width space, soft hyphen, word joiner...) anywhere between its bracket and the
+# end of its name, where they would hide it from a plain match.
+_OPEN, _CLOSE = "<\uff1c\ufe64", ">\uff1e\ufe65"
+_INVISIBLE = "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]*"
+_NAMES = "|".join(_INVISIBLE.join(map(re.escape, tag)) for tag in BLOCK_TAGS)
+_TAG = re.compile(
+    rf"[{_OPEN}](?:\s|{_INVISIBLE})*/?(?:\s|{_INVISIBLE})*(?:{_NAMES})\b[^{_OPEN}{_CLOSE}]*[{_CLOSE}]?",
+    re.IGNORECASE,
+)
+_NEUTRAL = str.maketrans({**dict.fromkeys(_OPEN, "&lt;"), **dict.fromkeys(_CLOSE, "&gt;")})
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.:-]+")
 
 
 def untrusted(text: str) -> str:
-    """`text` with every block tag neutralised; nothing else changes."""
-    return _TAG.sub(lambda m: m.group(0).replace("<", "&lt;").replace(">", "&gt;"), text)
+    """`text` with every block tag neutralised (its brackets as `&lt;` and `&gt;`, however written);
+    nothing else changes."""
+    return _TAG.sub(lambda m: m.group(0).translate(_NEUTRAL), text)
 
 
 @dataclass(frozen=True, kw_only=True)
