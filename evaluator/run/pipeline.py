@@ -733,8 +733,8 @@ class _Run:
                 value = self._await(value, timeout - (time.perf_counter() - attempt.started))
         except TargetTimeoutError:
             return None, self._timeout_message
-        except Exception as exc:  # noqa: BLE001 - any failure of the system under test
-            return None, failure_text(exc)
+        except BaseException as exc:  # noqa: BLE001 - any failure of the system under test (see _failure)
+            return None, _failure(exc)
         finally:
             self._call_ended(attempt, deadline)
         return value, None
@@ -792,7 +792,7 @@ class _Run:
                     return None, self._timeout_message if attempt.timed_out else cancelled
                 value = call.result()
         except Exception as exc:  # noqa: BLE001 - any failure of the system under test
-            return None, failure_text(exc)
+            return None, _failure(exc)
         finally:
             self._call_ended(attempt, deadline)
         return value, None
@@ -1079,8 +1079,30 @@ def _close_root(root: RootSpan, *, output: object, error: str | None) -> None:
         _log.warning("could not end the root span: %s", exc)
 
 
+class _Escaped(Exception):  # noqa: N818 - not an error of its own: it carries the target's
+    """A target's SystemExit, KeyboardInterrupt or GeneratorExit, carried out of its task as an ordinary
+    exception: raised as themselves, the first two would stop the run's event loop (asyncio re-raises
+    them out of the loop), and the run would wait for ever for the scenarios on it."""
+
+    def __init__(self, escaped: BaseException) -> None:
+        super().__init__(escaped)
+        self.escaped = escaped
+
+
+def _failure(exc: BaseException) -> str:
+    """A target's failure as its result's error. `sys.exit()`, a KeyboardInterrupt it raised itself and
+    the like are its failure too: they end its scenario, not the run (a target runs in a worker thread
+    or a task, never where Ctrl-C lands: the run's own thread handles that)."""
+    return failure_text(exc.escaped if isinstance(exc, _Escaped) else exc)
+
+
 async def _awaited(value: Any) -> object:
-    return await value
+    try:
+        return await value
+    except BaseException as exc:
+        if isinstance(exc, Exception | asyncio.CancelledError):
+            raise
+        raise _Escaped(exc) from exc
 
 
 def _awaitable(target: Target | None) -> bool:

@@ -1,0 +1,102 @@
+"""`run_suite()` called as users call it from Python: with targets of every shape users write, from
+inside a running event loop, and many times in one process."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from evaluator import Scenario, SuiteOptions, SuiteRun, TargetRequest, run_suite
+from evaluator.run import Target
+
+T = TypeVar("T")
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user's project: an empty evaluator.toml (every setting its default), the working folder."""
+    (tmp_path / "evaluator.toml").write_text("")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _scenario(id: str = "s1", target: str = "demo") -> Scenario:
+    return Scenario.model_validate(
+        {"id": id, "target": target, "input": "q?", "expected": {"agents": {"include": ["worker"]}}}
+    )
+
+
+def _work(request: TargetRequest) -> str:
+    with request.langfuse.start_as_current_observation(as_type="agent", name="worker"):
+        return "answer"
+
+
+def _within(seconds: float, call: Callable[[], T]) -> T:
+    """`call()` in a thread of its own, failing the test (instead of hanging it) past `seconds`."""
+    outcome: list[T] = []
+    thread = threading.Thread(target=lambda: outcome.append(call()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if not outcome:
+        pytest.fail(f"the run did not return within {seconds} s")
+    return outcome[0]
+
+
+def _run(targets: dict[str, Target], *scenarios: Scenario) -> SuiteRun:
+    return _within(
+        30, lambda: run_suite(scenarios=scenarios, targets=targets, options=SuiteOptions(timeout=10))
+    )
+
+
+def _statuses(suite: SuiteRun) -> dict[str, tuple[str, str | None]]:
+    return {r.scenario_id: (r.status, r.error) for r in suite.results}
+
+
+def test_a_target_calling_sys_exit_or_raising_keyboard_interrupt_fails_its_scenario(project: Path) -> None:
+    def exits(request: TargetRequest) -> str:
+        _work(request)
+        sys.exit(3)
+
+    def interrupted(request: TargetRequest) -> str:
+        raise KeyboardInterrupt
+
+    suite = _run(
+        {"demo": _work, "exits": exits, "interrupted": interrupted},
+        _scenario("ok"),
+        _scenario("exits", "exits"),
+        _scenario("interrupted", "interrupted"),
+    )
+    assert _statuses(suite) == {
+        "ok": ("passed", None),
+        "exits": ("error", "SystemExit: 3"),
+        "interrupted": ("error", "KeyboardInterrupt: "),
+    }
+    assert not suite.run.interrupted  # the target's KeyboardInterrupt is not the user's Ctrl-C
+
+
+@pytest.mark.parametrize("escape", [SystemExit(3), KeyboardInterrupt(), GeneratorExit()])
+def test_an_async_target_raising_system_exit_and_the_like_leaves_the_run_loop_running(
+    project: Path, escape: BaseException
+) -> None:
+    async def escapes(request: TargetRequest) -> str:
+        _work(request)
+        raise escape
+
+    async def answers(request: TargetRequest) -> str:
+        await asyncio.sleep(0.2)  # still running on the loop when the other one raises
+        return _work(request)
+
+    expected = ("error", f"{type(escape).__name__}: {escape}")
+    scenarios = (_scenario("ok"), _scenario("escapes", "escapes"))
+    # every target async: the attempts are tasks on the run's loop
+    on_loop = _run({"demo": answers, "escapes": escapes}, *scenarios)
+    assert _statuses(on_loop) == {"ok": ("passed", None), "escapes": expected}
+    # a sync target beside: workers, each async call a task on the loop
+    beside = _run({"demo": _work, "escapes": escapes}, *scenarios)
+    assert _statuses(beside) == {"ok": ("passed", None), "escapes": expected}
