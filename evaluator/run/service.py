@@ -97,6 +97,141 @@ def run_suite(
 
     Raises `RunNotStoredError` (a StoreError) when the store could not take the run's end: its
     `suite` is the run all the same (every result, Langfuse's side as far as it went)."""
+    cfg, library, pins, selected = _selection(config, options, paths, scenarios, targets)
+    store, metrics = Store(cfg.store_path), _run_metrics(metrics or builtin_metrics(cfg), selected)
+    try:
+        _say_if_named_before(store, options.run_name, on_notice)
+        connection = LangfuseConnection.from_env()
+        tracing = connection.tracing if connection is not None else Tracing.embedded()
+        with tracing.process_default():  # targets' import-time clients record into the capture
+            callables = {
+                **load_targets(cfg, {s.scenario.target for s in selected} - set(targets or {})),
+                **(targets or {}),
+            }
+        reachable = check_langfuse(connection, on_notice)
+        run_options = RunOptions(
+            concurrency=options.concurrency
+            if options.concurrency is not None
+            else cfg.settings.run.concurrency,
+            timeout_seconds=options.timeout
+            if options.timeout is not None
+            else cfg.settings.run.timeout_seconds,
+            prompt_pins=pins,
+            run_id=new_run_id(),
+            run_name=options.run_name or "",
+            judge_concurrency=options.judge_concurrency or cfg.settings.judge.concurrency,
+        )
+        session = Session(
+            cfg,
+            store,
+            connection,
+            reachable,
+            on_notice,
+            run_id=run_options.run_id,
+            tracing=tracing,
+            metrics=metrics,
+        )
+        git = git_state(cfg.base_dir)
+        run_options = replace(
+            run_options, experiment_links=session.plan_experiment(selected, run_options, git, library)
+        )
+        plan = JudgePlan(cfg, no_judge=options.no_judge, model=options.judge_model, metrics=metrics)
+        prompt_source = session.prompt_source(library)  # one for the judges and the targets: warned once
+        judges = plan.judges(
+            [s.scenario for s in selected],
+            library=library,
+            prompts=prompt_source,
+            # kept: the pipeline stores each judge trace with the result it judged (Pipeline.judge_traces)
+            tracer=(judge_tracing := JudgeTracing(session.tracing, prices=plan.prices, keep=True)),
+            pins=pins,
+            cache=store,
+            use_cache=not options.no_cache,
+            notice=on_notice,
+        )
+        run_options = replace(run_options, judge_status=plan.unjudged)
+        pipeline_llm = cfg.llm_endpoint() if cfg.settings.llm.targets else None
+        pipeline = Pipeline(
+            tracer=session.tracing,
+            targets=callables,
+            prompts=prompt_source,
+            recorder=store,
+            destination=session.destination,
+            llm=pipeline_llm,
+            trace_rules=trace_rules(cfg),
+            judges=judges,
+            metrics=metrics,
+            dialogue_settings=dialogue_settings(cfg, {s.scenario.target for s in selected}),
+            judge_traces=judge_tracing,
+        )
+        on_start(len(selected))
+        over = threading.Event()  # every scenario is stored: a signal now stops nothing more
+
+        said = _stopping(cfg, connected=connection is not None, over=over, on_notice=on_notice)
+        last_words = _exiting_at_once(cfg, connected=connection is not None)
+        # The collector stays tuned (run._gc) until the results are written too: their documents allocate
+        # as much again, and a full collection once the pipeline let go would walk all it had frozen.
+        with (
+            StopSignals(on_first=said, last_words=last_words) as stop,  # a second signal exits at once
+            collector_tuned_for_run(),
+        ):
+            session.start()
+            try:
+                with tracing.process_default():
+                    run, results = pipeline.run(
+                        selected,
+                        run_options,
+                        on_result=on_result,
+                        on_start=store.start_run,
+                        stop=stop.requested,
+                        all_stored=over,
+                    )
+                over.set()
+            except BaseException:
+                session.stop()
+                raise
+            finally:
+                plan.close()
+            if run.interrupted and stop.received is not None:
+                run = replace(run, signal=stop.received.name)
+            run = replace(
+                run,
+                targets=targets_of(selected),
+                git=git,
+                models=model_names(cfg, llm_used=pipeline_llm is not None, judged=judges is not None),
+            )
+            unstored, written = _store_the_end(
+                store, run, results=results, metrics=metrics, output=options.output, on_notice=on_notice
+            )
+            suite = SuiteRun(
+                run=run,
+                results=results,
+                expected=len(selected),
+                store_path=cfg.store_path,
+                output=written,
+                scenario_targets={s.scenario.id: s.scenario.target for s in selected},
+            )
+            verify = options.verify_langfuse and not run.interrupted
+            suite = session.finish(
+                suite, selected, verify=verify, stop=stop.requested, stored=unstored is None
+            )
+            if stop.received is not None and suite.run.signal is None:  # it came once the run was over:
+                suite = replace(suite, run=replace(suite.run, signal=stop.received.name))  # whole, as stored
+            if unstored is not None:
+                raise RunNotStoredError(suite, unstored, kept=[f"--output {written}"] if written else [])
+            return suite
+    finally:
+        _close(store, on_notice)
+
+
+def _selection(
+    config: Config | Path | None,
+    options: SuiteOptions,
+    paths: Sequence[str],
+    scenarios: Sequence[Scenario] | None,
+    targets: Mapping[str, Target] | None,
+) -> tuple[Config, PromptLibrary, dict[str, int], list[LoadedScenario]]:
+    """The configuration, its prompt library, the prompt pins and the scenarios to run, every input
+    checked (bad input raises before anything runs or is opened)."""
     cfg = config if isinstance(config, Config) else load_config(config)
     library = PromptLibrary(cfg.prompts_dir)
     _check_arguments(targets, options.run_name, options.timeout)
@@ -111,120 +246,18 @@ def run_suite(
         given_targets=set(targets or {}),
     )
     _check_inputs(cfg, options, {s.scenario.target for s in selected})
-    store, metrics = Store(cfg.store_path), _run_metrics(metrics or builtin_metrics(cfg), selected)
-    _say_if_named_before(store, options.run_name, on_notice)
-    connection = LangfuseConnection.from_env()
-    tracing = connection.tracing if connection is not None else Tracing.embedded()
-    with tracing.process_default():  # targets' import-time clients record into the capture
-        callables = {
-            **load_targets(cfg, {s.scenario.target for s in selected} - set(targets or {})),
-            **(targets or {}),
-        }
-    reachable = check_langfuse(connection, on_notice)
-    run_options = RunOptions(
-        concurrency=options.concurrency if options.concurrency is not None else cfg.settings.run.concurrency,
-        timeout_seconds=options.timeout if options.timeout is not None else cfg.settings.run.timeout_seconds,
-        prompt_pins=pins,
-        run_id=new_run_id(),
-        run_name=options.run_name or "",
-        judge_concurrency=options.judge_concurrency or cfg.settings.judge.concurrency,
-    )
-    session = Session(
-        cfg,
-        store,
-        connection,
-        reachable,
-        on_notice,
-        run_id=run_options.run_id,
-        tracing=tracing,
-        metrics=metrics,
-    )
-    git = git_state(cfg.base_dir)
-    run_options = replace(
-        run_options, experiment_links=session.plan_experiment(selected, run_options, git, library)
-    )
-    plan = JudgePlan(cfg, no_judge=options.no_judge, model=options.judge_model, metrics=metrics)
-    prompt_source = session.prompt_source(library)  # one for the judges and the targets: warned once
-    judges = plan.judges(
-        [s.scenario for s in selected],
-        library=library,
-        prompts=prompt_source,
-        # kept: the pipeline stores each judge trace with the result it judged (Pipeline.judge_traces)
-        tracer=(judge_tracing := JudgeTracing(session.tracing, prices=plan.prices, keep=True)),
-        pins=pins,
-        cache=store,
-        use_cache=not options.no_cache,
-        notice=on_notice,
-    )
-    run_options = replace(run_options, judge_status=plan.unjudged)
-    pipeline_llm = cfg.llm_endpoint() if cfg.settings.llm.targets else None
-    pipeline = Pipeline(
-        tracer=session.tracing,
-        targets=callables,
-        prompts=prompt_source,
-        recorder=store,
-        destination=session.destination,
-        llm=pipeline_llm,
-        trace_rules=trace_rules(cfg),
-        judges=judges,
-        metrics=metrics,
-        dialogue_settings=dialogue_settings(cfg, {s.scenario.target for s in selected}),
-        judge_traces=judge_tracing,
-    )
-    on_start(len(selected))
-    over = threading.Event()  # every scenario is stored: a signal now stops nothing more
+    return cfg, library, pins, selected
 
-    said = _stopping(cfg, connected=connection is not None, over=over, on_notice=on_notice)
-    last_words = _exiting_at_once(cfg, connected=connection is not None)
-    # The collector stays tuned (run._gc) until the results are written too: their documents allocate
-    # as much again, and a full collection once the pipeline let go would walk all it had frozen.
-    with (
-        StopSignals(on_first=said, last_words=last_words) as stop,  # a second signal exits at once
-        collector_tuned_for_run(),
-    ):
-        session.start()
-        try:
-            with tracing.process_default():
-                run, results = pipeline.run(
-                    selected,
-                    run_options,
-                    on_result=on_result,
-                    on_start=store.start_run,
-                    stop=stop.requested,
-                    all_stored=over,
-                )
-            over.set()
-        except BaseException:
-            session.stop()
-            raise
-        finally:
-            plan.close()
-        if run.interrupted and stop.received is not None:
-            run = replace(run, signal=stop.received.name)
-        run = replace(
-            run,
-            targets=targets_of(selected),
-            git=git,
-            models=model_names(cfg, llm_used=pipeline_llm is not None, judged=judges is not None),
-        )
-        unstored, written = _store_the_end(
-            store, run, results=results, metrics=metrics, output=options.output, on_notice=on_notice
-        )
-        suite = SuiteRun(
-            run=run,
-            results=results,
-            expected=len(selected),
-            store_path=cfg.store_path,
-            output=written,
-            scenario_targets={s.scenario.id: s.scenario.target for s in selected},
-        )
-        verify = options.verify_langfuse and not run.interrupted
-        suite = session.finish(suite, selected, verify=verify, stop=stop.requested, stored=unstored is None)
-        if stop.received is not None and suite.run.signal is None:  # it came once the run was over:
-            suite = replace(suite, run=replace(suite.run, signal=stop.received.name))  # whole, as stored
-        if unstored is not None:
-            raise RunNotStoredError(suite, unstored, kept=[f"--output {written}"] if written else [])
-        return suite
+
+def _close(store: Store, on_notice: Notice) -> None:
+    """The run's store connection closed as the run ends, however it ends: a process that runs suite
+    after suite (a notebook, a test session) keeps no database file open per run. Every result was
+    committed as it finished; what closing can still fail to write is only the judges' verdicts
+    cached since the last result (asked again next time), so that is said, not raised."""
+    try:
+        store.close()
+    except StoreError as exc:
+        on_notice("warning", f"the judge verdicts cached at the run's end were not kept: {exc}")
 
 
 def _check_arguments(

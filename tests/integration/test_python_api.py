@@ -4,6 +4,7 @@ inside a running event loop, and many times in one process."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 import threading
 from collections.abc import Callable
@@ -100,3 +101,30 @@ def test_an_async_target_raising_system_exit_and_the_like_leaves_the_run_loop_ru
     # a sync target beside: workers, each async call a task on the loop
     beside = _run({"demo": _work, "escapes": escapes}, *scenarios)
     assert _statuses(beside) == {"ok": ("passed", None), "escapes": expected}
+
+
+def _open_files(under: Path) -> list[str]:
+    """The files under `under` this process holds open (Linux's /proc)."""
+    held = []
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            held.append(str(fd.readlink()))
+        except OSError:  # closed meanwhile (the listing's own descriptor)
+            continue
+    return [path for path in held if path.startswith(str(under))]
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux's /proc")
+def test_runs_one_after_another_leave_no_file_open_and_no_thread_behind(project: Path) -> None:
+    """As a notebook or a test session runs suite after suite: each run's store connection is closed
+    when it returns, not whenever the garbage collector finds it (it may never: turned off here)."""
+    _run({"demo": _work}, _scenario())  # the first run starts the tracing that the next ones share
+    threads = threading.active_count()
+    gc.disable()
+    try:
+        for index in range(5):
+            assert _run({"demo": _work}, _scenario(f"s{index}")).passed
+            assert _open_files(project) == []
+    finally:
+        gc.enable()
+    assert threading.active_count() == threads
