@@ -36,13 +36,13 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from evaluator._secrets import failure_text
 from evaluator._time import utc_now
@@ -728,9 +728,7 @@ class _Run:
         timeout = self._options.timeout_seconds
         deadline = self._watchdog.at(timeout, lambda: self._time_out(attempt))
         try:
-            value = target(request)
-            if inspect.isawaitable(value):
-                value = self._await(value, timeout - (time.perf_counter() - attempt.started))
+            value = self._answer(target(request), attempt)
         except TargetTimeoutError:
             return None, self._timeout_message
         except BaseException as exc:  # noqa: BLE001 - any failure of the system under test (see _failure)
@@ -738,6 +736,18 @@ class _Run:
         finally:
             self._call_ended(attempt, deadline)
         return value, None
+
+    def _answer(self, value: object, attempt: _Attempt) -> object:
+        """What a target answered, within its timeout: the value it returned, awaited when awaitable;
+        from a generator, sync or async (a streamed answer), its text chunks joined, the generator run
+        here as the target's own work (its spans in the scenario's trace)."""
+        left = self._options.timeout_seconds - (time.perf_counter() - attempt.started)
+        if inspect.isasyncgen(value):
+            chunks = cast("list[object]", self._await(_collected(value), left))
+            return _joined(chunks, attempt.item.scenario.target)
+        if inspect.isgenerator(value):
+            return _joined(list(value), attempt.item.scenario.target)
+        return self._await(value, left) if inspect.isawaitable(value) else value
 
     def _call_ended(self, attempt: _Attempt, deadline: int) -> None:
         """In time: the watchdog lets go of the attempt now; after its timeout: its slot is free again
@@ -1103,6 +1113,24 @@ async def _awaited(value: Any) -> object:
         if isinstance(exc, Exception | asyncio.CancelledError):
             raise
         raise _Escaped(exc) from exc
+
+
+async def _collected(stream: AsyncIterator[object]) -> list[object]:
+    return [chunk async for chunk in stream]
+
+
+def _joined(chunks: Iterable[object], target: str) -> str:
+    """A streamed answer: its text chunks joined. Chunks of another kind (a graph's state updates,
+    say) leave the answer unknown: an error naming the target and the fix, not a verdict on them."""
+    parts = list(chunks)
+    texts = [chunk for chunk in parts if isinstance(chunk, str)]
+    if len(texts) < len(parts):
+        other = next(chunk for chunk in parts if not isinstance(chunk, str))
+        raise TypeError(
+            f'target "{target}" streamed its answer as {type(other).__name__} chunks, not text, so the '
+            "answer is unknown. Fix: return the final answer (e.g. the last state's message), or yield text."
+        )
+    return "".join(texts)
 
 
 def _awaitable(target: Target | None) -> bool:

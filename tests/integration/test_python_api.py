@@ -7,7 +7,7 @@ import asyncio
 import gc
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -128,3 +128,58 @@ def test_runs_one_after_another_leave_no_file_open_and_no_thread_behind(project:
     finally:
         gc.enable()
     assert threading.active_count() == threads
+
+
+def test_a_streamed_answer_is_its_text_chunks_joined_and_its_work_is_in_the_trace(project: Path) -> None:
+    def streams(request: TargetRequest) -> Iterator[str]:
+        with request.langfuse.start_as_current_observation(as_type="agent", name="worker"):
+            yield "ans"
+            yield "wer"
+
+    async def streams_async(request: TargetRequest) -> AsyncIterator[str]:
+        with request.langfuse.start_as_current_observation(as_type="agent", name="worker"):
+            yield "answer"
+
+    def streams_states(request: TargetRequest) -> Iterator[dict[str, str]]:
+        yield {"worker": "answer"}
+
+    suite = _run(
+        {"demo": streams, "async": streams_async, "states": streams_states},
+        _scenario("sync"),
+        _scenario("async", "async"),
+        _scenario("states", "states"),
+    )
+    outcomes = {r.scenario_id: (r.status, r.output) for r in suite.results}
+    assert outcomes["sync"] == outcomes["async"] == ("passed", "answer")  # the worker agent was seen
+    states = next(r for r in suite.results if r.scenario_id == "states")
+    assert states.status == "error"
+    assert states.error is not None
+    assert states.error.startswith('TypeError: target "states" streamed its answer as dict chunks, not text')
+
+
+def test_a_stream_that_hangs_is_cut_off_at_the_timeout(project: Path) -> None:
+    release = threading.Event()
+
+    def hangs(request: TargetRequest) -> Iterator[str]:
+        yield "partial"
+        release.wait(30)
+
+    async def hangs_async(request: TargetRequest) -> AsyncIterator[str]:
+        yield "partial"
+        await asyncio.sleep(30)
+
+    options = SuiteOptions(timeout=0.5)
+    scenarios = [_scenario("sync"), _scenario("async", "async")]
+    try:
+        suite = _within(
+            10,
+            lambda: run_suite(
+                scenarios=scenarios, targets={"demo": hangs, "async": hangs_async}, options=options
+            ),
+        )
+    finally:
+        release.set()
+    assert _statuses(suite) == {
+        "sync": ("error", "timed out after 0.5 s"),
+        "async": ("error", "timed out after 0.5 s"),
+    }
