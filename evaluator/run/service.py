@@ -95,6 +95,10 @@ def run_suite(
     callables by name instead of the configuration's `module:callable` entries. `metrics`: the run's
     metrics (default: the built-in ones of the configuration).
 
+    It blocks until the run is over, running async targets and the judges on an event loop of its
+    own: from a coroutine (a notebook cell), call it directly (holding up the caller's loop) or in
+    `asyncio.to_thread`.
+
     Raises `RunNotStoredError` (a StoreError) when the store could not take the run's end: its
     `suite` is the run all the same (every result, Langfuse's side as far as it went)."""
     cfg, library, pins, selected = _selection(config, options, paths, scenarios, targets)

@@ -38,6 +38,11 @@ def _work(request: TargetRequest) -> str:
         return "answer"
 
 
+async def _work_async(request: TargetRequest) -> str:
+    await asyncio.sleep(0)
+    return _work(request)
+
+
 def _within(seconds: float, call: Callable[[], T]) -> T:
     """`call()` in a thread of its own, failing the test (instead of hanging it) past `seconds`."""
     outcome: list[T] = []
@@ -183,3 +188,18 @@ def test_a_stream_that_hangs_is_cut_off_at_the_timeout(project: Path) -> None:
         "sync": ("error", "timed out after 0.5 s"),
         "async": ("error", "timed out after 0.5 s"),
     }
+
+
+@pytest.mark.parametrize("target", [_work, _work_async], ids=["sync", "async"])
+def test_run_suite_works_from_inside_a_running_event_loop(project: Path, target: Target) -> None:
+    """As a notebook cell calls it (README): directly from a coroutine, or in a thread of the loop."""
+
+    async def main() -> tuple[SuiteRun, SuiteRun]:
+        scenarios = [_scenario()]
+        direct = run_suite(scenarios=scenarios, targets={"demo": target})
+        threaded = await asyncio.to_thread(run_suite, scenarios=scenarios, targets={"demo": target})
+        return direct, threaded
+
+    direct, threaded = _within(30, lambda: asyncio.run(main()))
+    assert direct.passed
+    assert threaded.passed
