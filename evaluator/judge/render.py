@@ -53,10 +53,16 @@ BLOCK_TAGS = (
 # render as nothing (zero-width space, soft hyphen, word joiner...) anywhere between its bracket and the
 # end of its name, where they would hide it from a plain match.
 _OPEN, _CLOSE = "<\uff1c\ufe64", ">\uff1e\ufe65"
-_INVISIBLE = "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]*"
+_INVISIBLES = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff"
+_INVISIBLE = f"[{_INVISIBLES}]*"
 _NAMES = "|".join(_INVISIBLE.join(map(re.escape, tag)) for tag in BLOCK_TAGS)
+# The gap between the bracket and the name: one character class, taken whole (possessive), so a bracket
+# followed by a long run of spaces or invisible characters and no name is given up in one pass. Nested
+# or adjacent quantifiers over the same characters here (`(?:\s|[...]*)*`, `\s*/?\s*`) backtracked
+# exponentially (or quadratically) in the run's length on hostile judged text.
+_GAP = rf"[\s{_INVISIBLES}]*+"
 _TAG = re.compile(
-    rf"[{_OPEN}](?:\s|{_INVISIBLE})*/?(?:\s|{_INVISIBLE})*(?:{_NAMES})\b[^{_OPEN}{_CLOSE}]*[{_CLOSE}]?",
+    rf"[{_OPEN}]{_GAP}(?:/{_GAP})?(?:{_NAMES})\b[^{_OPEN}{_CLOSE}]*[{_CLOSE}]?",
     re.IGNORECASE,
 )
 _NEUTRAL = str.maketrans({**dict.fromkeys(_OPEN, "&lt;"), **dict.fromkeys(_CLOSE, "&gt;")})
