@@ -806,9 +806,14 @@ def _power_of_two_chunks(items: Sequence[T], most: int) -> Iterator[Sequence[T]]
 
 def _rollback(db: sqlite3.Connection) -> None:
     """Undo the open transaction, unless SQLite already has (it does after some errors, a full disk
-    among them: a ROLLBACK then would fail and hide the cause)."""
-    if db.in_transaction:
-        db.execute("ROLLBACK")
+    among them: a ROLLBACK then would fail and hide the cause). A connection already closed (the run
+    over: a batch of scores Langfuse took after `run_suite` closed its store) has nothing to undo: its
+    error, not this one, is the one to raise as a StoreError."""
+    try:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+    except sqlite3.ProgrammingError:  # closed: "Cannot operate on a closed database."
+        pass
 
 
 _ANOTHER_PATH = "or set another [store] path in evaluator.toml"

@@ -4,6 +4,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +133,53 @@ def test_live_delivery_meeting_a_failing_store_stops_with_a_warning_never_a_dead
     assert len(sink.posts) == 1  # posted once, then stopped: the store could not mark it
     assert "live score delivery stopped: cannot write to the store s.db" in caplog.text
     assert "`evaluator sync` posts them again" in caplog.text
+
+
+@dataclass
+class _HeldSink:
+    """Accepts each batch once `release` is set: a batch still in flight when the run's deadline ends."""
+
+    release: threading.Event
+    posting: threading.Event
+
+    def post_scores(
+        self, scores: Sequence[Score], *, deadline: Deadline | None = None, attempt: int = 1
+    ) -> dict[str, str]:
+        self.posting.set()
+        self.release.wait(10)
+        return {}
+
+
+def test_a_batch_in_flight_when_run_suite_closes_the_store_ends_with_a_warning_never_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    # run_suite: Session.finish gives the live delivery the delivery deadline, then the store is closed
+    # (_close) while a batch may still be in flight; Langfuse taking it then marks it in a closed store.
+    crashed: list[threading.ExceptHookArgs] = []
+    monkeypatch.setattr(threading, "excepthook", crashed.append)
+    store = Store(tmp_path / "s.db")
+    result = evaluate(
+        scenario(expected={"tools": {"include": ["a"]}}),
+        trace_of(["o"], ["a"]),
+        judge_status=JudgeStatus(status="skipped", reason="t"),
+        finished_at=NOW,
+    )
+    store.record("r1", result, scores_for(result, run_id="r1"), destination=DEST)
+    store.ack_spans(DEST, {result.trace_id: 99})
+    sink = _HeldSink(release=threading.Event(), posting=threading.Event())
+    live = LiveDelivery(store, sink, DEST, "r1", batch_size=10, interval=0.01, now=lambda: NOW)
+    assert sink.posting.wait(10)
+    assert not live.finish(Deadline(0.05))  # the batch is still in flight
+    store.close()
+    sink.release.set()
+    live._thread.join(10)
+    assert not live._thread.is_alive()
+    assert crashed == []  # was: sqlite3.ProgrammingError "Cannot operate on a closed database" in a thread
+    assert "live score delivery stopped" in caplog.text and "`evaluator sync` posts them again" in caplog.text
+
+
+def test_a_write_to_a_closed_store_is_a_store_error() -> None:
+    store = Store(None)
+    store.close()
+    with pytest.raises(StoreError, match="closed database"):
+        store.mark_sent(["s1"], NOW)
