@@ -147,14 +147,21 @@ def _read_session(
         listing = list_session(
             connection.traces, session, deadline_seconds=deadline, expected_traces=expected
         )
-    if not listing.settled:
+    count = len(listing.traces)
+    if not listing.settled and count < expected:  # waited for the missing turns, changing or not
+        notice(
+            err,
+            "warning",
+            f"session {session} in Langfuse held {count} of the dialogue's {expected} turns' traces "
+            f"after waiting {deadline:g} s ([langfuse] read_deadline_seconds) for the rest.",
+        )
+    elif not listing.settled:
         notice(
             err,
             "warning",
             f"session {session} was still changing in Langfuse after {deadline:g} s; evaluating the "
-            f"{len(listing.traces)} traces readable so far.",
+            f"{count} traces readable so far.",
         )
-    count = len(listing.traces)
     check_turn_count(
         item,
         count,

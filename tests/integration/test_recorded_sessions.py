@@ -101,3 +101,30 @@ def test_a_session_with_a_call_beside_the_turns_names_its_traces_and_the_way_out
     # (in time order; this fast script's title can start and end in turn 0's millisecond: then by id)
     names = re.findall(r"[0-9a-f]{32} \(([^)]*)\)", listed)
     assert sorted(names) == ["concierge", "concierge", "title-generation"]
+
+
+def test_a_session_short_of_the_dialogues_turns_is_not_said_to_be_still_changing(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    # One turn recorded for a dialogue of two: the listing stays the same for the whole read deadline
+    # (waited for the missing turn); it was not "still changing", it was short of a trace.
+    key = os.environ["LANGFUSE_PUBLIC_KEY"]
+    client = Langfuse(public_key=key)
+
+    @observe(name="concierge", as_type="agent")
+    def turn(message: str) -> str:
+        client.update_current_span(metadata=STATES[0])
+        return "reply 0"
+
+    with propagate_attributes(session_id="short-session"):
+        turn("A hotel in the north", langfuse_public_key=key)
+    client.flush()
+    langfuse_deadlines(with_langfuse, read_deadline_seconds=2)
+    path = with_langfuse / "my-booking.yaml"
+    path.write_text(SCENARIO.replace("LONG", json.dumps(LONG)))
+    code, text = cli("validate", "--scenario", str(path), "--session-id", "short-session")
+    flat = " ".join(text.split())
+    assert code == 2, text
+    assert "session short-session in Langfuse holds 1 trace: 1 trace for the 2 user turns" in flat
+    assert "still changing" not in flat
+    assert "2 s" in flat  # how long it waited for the missing turn is said
