@@ -36,13 +36,13 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, Protocol, cast
+from typing import Any, Never, Protocol, cast
 
 from evaluator._secrets import failure_text
 from evaluator._time import utc_now
@@ -746,7 +746,7 @@ class _Run:
             chunks = cast("list[object]", self._await(_collected(value), left))
             return _joined(chunks, attempt.item.scenario.target)
         if inspect.isgenerator(value):
-            return _joined(list(value), attempt.item.scenario.target)
+            return _joined(_within_timeout(value, attempt), attempt.item.scenario.target)
         return self._await(value, left) if inspect.isawaitable(value) else value
 
     def _call_ended(self, attempt: _Attempt, deadline: int) -> None:
@@ -1113,6 +1113,21 @@ async def _awaited(value: Any) -> object:
         if isinstance(exc, Exception | asyncio.CancelledError):
             raise
         raise _Escaped(exc) from exc
+
+
+def _within_timeout(stream: Generator[object, Never, object], attempt: _Attempt) -> list[object]:
+    """A sync stream's chunks, collected until it ends or its target times out: then it is closed at
+    its next chunk (its `finally` runs), and the worker's slot is free again, where collecting it on
+    would hold the slot, and the chunks in memory, for as long as it streams."""
+    chunks: list[object] = []
+    try:
+        for chunk in stream:
+            if attempt.timed_out:
+                raise TargetTimeoutError
+            chunks.append(chunk)
+    finally:
+        stream.close()
+    return chunks
 
 
 async def _collected(stream: AsyncIterator[object]) -> list[object]:

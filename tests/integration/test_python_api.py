@@ -203,3 +203,35 @@ def test_run_suite_works_from_inside_a_running_event_loop(project: Path, target:
     direct, threaded = _within(30, lambda: asyncio.run(main()))
     assert direct.passed
     assert threaded.passed
+
+
+def test_a_stream_still_streaming_at_its_timeout_is_closed_and_frees_its_slot(project: Path) -> None:
+    # A sync stream that goes on past the timeout (a chunk every 20 ms): it is closed at its next chunk
+    # after the deadline. Before, the worker kept collecting it (memory growing) and held the only slot,
+    # so the other scenarios were cut off as "not started".
+    closed = threading.Event()
+    ends = threading.Event()
+
+    def streams_on(request: TargetRequest) -> Iterator[str]:
+        try:
+            while not ends.wait(0.02):
+                yield "chunk "
+        finally:
+            closed.set()
+
+    options = SuiteOptions(timeout=0.5, concurrency=1)
+    scenarios = [_scenario("streaming", "stream"), _scenario("s2"), _scenario("s3")]
+    try:
+        suite = _within(
+            20,
+            lambda: run_suite(
+                scenarios=scenarios, targets={"stream": streams_on, "demo": _work}, options=options
+            ),
+        )
+    finally:
+        ends.set()
+    statuses = _statuses(suite)
+    assert statuses["streaming"] == ("error", "timed out after 0.5 s")
+    assert statuses["s2"][0] == statuses["s3"][0] == "passed"
+    assert suite.run.cut_off is None
+    assert closed.wait(5)  # the generator was closed (its finally ran), not left running
