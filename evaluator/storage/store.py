@@ -202,16 +202,18 @@ _HISTORY_QUERY = """SELECT results.run_id, runs.name, results.finished_at, resul
     ORDER BY runs.started_at, results.finished_at, results.scenario_id"""
 _VERDICT_QUERY = """SELECT entry FROM verdicts
     WHERE prompt_name = ? AND prompt_version = ? AND model = ? AND inputs_sha256 = ?"""
-# The last N runs with results (N = -1: all of them), or those of the ids given (a JSON list; NULL: any),
-# and the results of those runs only: a report of the last 5 runs of a store of 200, or a comparison of
-# two, decodes those runs' result objects, not 200 runs'.
-_LAST_RUNS = """SELECT * FROM runs WHERE id IN (SELECT run_id FROM results)
-    AND (?1 IS NULL OR id IN (SELECT value FROM json_each(?1)))
-    ORDER BY started_at DESC, rowid DESC LIMIT ?2"""
-_RUNS_QUERY = f"""SELECT id, name, started_at, finished_at, info FROM ({_LAST_RUNS})
-    ORDER BY started_at, rowid"""  # noqa: S608 - constants only
-_RUNS_RESULTS_QUERY = f"""SELECT run_id, scenario_id, result FROM results
-    WHERE run_id IN (SELECT id FROM ({_LAST_RUNS})) ORDER BY scenario_id"""  # noqa: S608 - constants only
+# The last N runs with results (N = -1: all of them), of those the ids given (`_ids_clause`), and the
+# results of those runs only: a report of the last 5 runs of a store of 200, or a comparison of two,
+# decodes those runs' result objects, not 200 runs'. Plain SQL: no JSON1 functions, which SQLite
+# builds before 3.38 may lack.
+_LAST_RUNS = """SELECT * FROM runs WHERE id IN (SELECT run_id FROM results){ids}
+    ORDER BY started_at DESC, rowid DESC LIMIT ?"""
+_RUNS_QUERY = """SELECT id, name, started_at, finished_at, info FROM ({last})
+    ORDER BY started_at, rowid"""
+_RUNS_RESULTS_QUERY = """SELECT run_id, scenario_id, result FROM results
+    WHERE run_id IN (SELECT id FROM ({last})) ORDER BY scenario_id"""
+# Whether a stored result is a dialogue's, found by SQLite's JSON1 where it has it; else (an older
+# SQLite built without it) by decoding the results.
 _DIALOGUES_QUERY = """SELECT EXISTS(SELECT 1 FROM results
     WHERE CASE WHEN json_valid(result) THEN json_extract(result, '$.kind') END = 'dialogue')"""
 _COUNT_QUERIES = {
@@ -428,10 +430,11 @@ class Store:
 
         A row that is not a JSON object (a write cut short, a file edited by hand) is left out and
         named in the run's `damaged`: the scenario id of a result, or "run info" (the info is then {})."""
-        chosen = (None if ids is None else json.dumps(list(ids)), last_runs or -1)
+        last = _LAST_RUNS.format(ids=_ids_clause(ids))
+        chosen = (*(ids or ()), last_runs or -1)
         with self._reading() as db:
-            rows = db.execute(_RUNS_QUERY, chosen).fetchall()
-            stored = db.execute(_RUNS_RESULTS_QUERY, chosen).fetchall() if results else []
+            rows = db.execute(_RUNS_QUERY.format(last=last), chosen).fetchall()
+            stored = db.execute(_RUNS_RESULTS_QUERY.format(last=last), chosen).fetchall() if results else []
         by_run, damaged = _results_by_run(stored)
         runs = []
         for r in rows:
@@ -451,9 +454,15 @@ class Store:
 
     def has_dialogues(self) -> bool:
         """Whether any stored result is a dialogue's (`report` and `compare` then show the dialogue
-        figures), found without decoding the results in Python."""
+        figures): found without decoding the results in Python where SQLite has its JSON functions."""
         with self._reading() as db:
-            return bool(db.execute(_DIALOGUES_QUERY).fetchone()[0])
+            try:
+                return bool(db.execute(_DIALOGUES_QUERY).fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                if "no such function" not in str(exc):
+                    raise
+                rows = db.execute("SELECT result FROM results")
+                return any((_json_object(row[0]) or {}).get("kind") == "dialogue" for row in rows)
 
     def unsent_scores(
         self, destination: str, *, run_id: str | None = None, force: bool = False
@@ -639,6 +648,13 @@ class Store:
         finally:
             with self._lock:
                 self._db.close()
+
+
+def _ids_clause(ids: Sequence[str] | None) -> str:
+    """The condition choosing the runs of `ids` (one placeholder each; none: any run)."""
+    if ids is None:
+        return ""
+    return f" AND id IN ({', '.join('?' * len(ids))})"
 
 
 def _results_by_run(

@@ -472,3 +472,32 @@ def test_the_last_runs_decode_their_own_results_only(tmp_path: Path, monkeypatch
     assert [run["id"] for run in runs] == ["run-3"]
     assert sorted(r["scenario_id"] for r in runs[0]["results"]) == ["s-0", "s-1"]
     assert len(decoded) == 3  # the run's info and its two results
+
+
+def test_runs_chosen_by_id_and_whether_any_is_a_dialogue_need_no_json_functions_of_sqlite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite builds before 3.38 may lack the JSON1 functions: the runs of some ids are chosen by plain
+    SQL, and `has_dialogues` decodes the results where the functions are missing."""
+    store = Store(tmp_path / "evaluator.db")
+    for index in range(3):
+        run = RunInfo(id=f"run-{index}", name=f"run-{index}", started_at=f"2026-11-22T10:0{index}:00Z")
+        store.start_run(run)
+        result = _result(["a"])
+        store.record(run.id, result, scores_for(result, run_id=run.id), destination=None)
+    assert [r["id"] for r in store.runs(ids=["run-2", "run-0"])] == ["run-0", "run-2"]
+    assert [r["id"] for r in store.runs(ids=["run-1"], last_runs=1)] == ["run-1"]
+    assert store.runs(ids=[]) == []
+    # a query calling a function this SQLite does not have, as json_valid on a build without JSON1
+    monkeypatch.setattr(store_module, "_DIALOGUES_QUERY", "SELECT no_json_here(1)")
+    assert store.has_dialogues() is False
+    store.close()
+    with sqlite3.connect(tmp_path / "evaluator.db") as db:  # a dialogue's result, as its document has it
+        db.execute(
+            "INSERT INTO results (run_id, scenario_id, trace_id, status, result, finished_at) VALUES "
+            "('run-2', 'd', 't', 'passed', '{\"scenario_id\": \"d\", \"kind\": \"dialogue\"}', 'x')"
+        )
+    db.close()
+    store = Store(tmp_path / "evaluator.db")
+    assert store.has_dialogues() is True
+    store.close()
