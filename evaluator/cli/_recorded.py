@@ -45,6 +45,7 @@ from evaluator.trace import (
     list_session,
     load_trace_file,
     read_session,
+    session_ids,
 )
 
 __all__ = ["RecordedSource", "validate_dialogue", "validate_turns"]
@@ -198,18 +199,13 @@ def _listed(traces: Sequence[SessionTrace]) -> str:
 
 
 def _files_session(paths: Sequence[Path]) -> str:
-    """The session id the trace files name, when they name one and the same; else "". A page the SDK
-    dumped with `model_dump()` names it `session_id`."""
+    """The session id the trace files name (`session_ids`), when they name one and the same; else ""."""
     found: set[str] = set()
     for path in paths:
         try:
-            body = json.loads(path.read_text(encoding="utf-8"))
+            found |= session_ids(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError):
             continue
-        data = body.get("data") if isinstance(body, dict) else None
-        rows: list[Any] = data if isinstance(data, list) else [body]
-        for key in ("sessionId", "session_id"):
-            found |= {str(r[key]) for r in rows if isinstance(r, dict) and r.get(key)}
     return found.pop() if len(found) == 1 else ""
 
 

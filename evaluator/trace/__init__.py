@@ -32,6 +32,7 @@ from evaluator.trace.sources import (
     detail_from_langfuse_trace,
     detail_from_observations,
     load_trace_file,
+    session_ids,
     trace_from_langfuse_trace,
     trace_from_observations,
 )
@@ -84,6 +85,7 @@ __all__ = [
     "read_session",
     "read_trace",
     "recorded_definitions",
+    "session_ids",
     "tool_schemas_from_document",
     "trace_from_langfuse_trace",
     "trace_from_observations",

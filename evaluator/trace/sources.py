@@ -28,6 +28,7 @@ __all__ = [
     "detail_from_langfuse_trace",
     "detail_from_observations",
     "load_trace_file",
+    "session_ids",
     "trace_from_langfuse_trace",
     "trace_from_observations",
 ]
@@ -90,6 +91,16 @@ def trace_from_observations(
     if not trace_id:
         trace_id = next((str(r["traceId"]) for r in rows if r.get("traceId")), "")
     return build_trace(trace_id, [_from_api(raw) for raw in rows], rules=rules)
+
+
+def session_ids(body: object) -> set[str]:
+    """The session ids a saved trace file names: the trace body's own, or its rows' (a v2 observations
+    page), their keys read as the API spells them (`_camel_case_keys`: an SDK page dumped with
+    `model_dump()` says `session_id`)."""
+    data = body.get("data") if isinstance(body, dict) else None
+    rows = data if isinstance(data, list) else [body]
+    named = (_camel_case_keys(row).get("sessionId") for row in rows if isinstance(row, dict))
+    return {str(session) for session in named if session}
 
 
 _SPAN_KEYS = ("attributes", "resourceAttributes", "scope")  # the server's keys for the span itself
