@@ -15,15 +15,18 @@ The package is layered, imports pointing down only (tests/unit/test_layering.py)
     reports/                                    history and console output
     cli/                                        typer commands only
 
-The names below are imported on first use, so that `evaluator` (and the `evaluator` command, which starts
-by importing it) costs nothing until they are needed: a Ctrl-C while the command starts is then caught by
-the command, not shown as a traceback from the middle of an import.
+The names below are imported on first use (evaluator._lazy), so that `evaluator` (and the `evaluator`
+command, which starts by importing it) costs nothing until they are needed: a Ctrl-C while the command
+starts is then caught by the command, not shown as a traceback from the middle of an import. So are
+`evaluator.langfuse`'s and `evaluator.run`'s, and `evaluator.judge.OpenAIJudgeModel`: a command loads the
+Langfuse SDK and `openai` only when it uses them.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from evaluator._lazy import lazy_names
 
 if TYPE_CHECKING:
     from evaluator.errors import ConfigError, EvaluatorError, InputError, ScenarioError, TraceError
@@ -92,10 +95,4 @@ __all__ = [
     "score_paths",
 ]
 
-
-def __getattr__(name: str) -> object:
-    """A public name, imported from its module on first use (PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'evaluator' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

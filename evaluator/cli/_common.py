@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -15,8 +15,11 @@ from typer.core import TyperArgument, TyperCommand
 
 from evaluator.config import Config
 from evaluator.errors import ConfigError
-from evaluator.langfuse import LangfuseConnection, LangfuseSettings
+from evaluator.langfuse import LangfuseSettings
 from evaluator.reports import notice
+
+if TYPE_CHECKING:
+    from evaluator.langfuse import LangfuseConnection
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_UNDELIVERED, EXIT_STORE = 0, 1, 2, 3, 4
 
@@ -101,6 +104,8 @@ def langfuse(purpose: str, config: Config, alternative: str = "") -> Iterator[La
             f"{purpose} needs Langfuse, but no keys are set. Fix: set LANGFUSE_PUBLIC_KEY, "
             f"LANGFUSE_SECRET_KEY and LANGFUSE_BASE_URL{alternative}."
         )
+    from evaluator.langfuse import LangfuseConnection  # here: the SDK loads only for a command that connects
+
     connection = LangfuseConnection(settings)
     try:
         yield connection

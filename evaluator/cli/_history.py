@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evaluator._time import Deadline
 from evaluator.cli._common import err, langfuse
 from evaluator.config import Config
 from evaluator.errors import LangfuseUnavailableError
-from evaluator.langfuse import LangfuseConnection
 from evaluator.metrics import MetricSet
 from evaluator.reports import RunRecord, local_runs, notice, resolve_run, runs_from_scores, stored_headers
 from evaluator.results import with_dialogues, with_dialogues_for
 from evaluator.storage import Store
+
+if TYPE_CHECKING:
+    from evaluator.langfuse import LangfuseConnection
 
 Source = Literal["local", "langfuse"]
 DIALOGUE_SCORE_PREFIX = "dialogue_"  # a run with these session scores had dialogues

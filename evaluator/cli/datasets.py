@@ -10,7 +10,7 @@ from evaluator._time import Deadline
 from evaluator.cli._common import Command, ConfigOption, SuiteArgument, TagOption, app, langfuse, out
 from evaluator.config import load_config
 from evaluator.prompts import PromptLibrary
-from evaluator.run import push_suite, select_scenarios
+from evaluator.run import select_scenarios
 
 __all__ = ["datasets_push"]
 
@@ -31,6 +31,8 @@ def datasets_push(
 ) -> None:
     """Create or update the dataset: one item per scenario (input; the expected block as expected output),
     keyed by scenario id, so pushing again creates nothing new. Connected runs then appear as its runs."""
+    from evaluator.run import push_suite  # here: the Langfuse SDK loads with its command
+
     config = load_config(config_path)
     scenarios = select_scenarios(config, paths or [], tag or [], None, PromptLibrary(config.prompts_dir))
     dataset = name or config.settings.datasets.name

@@ -40,7 +40,7 @@ from evaluator.reports import (
     write_junit,
 )
 from evaluator.results import ScenarioResult, builtin_metrics, with_dialogues_for
-from evaluator.run import RunNotStoredError, SuiteOptions, SuiteRun, check_output_file, run_suite, store_files
+from evaluator.run import RunNotStoredError, SuiteOptions, SuiteRun, check_output_file, store_files
 
 __all__ = ["run"]
 
@@ -154,6 +154,8 @@ def run(
 
 def _run_suite(paths: list[str], options: SuiteOptions, config_path: Path | None) -> SuiteRun:
     """`run_suite`, with the progress bar on stderr and its notices there."""
+    from evaluator.run import run_suite  # here: the pipeline, the SDK and `openai` load with the command
+
     progress = _Progress()
     try:
         return run_suite(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -10,10 +10,12 @@ from evaluator._time import Deadline, utc_now
 from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, Command, ConfigOption, app, err, langfuse, out
 from evaluator.config import load_config
 from evaluator.errors import LangfuseUnavailableError
-from evaluator.langfuse import LangfuseConnection
 from evaluator.reports import notice, print_delivery
 from evaluator.results import builtin_metrics
 from evaluator.storage import Store, deliver, deliver_experiment_scores, deliver_spans
+
+if TYPE_CHECKING:
+    from evaluator.langfuse import LangfuseConnection
 
 __all__ = ["sync"]
 

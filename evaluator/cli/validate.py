@@ -10,7 +10,7 @@ import json
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -25,14 +25,13 @@ from evaluator.cli._common import (
     out,
     warnings_only,
 )
-from evaluator.cli._recorded import RecordedSource, validate_dialogue, validate_turns
 from evaluator.config import Config, load_config
 from evaluator.errors import ConfigError, did_you_mean
-from evaluator.langfuse import LangfuseConnection, LangfuseSettings
+from evaluator.langfuse import LangfuseSettings
 from evaluator.prompts import PromptLibrary
 from evaluator.reports import notice, print_judges, summary_table
 from evaluator.results import builtin_metrics, evaluate
-from evaluator.run import NOT_FINISHED, catalogs, judge_result, rules_for
+from evaluator.run import catalogs, rules_for
 from evaluator.scenarios import LoadedScenario, Scenario, load_scenarios
 from evaluator.trace import (
     CONVENTION_NAMES,
@@ -43,6 +42,9 @@ from evaluator.trace import (
     load_trace_file,
     read_trace,
 )
+
+if TYPE_CHECKING:
+    from evaluator.langfuse import LangfuseConnection
 
 __all__ = ["validate"]
 
@@ -86,6 +88,8 @@ def validate(
     """Validate (and judge) one trace, a saved file or read from Langfuse, against one scenario; a
     dialogue's recorded conversation (its session in Langfuse, or a trace file per turn); or score CRAG
     turn data (`--turns`)."""
+    from evaluator.cli._recorded import RecordedSource, validate_dialogue, validate_turns  # the run's stages
+
     traces = list(trace or ())
     if turns is not None:
         if scenario is not None or traces or trace_id is not None or session_id is not None:
@@ -150,6 +154,8 @@ def _single_turn(
     as_json: bool,
 ) -> None:
     """One trace against one single-turn scenario, judged when an endpoint is configured."""
+    from evaluator.run import NOT_FINISHED, judge_result  # here: the judge stage loads with its command
+
     with ExitStack() as stack:
         connection = None
         if trace_id is not None:

@@ -1,8 +1,13 @@
 """The LLM judges: the model client protocol with the OpenAI-compatible client and its recording fake,
 what the judges are shown, their reply models with the tolerant reader and one repair, the one retry
 policy and its shared limiter, the verdict cache, `Judges` (the runtime that puts them together), and the
-built-in judge metrics: `QualityJudge`, `CorrectnessJudge` and the per-agent `AgentJudge`."""
+built-in judge metrics: `QualityJudge`, `CorrectnessJudge` and the per-agent `AgentJudge`.
 
+`OpenAIJudgeModel` is imported on first use (evaluator._lazy): the rest of the package loads no `openai`."""
+
+from typing import TYPE_CHECKING
+
+from evaluator._lazy import lazy_names
 from evaluator.judge.agents import AgentJudge, AgentJudgeVerdict, AgentRating, with_agent_judgement
 from evaluator.judge.cache import CacheKey, MemoryVerdictCache, VerdictCache
 from evaluator.judge.correctness import CorrectnessJudge, crag_metrics
@@ -18,7 +23,6 @@ from evaluator.judge.judges import (
 )
 from evaluator.judge.metric import JudgeMetric, JudgeRuntime, PromptRef, RuleJudge
 from evaluator.judge.model import JudgeModel, ModelReply, TokenUsage
-from evaluator.judge.openai_client import OpenAIJudgeModel
 from evaluator.judge.quality import DIMENSIONS as QUALITY_DIMENSIONS
 from evaluator.judge.quality import TURN_CRITERIA, QualityJudge, quality_means
 from evaluator.judge.render import BLOCK_TAGS, Sources, history_block, sources_block, untrusted
@@ -32,6 +36,9 @@ from evaluator.judge.tracing import (
     UnrecordedJudgement,
 )
 from evaluator.judge.verdicts import CorrectnessVerdict, Judgement, QualityVerdict
+
+if TYPE_CHECKING:
+    from evaluator.judge.openai_client import OpenAIJudgeModel
 
 __all__ = [
     "BLOCK_TAGS",
@@ -87,3 +94,5 @@ __all__ = [
     "untrusted",
     "with_agent_judgement",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, {"OpenAIJudgeModel": "evaluator.judge.openai_client"})

@@ -8,9 +8,7 @@ from __future__ import annotations
 import base64
 import functools
 import ssl
-import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
@@ -165,23 +163,3 @@ def otlp_headers(settings: LangfuseSettings) -> dict[str, str]:
         "x-langfuse-ingestion-version": "4",
         "x-langfuse-public-key": settings.public_key,
     }
-
-
-def bounded(work: Callable[[], object], timeout_seconds: float) -> bool:
-    """Run `work()` in a daemon thread and wait at most `timeout_seconds`; False if it is still running.
-    (A daemon thread cannot keep the process alive, so a hung Langfuse cannot hold the evaluator.)"""
-    return bounded_together([(work, timeout_seconds)])
-
-
-def bounded_together(works: Sequence[tuple[Callable[[], object], float]]) -> bool:
-    """`bounded` for several works side by side, each waited for at most its own seconds from now;
-    False if any is still running."""
-    start = time.monotonic()
-    workers = []
-    for work, seconds in works:
-        worker = threading.Thread(target=work, daemon=True, name="langfuse-bounded")
-        worker.start()
-        workers.append((worker, seconds))
-    for worker, seconds in workers:
-        worker.join(max(0.0, start + seconds - time.monotonic()))
-    return not any(worker.is_alive() for worker, _ in workers)

@@ -15,10 +15,12 @@ import atexit
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from langfuse import Langfuse
+from evaluator._time import bounded, bounded_together
 
-from evaluator.langfuse._http import bounded, bounded_together
+if TYPE_CHECKING:
+    from langfuse import Langfuse
 
 __all__ = ["in_command", "one_command", "shut_down_at_exit", "shut_down_now"]
 

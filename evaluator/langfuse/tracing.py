@@ -46,7 +46,8 @@ from opentelemetry import trace as otel_trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from evaluator.langfuse._http import bounded, tls_context
+from evaluator._time import bounded
+from evaluator.langfuse._http import tls_context
 from evaluator.langfuse.experiments import ExperimentLink, linked
 from evaluator.langfuse.lifetime import in_command, shut_down_at_exit, shut_down_now
 from evaluator.langfuse.otlp_transport import span_exporter

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from evaluator.config import Config
 from evaluator.errors import StoreError
@@ -26,7 +27,6 @@ from evaluator.judge import (
     Judges,
     JudgeSettings,
     JudgeTracer,
-    OpenAIJudgeModel,
     RetryPolicy,
     VerdictCache,
     with_agent_judgement,
@@ -38,6 +38,9 @@ from evaluator.results import EvaluatorFailure, JudgeStatus, ScenarioResult, bui
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
 from evaluator.trace import Trace
+
+if TYPE_CHECKING:
+    from evaluator.judge import OpenAIJudgeModel
 
 __all__ = [
     "HOW_TO_ENABLE",
@@ -105,6 +108,8 @@ class JudgePlan:
         if endpoint is None:
             self.unjudged = NO_ENDPOINT
             return
+        from evaluator.judge import OpenAIJudgeModel  # here: `openai` loads only when a judge is asked
+
         self._owned = OpenAIJudgeModel(endpoint, timeout=config.settings.judge.timeout_seconds)
         self.model = self._owned
 

@@ -46,6 +46,7 @@ from evaluator.results import (
 from evaluator.run._gc import collector_tuned_for_run
 from evaluator.run._session import Session, check_langfuse
 from evaluator.run._signals import StopSignals
+from evaluator.run.files import check_output_file, store_files
 from evaluator.run.judging import JudgePlan
 from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
 from evaluator.run.provenance import git_state, model_names, targets_of
@@ -61,7 +62,7 @@ from evaluator.run.target import Target
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
 
-__all__ = ["check_output_file", "run_suite", "store_files"]
+__all__ = ["run_suite"]
 
 _DEFAULTS = SuiteOptions()  # every option as the configuration says
 
@@ -345,43 +346,6 @@ def _check_output(output: Path | None, config: Config, targets: set[str]) -> Non
     if problems:
         raise InputError(problems)
     check_output_file("--output", output, example="results.json", keep=store_files(config))
-
-
-def check_output_file(
-    option: str, path: Path | None, *, example: str, keep: Mapping[Path, str] | None = None
-) -> None:
-    """Refuse a file a command-line option names for the run to write (`--output`, `--junit`) that
-    cannot be written, before running, not after; without writing anything (a run that stops on bad
-    input leaves no file or folder behind): a folder (`example` names a file in it), a file where a
-    folder of its path should be, a place that is not writable (a read-only one), a file of `keep`
-    (each with what it is: the store's, `store_files`, another option's), which writing would replace.
-    None: no file."""
-    if path is None:
-        return
-    kept = next((what for file, what in (keep or {}).items() if file.resolve() == path.resolve()), None)
-    if kept is not None:
-        raise ConfigError(
-            f"{option} {path} is {kept}, which writing it would replace. "
-            f"Fix: give another file, e.g. {path.parent / example}"
-        )
-    if path.is_dir():
-        raise ConfigError(f"{option} {path} is a folder. Fix: give a file name, e.g. {path / example}")
-    existing = next(p for p in (path, *path.parents) if p.exists())  # what a write would change
-    if existing != path and not existing.is_dir():
-        problem = f"{existing} is a file, not a folder"
-    elif not os.access(existing, os.W_OK):
-        problem = f"{existing} is not writable"
-    else:
-        return
-    raise ConfigError(f"{option} {path} cannot be written ({problem}). Fix: choose a writable path.")
-
-
-def store_files(config: Config) -> dict[Path, str]:
-    """The local store's files, for `check_output_file` to keep: the database, and SQLite's beside it."""
-    db = config.store_path
-    return {
-        db.with_name(db.name + end): f"the local store ({db})" for end in ("", "-wal", "-shm", "-journal")
-    }
 
 
 def _store_the_end(

@@ -8,13 +8,16 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evaluator.errors import StoreError
 from evaluator.judge import JudgeModel
 from evaluator.results import RunInfo, ScenarioResult
-from evaluator.run.experiment import ExperimentReport
 from evaluator.run.verify import VerifyReport
 from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
+
+if TYPE_CHECKING:
+    from evaluator.run.experiment import ExperimentReport
 
 __all__ = ["Notice", "RunNotStoredError", "SuiteOptions", "SuiteRun", "logged_notice"]
 

@@ -1,0 +1,100 @@
+"""The commands that need neither Langfuse nor a judge (`--help`, `lint`, `report`, `compare` on the
+local store) load neither the Langfuse SDK nor `openai`: each runs in a fresh interpreter, which then
+lists the heavy packages it imported."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import ROOT
+
+HEAVY = ("langfuse", "openai")
+_LOADED = f"""
+import json, sys
+HEAVY = {HEAVY!r}
+from evaluator.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+loaded = sorted(m for m in HEAVY if m in sys.modules)
+print(json.dumps({{"code": code, "loaded": loaded}}), file=sys.stderr)
+"""
+
+
+def _command(project: Path, *args: str) -> tuple[int, list[str], str]:
+    """The command's exit code, the heavy packages it loaded, and what it wrote."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+        timeout=120,
+    )
+    *said, last = done.stderr.strip().splitlines()
+    found = json.loads(last)
+    return found["code"], found["loaded"], done.stdout + "\n".join(said)
+
+
+@pytest.fixture
+def two_runs(demo_project: Path) -> Path:
+    """The demo project with two stored runs of the same scenarios (embedded, no judge)."""
+    scenarios = [
+        str(ROOT / "scenarios/research" / name)
+        for name in ("research-pdf-only.yaml", "research-pdf-then-web.yaml")
+    ]
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-m", "evaluator", "run", *scenarios],
+            cwd=demo_project,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=False,
+            timeout=120,
+        )
+        assert done.returncode in (0, 1), done.stderr
+    return demo_project
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--help",),
+        ("lint", str(ROOT / "scenarios")),
+        ("report",),
+        ("report", "--by", "agent"),
+        ("report", "--json"),
+        ("report", "--html", "report.html"),
+        ("compare", "latest", "previous"),
+    ],
+    ids=" ".join,
+)
+def test_local_commands_load_neither_the_langfuse_sdk_nor_openai(
+    two_runs: Path, args: tuple[str, ...]
+) -> None:
+    code, loaded, text = _command(two_runs, *args)
+    assert code in (0, 1), text
+    assert "Traceback" not in text
+    assert loaded == [], f"{' '.join(args)} imported {loaded}"
+
+
+def test_the_check_sees_the_sdk_where_a_command_loads_it(two_runs: Path) -> None:
+    """The control: `run` records its traces through the SDK (embedded too), so the same measure shows
+    `langfuse` loaded; `sync` without keys stops at the missing keys, before loading it."""
+    code, loaded, _ = _command(two_runs, "run", str(ROOT / "scenarios/research/research-pdf-only.yaml"))
+    assert code in (0, 1)
+    assert "langfuse" in loaded
+    code, loaded, text = _command(two_runs, "sync")
+    assert code == 2 and "LANGFUSE_PUBLIC_KEY" in text, text
+    assert loaded == []
