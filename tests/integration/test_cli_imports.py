@@ -15,6 +15,11 @@ import pytest
 from tests.integration.conftest import ROOT
 
 HEAVY = ("langfuse", "openai")
+# No Langfuse keys or judge endpoint from the shell (a module fixture runs before the autouse cleaning)
+_ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith(("LANGFUSE_", "OPENAI_", "EVALUATOR_"))},
+    "PYTHONPATH": str(ROOT),
+}
 _LOADED = f"""
 import json, sys
 HEAVY = {HEAVY!r}
@@ -37,7 +42,7 @@ def _command(project: Path, *args: str) -> tuple[int, list[str], str]:
         cwd=project,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env=_ENV,
         check=False,
         timeout=120,
     )
@@ -46,25 +51,31 @@ def _command(project: Path, *args: str) -> tuple[int, list[str], str]:
     return found["code"], found["loaded"], done.stdout + "\n".join(said)
 
 
-@pytest.fixture
-def two_runs(demo_project: Path) -> Path:
-    """The demo project with two stored runs of the same scenarios (embedded, no judge)."""
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled project (its store in a temporary folder) with two stored runs of the same two
+    scenarios (embedded, no judge)."""
+    project = tmp_path_factory.mktemp("project")
+    config = (ROOT / "evaluator.toml").read_text()
+    config = config.replace('path = ".evaluator/evaluator.db"', f'path = "{project / "evaluator.db"}"')
+    config = config.replace('dir = "prompts"', f'dir = "{ROOT / "prompts"}"')
+    config = config.replace('"demo_agents/', f'"{ROOT}/demo_agents/')
+    (project / "evaluator.toml").write_text(config)
     scenarios = [
-        str(ROOT / "scenarios/research" / name)
-        for name in ("research-pdf-only.yaml", "research-pdf-then-web.yaml")
+        str(ROOT / "scenarios/research" / f"research-{name}.yaml") for name in ("pdf-only", "pdf-then-web")
     ]
     for _ in range(2):
         done = subprocess.run(
             [sys.executable, "-m", "evaluator", "run", *scenarios],
-            cwd=demo_project,
+            cwd=project,
             capture_output=True,
             text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            env=_ENV,
             check=False,
             timeout=120,
         )
         assert done.returncode in (0, 1), done.stderr
-    return demo_project
+    return project
 
 
 @pytest.mark.parametrize(
