@@ -35,10 +35,9 @@ print(json.dumps({{"code": code, "loaded": loaded}}), file=sys.stderr)
 """
 
 
-def _command(project: Path, *args: str) -> tuple[int, list[str], str]:
-    """The command's exit code, the heavy packages it loaded, and what it wrote."""
-    done = subprocess.run(
-        [sys.executable, "-c", _LOADED, *args],
+def _python(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
         cwd=project,
         capture_output=True,
         text=True,
@@ -46,6 +45,11 @@ def _command(project: Path, *args: str) -> tuple[int, list[str], str]:
         check=False,
         timeout=120,
     )
+
+
+def _command(project: Path, *args: str) -> tuple[int, list[str], str]:
+    """The command's exit code, the heavy packages it loaded, and what it wrote."""
+    done = _python(project, "-c", _LOADED, *args)
     *said, last = done.stderr.strip().splitlines()
     found = json.loads(last)
     return found["code"], found["loaded"], done.stdout + "\n".join(said)
@@ -65,15 +69,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         str(ROOT / "scenarios/research" / f"research-{name}.yaml") for name in ("pdf-only", "pdf-then-web")
     ]
     for _ in range(2):
-        done = subprocess.run(
-            [sys.executable, "-m", "evaluator", "run", *scenarios],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            env=_ENV,
-            check=False,
-            timeout=120,
-        )
+        done = _python(project, "-m", "evaluator", "run", *scenarios)
         assert done.returncode in (0, 1), done.stderr
     return project
 
