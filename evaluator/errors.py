@@ -15,8 +15,9 @@
     ├── LangfuseUnavailableError   Langfuse unreachable, failing (5xx) or rate-limiting (429)
     ├── JudgeUnavailableError      the judge's LLM endpoint unreachable, timing out, failing or refusing
     │   ├── ResponseFormatRejectedError  the endpoint refused structured output (`response_format`)
-    │   └── ParameterRejectedError  the endpoint refused a request parameter (a reasoning model's
-    │                              `temperature` or `max_tokens`)
+    │   ├── ParameterRejectedError  the endpoint refused a request parameter (a reasoning model's
+    │   │                          `temperature` or `max_tokens`)
+    │   └── ModelNotServedError    the endpoint serves no model of the requested name (in a 400 too)
     └── TraceError                 a trace that cannot be read (missing file, unknown shape, not found)
 
     TargetTimeoutError             (not an EvaluatorError) a target did not return within its timeout
@@ -41,6 +42,7 @@ __all__ = [
     "JudgeUnavailableError",
     "LangfuseAuthError",
     "LangfuseUnavailableError",
+    "ModelNotServedError",
     "ParameterRejectedError",
     "Problem",
     "PromptError",
@@ -164,6 +166,16 @@ class ParameterRejectedError(JudgeUnavailableError):
     def __init__(self, message: str, *, param: str, status: int | None = 400) -> None:
         super().__init__(message, status=status)
         self.param = param
+
+
+class ModelNotServedError(JudgeUnavailableError):
+    """The endpoint serves no model of the requested name. Some say so with a 400, not a 404 (llama.cpp's
+    router: "model 'NAME' not found"; LiteLLM: "Invalid model name"): a failure of the endpoint's
+    configuration all the same, as a wrong key is, that the next judgement would meet too."""
+
+    @property
+    def about_the_endpoint(self) -> bool:
+        return True
 
 
 class TraceError(EvaluatorError):

@@ -25,7 +25,12 @@ import openai
 from openai import AsyncOpenAI, DefaultHttpxClient, OpenAI
 
 from evaluator.config import LLMEndpoint, shown_url
-from evaluator.errors import JudgeUnavailableError, ParameterRejectedError, ResponseFormatRejectedError
+from evaluator.errors import (
+    JudgeUnavailableError,
+    ModelNotServedError,
+    ParameterRejectedError,
+    ResponseFormatRejectedError,
+)
 from evaluator.judge.async_transport import JudgeHttpClient
 from evaluator.judge.model import ModelReply, TokenUsage
 from evaluator.prompts import ChatMessage
@@ -196,6 +201,12 @@ class OpenAIJudgeModel:
             message += " Fix: check EVALUATOR_JUDGE_API_KEY (or OPENAI_API_KEY) and EVALUATOR_JUDGE_BASE_URL."
         elif status == 404:
             message += " Fix: check [judge] model in evaluator.toml and the endpoint's base URL."
+        elif status == 400 and _NO_SUCH_MODEL.search(body):
+            return ModelNotServedError(
+                f"{message} Fix: check [judge] model in evaluator.toml (a model the endpoint serves) and the "
+                "endpoint's base URL.",
+                status=status,
+            )
         elif status in (400, 413) and _TOO_LONG.search(body):
             message += (
                 " Fix: the judge prompt is longer than the model's context: lower [judge] "
@@ -312,6 +323,14 @@ def _object(value: object, what: str) -> Mapping[str, Any]:
 # vLLM's "maximum context length", OpenAI's code context_length_exceeded, llama.cpp's "exceeds the
 # available context size".
 _TOO_LONG = re.compile(r"context[\W_]+(?:length|size|window)|too[\W_]+many[\W_]+tokens", re.IGNORECASE)
+
+# How servers that answer a model name they do not serve with a 400, not a 404, say so: llama.cpp's router
+# ("model 'NAME' not found", "model is not loaded"), LiteLLM ("Invalid model name passed in model=NAME").
+_NO_SUCH_MODEL = re.compile(
+    r"\bmodel\b[^\n]{0,100}?\b(?:not[\W_]+found|does[\W_]+not[\W_]+exist|is[\W_]+not[\W_]+loaded)"
+    r"|\b(?:invalid|unknown)[\W_]+model\b",
+    re.IGNORECASE,
+)
 
 # How servers that cannot give structured output say so: OpenAI-compatible 400s naming the field,
 # vLLM's guided decoding refusing the schema's features, llama.cpp and its forks naming the field, the

@@ -22,6 +22,9 @@ Replies follow `mode` (or, one request at a time, what `script()` queued):
     ollama_native    a 200 with Ollama's own chat reply (no `choices`): a base URL of its /api
     content_filter   `content` null, finish_reason "content_filter" (Azure OpenAI's filter stopped it)
     too_long         400: the prompt exceeds the model's context (OpenAI's context_length_exceeded)
+    unknown_model    400: llama.cpp's router (llama-server serving several models) has no model of the
+                     requested name ("model 'NAME' not found", an invalid_request_error)
+    ollama_unknown_model   404: Ollama has not pulled the requested model ("try pulling it first")
 
 Faults, each for the next `n` requests: `fail_next(n, 500)`, `rate_limit_next(n, retry_after)`,
 `slow_next(n, seconds)`. `reject_response_format=True` answers 400 to any request that asks for
@@ -42,6 +45,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -237,12 +241,13 @@ class JudgeStandIn:
             return status, _error(message, "invalid_request_error"), {}
         if self.reasoning_model and (refusal := _reasoning_model_refusal(body)) is not None:
             return 400, refusal, {}
-        if self.mode in _NOT_COMPLETIONS:
-            status, payload, headers = _NOT_COMPLETIONS[self.mode]
-            return status, payload, headers
+        if (no_completion := _no_completion(self.mode, body)) is not None:
+            return no_completion
         text = scripted if scripted is not None else reply_text(self.mode, body)
         return 200, _shaped(completion(text, str(body.get("model", "standin"))), self.mode, body), {}
 
+
+_Answer = tuple[int, dict[str, Any] | str, dict[str, str]]  # (status, JSON body or a page's text, headers)
 
 # What the modes that answer with no chat completion send: (status, body, extra headers).
 _NOT_COMPLETIONS: dict[str, tuple[int, dict[str, Any] | str, dict[str, str]]] = {
@@ -263,6 +268,36 @@ _NOT_COMPLETIONS: dict[str, tuple[int, dict[str, Any] | str, dict[str, str]]] = 
     ),
     "html": (200, "<html><body>Welcome to the model server</body></html>", {"Content-Type": "text/html"}),
 }
+
+# How servers answer a model name they do not serve: llama.cpp's router (tools/server/server-models.cpp,
+# router_validate_model: an invalid_request_error, 400) and Ollama (server/routes.go, a 404 its /v1
+# middleware words as OpenAI does).
+_NO_SUCH_MODEL: dict[str, Callable[[str], _Answer]] = {
+    "unknown_model": lambda model: (
+        400,
+        {"error": {"code": 400, "message": f"model '{model}' not found", "type": "invalid_request_error"}},
+        {},
+    ),
+    "ollama_unknown_model": lambda model: (
+        404,
+        {
+            "error": {
+                "message": f'model "{model}" not found, try pulling it first',
+                "type": "not_found_error",
+                "param": None,
+                "code": None,
+            }
+        },
+        {},
+    ),
+}
+
+
+def _no_completion(mode: str, body: dict[str, Any]) -> _Answer | None:
+    """What `mode` answers instead of a chat completion, if it does (see _NOT_COMPLETIONS, _NO_SUCH_MODEL)."""
+    if mode in _NO_SUCH_MODEL:
+        return _NO_SUCH_MODEL[mode](str(body.get("model", "")))
+    return _NOT_COMPLETIONS.get(mode)
 
 
 def _reasoning_model_refusal(body: dict[str, Any]) -> dict[str, Any] | None:
