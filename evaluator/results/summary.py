@@ -51,7 +51,8 @@ def with_turns(results: Sequence[ScenarioResult]) -> list[ScenarioResult]:
 def judge_usage(results: Sequence[ScenarioResult]) -> dict[str, int | None]:
     """What the judges did in a run (dialogue turns included): model calls made (repairs and retries
     included), judgements served from the cache, judgements whose endpoint failed, judgements left
-    unscored, tokens used (None when no judgement's endpoint reported usage: not measured, not 0)."""
+    unscored, tokens used (None when calls were made and none reported usage: not measured, not 0; the 0
+    tokens of a judgement that made no call, cached or not asked, do not make them measured)."""
     usage = {"calls": 0, "cached": 0, "failed": 0, "unscored": 0, "input_tokens": 0, "output_tokens": 0}
     usage["reported"] = 0  # judgements whose tokens were reported
     for result in with_turns(results):
@@ -75,6 +76,6 @@ def _add_usage(usage: dict[str, int], detail: Mapping[str, Any]) -> None:
     usage["failed"] += bool(detail.get("failed"))
     usage["unscored"] += detail.get("status") == "unscored"
     tokens = detail.get("tokens") or {}
-    usage["reported"] += bool(tokens)
+    usage["reported"] += bool(tokens) and bool(detail.get("calls"))  # not a judgement that asked nothing
     usage["input_tokens"] += int(tokens.get("input", 0))
     usage["output_tokens"] += int(tokens.get("output", 0))

@@ -1,10 +1,13 @@
 """The judges against what real OpenAI-compatible servers answer, as the stand-in reproduces it: a model
 the server does not serve (llama.cpp's router says so with a 400, Ollama with a 404), unscored with
-what happened and the fix, and counted as the endpoint failing."""
+what happened and the fix, counted as the endpoint failing, and the run's token figures left not
+measured when no call reported any."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
@@ -13,7 +16,7 @@ from evaluator.config import LLMEndpoint
 from evaluator.judge import JudgeOutcome, Judges, JudgeSettings, OpenAIJudgeModel, RetryPolicy
 from evaluator.prompts import PromptLibrary
 from tests.builders import TraceBuilder, scenario
-from tests.integration.conftest import ROOT
+from tests.integration.conftest import ROOT, Cli
 from tests.standin.judge_server import JudgeStandIn
 
 PROMPTS = ROOT / "prompts"
@@ -79,3 +82,19 @@ def test_a_model_the_server_does_not_serve_names_the_fix_and_the_run_stops_askin
     assert outcomes[2].detail["quality"]["reason"].startswith("not asked: "), outcomes[2].detail
     assert len(notices) == 1 and "failed 3 judgements in a row" in notices[0], notices
     assert MODEL_FIX in notices[0]
+
+
+def test_a_run_whose_calls_reported_no_tokens_says_so_though_some_judgements_were_not_asked(
+    demo_project: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judgements the run did not ask (it had given up on the endpoint) made no call and cost no
+    token; the calls that were made reported none. The run's tokens are not measured (null, 'not
+    reported by the endpoint'), as for a run whose every judgement asked, never 0."""
+    with JudgeStandIn(mode="ollama_unknown_model") as standin:
+        monkeypatch.setenv("EVALUATOR_JUDGE_BASE_URL", standin.base_url)
+        code, text = cli("run", str(ROOT / "scenarios/research"), "--tag", "pdf", "--output", "out.json")
+    assert code == 1, text  # the workflow's verdicts, as without judges
+    judge = json.loads(Path("out.json").read_text())["run"]["judge"]
+    assert judge["unscored"] > judge["calls"] > 0  # some judgements not asked
+    assert (judge["input_tokens"], judge["output_tokens"]) == (None, None), judge
+    assert "tokens not reported by the endpoint" in text and "tokens 0 in" not in text
