@@ -207,6 +207,11 @@ class OpenAIJudgeModel:
                 "endpoint's base URL.",
                 status=status,
             )
+        elif status == 503 and _LOADING.search(body):
+            message += (
+                " Fix: the judge endpoint is still loading its model: wait until it is ready (llama.cpp's "
+                "server: until GET /health answers 200), then run again."
+            )
         elif status in (400, 413) and _TOO_LONG.search(body):
             message += (
                 " Fix: the judge prompt is longer than the model's context: lower [judge] "
@@ -323,6 +328,10 @@ def _object(value: object, what: str) -> Mapping[str, Any]:
 # vLLM's "maximum context length", OpenAI's code context_length_exceeded, llama.cpp's "exceeds the
 # available context size".
 _TOO_LONG = re.compile(r"context[\W_]+(?:length|size|window)|too[\W_]+many[\W_]+tokens", re.IGNORECASE)
+
+# How a server still loading its model says so, with a 503: llama.cpp's "Loading model" (its README, GET
+# /health), answered to every request until the model is loaded.
+_LOADING = re.compile(r"\bloading[\W_]+(?:the[\W_]+)?model\b", re.IGNORECASE)
 
 # How servers that answer a model name they do not serve with a 400, not a 404, say so: llama.cpp's router
 # ("model 'NAME' not found", "model is not loaded"), LiteLLM ("Invalid model name passed in model=NAME").

@@ -1,7 +1,7 @@
 """The judges against what real OpenAI-compatible servers answer, as the stand-in reproduces it: a model
-the server does not serve (llama.cpp's router says so with a 400, Ollama with a 404), unscored with
-what happened and the fix, counted as the endpoint failing, and the run's token figures left not
-measured when no call reported any."""
+the server does not serve (llama.cpp's router says so with a 400, Ollama with a 404), a server still
+loading its model (llama.cpp's 503); each unscored with what happened and the fix, counted as the
+endpoint failing, and the run's token figures left not measured when no call reported any."""
 
 from __future__ import annotations
 
@@ -98,3 +98,17 @@ def test_a_run_whose_calls_reported_no_tokens_says_so_though_some_judgements_wer
     assert judge["unscored"] > judge["calls"] > 0  # some judgements not asked
     assert (judge["input_tokens"], judge["output_tokens"]) == (None, None), judge
     assert "tokens not reported by the endpoint" in text and "tokens 0 in" not in text
+
+
+def test_a_server_still_loading_its_model_says_so_with_the_fix(standin: JudgeStandIn) -> None:
+    """llama.cpp's server answers every request with a 503 "Loading model" until its model is loaded
+    (its README, GET /health): retried as a 5xx, then unscored saying the server was still loading and
+    to wait until it is ready."""
+    standin.mode = "loading"
+    notices: list[str] = []
+    outcomes = _judge_three(standin, notices)
+    first = outcomes[0].detail["quality"]
+    assert first["status"] == "unscored" and first["calls"] == 2  # retried, within max_attempts
+    assert '"message": "Loading model"' in first["reason"], first["reason"]
+    assert "Fix: the judge endpoint is still loading its model" in first["reason"], first["reason"]
+    assert len(notices) == 2 and "Fix: the judge endpoint is still loading its model" in notices[-1]

@@ -25,6 +25,7 @@ Replies follow `mode` (or, one request at a time, what `script()` queued):
     unknown_model    400: llama.cpp's router (llama-server serving several models) has no model of the
                      requested name ("model 'NAME' not found", an invalid_request_error)
     ollama_unknown_model   404: Ollama has not pulled the requested model ("try pulling it first")
+    loading          503: llama.cpp's server is still loading its model ("Loading model")
 
 Faults, each for the next `n` requests: `fail_next(n, 500)`, `rate_limit_next(n, retry_after)`,
 `slow_next(n, seconds)`. `reject_response_format=True` answers 400 to any request that asks for
@@ -267,6 +268,8 @@ _NOT_COMPLETIONS: dict[str, tuple[int, dict[str, Any] | str, dict[str, str]]] = 
         {},
     ),
     "html": (200, "<html><body>Welcome to the model server</body></html>", {"Content-Type": "text/html"}),
+    # llama.cpp's server before its model is loaded: every route but /health answers so (its README)
+    "loading": (503, {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}, {}),
 }
 
 # How servers answer a model name they do not serve: llama.cpp's router (tools/server/server-models.cpp,
