@@ -112,3 +112,20 @@ def test_a_server_still_loading_its_model_says_so_with_the_fix(standin: JudgeSta
     assert '"message": "Loading model"' in first["reason"], first["reason"]
     assert "Fix: the judge endpoint is still loading its model" in first["reason"], first["reason"]
     assert len(notices) == 2 and "Fix: the judge endpoint is still loading its model" in notices[-1]
+
+
+@pytest.mark.parametrize("mode", ["reasoning_split", "thinking"])
+def test_a_thinking_model_s_verdict_is_its_answer_not_the_draft_in_its_thinking(
+    standin: JudgeStandIn, mode: str
+) -> None:
+    """llama.cpp (--reasoning-format deepseek, its default) and vLLM (--reasoning-parser) file a thinking
+    model's thoughts in `reasoning_content` and its answer in `content`; with the format off (Ollama's
+    older /v1, llama.cpp's none) the thoughts come first in `content`, in a <think> block. Either way
+    the verdict is the answer's, not the harsher draft the thoughts hold, and no repair is asked."""
+    standin.mode = mode
+    outcomes = _judge_three(standin, [])
+    for outcome in outcomes:
+        assert outcome.status.status == "scored", outcome.status.reason
+        assert outcome.judged["quality"].to_json()["answer_quality"] == 0.9  # the draft says 0.1
+        assert outcome.judged["correctness"].to_json()["verdict"] == "correct"  # the draft: WRONG
+    assert len(standin.requests) == 6  # one each, no repair

@@ -19,6 +19,8 @@ Replies follow `mode` (or, one request at a time, what `script()` queued):
     html             a 200 with a web page, not a chat completion (a base URL missing its /v1)
     reasoning_field  the valid reply in `reasoning_content`, `content` null (vLLM's reasoning parser)
     reasoning_blank  the valid reply in `reasoning`, `content` blank ("\\n\\n")
+    reasoning_split  the valid reply in `content`, a harsher draft in `reasoning_content` (llama.cpp's
+                     default --reasoning-format deepseek, vLLM's --reasoning-parser on a thinking model)
     ollama_native    a 200 with Ollama's own chat reply (no `choices`): a base URL of its /api
     content_filter   `content` null, finish_reason "content_filter" (Azure OpenAI's filter stopped it)
     too_long         400: the prompt exceeds the model's context (OpenAI's context_length_exceeded)
@@ -110,6 +112,7 @@ def reply_text(mode: str, body: dict[str, Any]) -> str:
         "valid": valid,
         "wrong": valid,
         "sparse": valid,
+        "reasoning_split": valid,
         "fenced": f"```json\n{valid}\n```",
         "prose": f"Here is my evaluation of the answer.\n{valid}\nI hope this helps.",
         "invalid_then_valid": valid if is_repair(body) else "The answer looks good to me overall.",
@@ -334,6 +337,9 @@ def _shaped(reply: dict[str, Any], mode: str, body: dict[str, Any]) -> dict[str,
     elif mode == "reasoning_field":  # vLLM's reasoning parser: the text filed as reasoning
         message = reply["choices"][0]["message"]
         message["content"], message["reasoning_content"] = None, reply_text("valid", body)
+    elif mode == "reasoning_split":  # the thinking apart, the answer in `content`
+        thinking = reply_text("thinking", body).removeprefix("<think>\n").split("</think>")[0]  # its draft
+        reply["choices"][0]["message"]["reasoning_content"] = thinking
     elif mode == "reasoning_blank":  # the same, `content` left blank and the newer field's name
         message = reply["choices"][0]["message"]
         message["content"], message["reasoning"] = "\n\n", reply_text("valid", body)
