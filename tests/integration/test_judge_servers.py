@@ -5,6 +5,7 @@ endpoint failing, and the run's token figures left not measured when no call rep
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -129,3 +130,43 @@ def test_a_thinking_model_s_verdict_is_its_answer_not_the_draft_in_its_thinking(
         assert outcome.judged["quality"].to_json()["answer_quality"] == 0.9  # the draft says 0.1
         assert outcome.judged["correctness"].to_json()["verdict"] == "correct"  # the draft: WRONG
     assert len(standin.requests) == 6  # one each, no repair
+
+
+def test_a_request_that_waited_out_its_timeout_in_the_server_s_queue_names_the_settings(
+    standin: JudgeStandIn,
+) -> None:
+    """A local server works on a few requests at once and queues the rest (Ollama: OLLAMA_NUM_PARALLEL,
+    default 1; llama.cpp: --parallel), and a request's time in its queue counts towards the timeout:
+    eight judgements at once against a server answering one at a time, each in 0.4 s, wait well past a
+    1 s timeout. Their reason names the settings that fix it, not only that no answer came."""
+    standin.stop()
+    queued = JudgeStandIn(latency=0.4, parallel=1).start()
+    endpoint = LLMEndpoint(base_url=queued.base_url, model="judge-model", api_key=SecretStr("not-needed"))
+    model = OpenAIJudgeModel(endpoint)
+    judges = Judges(
+        model=model,
+        prompts=PromptLibrary(PROMPTS),
+        settings=JudgeSettings(model="judge-model", timeout_seconds=1.0),
+        retry=RetryPolicy(max_attempts=1),
+    )
+    sc = scenario(input="Which approach leads Spider?", expected={"answer": {"criteria": "c"}})
+    trace = TraceBuilder().build()
+
+    async def judge_all() -> list[JudgeOutcome]:
+        try:
+            answers = (judges.ajudge(sc, "DIN-SQL", trace, run_id=f"r{i}") for i in range(8))
+            return list(await asyncio.gather(*answers))
+        finally:
+            await judges.aclose()
+
+    try:
+        outcomes = asyncio.run(judge_all())
+    finally:
+        model.close()
+        queued.stop()
+    reasons = [o.detail["quality"]["reason"] for o in outcomes if o.status.status == "unscored"]
+    timed_out = [r for r in reasons if "did not answer within 1 s" in r]
+    assert timed_out, reasons  # at most two of the eight were answered within 1 s
+    for reason in timed_out:
+        assert "Fix: raise [judge] timeout_seconds, or lower --judge-concurrency" in reason, reason
+        assert "OLLAMA_NUM_PARALLEL" in reason and "--parallel" in reason

@@ -34,7 +34,9 @@ Faults, each for the next `n` requests: `fail_next(n, 500)`, `rate_limit_next(n,
 structured output, as servers without it do (a (status, message) pair: their other ways of saying
 so). `reasoning_model=True` answers 400 to `max_tokens` and to a `temperature` other than 1, as
 OpenAI's reasoning models (o-series, gpt-5) do. `latency` delays every reply (the benchmark's 200
-ms); `drip` sends each reply's body a byte at a time, that many seconds apart.
+ms); `drip` sends each reply's body a byte at a time, that many seconds apart. `parallel=N` works on
+at most N requests at once and queues the others, as a local server does (Ollama's
+OLLAMA_NUM_PARALLEL, default 1; llama.cpp's --parallel slots).
 
 Run it on its own (the benchmark does, so that its CPU is not counted with the evaluator's):
 
@@ -44,7 +46,9 @@ Run it on its own (the benchmark does, so that its CPU is not counted with the e
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -131,6 +135,7 @@ class JudgeStandIn:
     reject_response_format: bool | tuple[int, str] = False  # True, or the (status, message) to refuse with
     reasoning_model: bool = False  # refuses max_tokens and a temperature other than 1, as OpenAI's do
     drip: float = 0.0  # seconds between the reply's bytes (a server that never quite stalls)
+    parallel: int = 0  # requests worked on at once, the others queued (0: no bound)
     requests: list[Recorded] = field(default_factory=list)
     _script: deque[str] = field(default_factory=deque)
     _faults: deque[_Fault] = field(default_factory=deque)
@@ -164,6 +169,7 @@ class JudgeStandIn:
 
     def start(self, port: int = 0) -> JudgeStandIn:
         standin = self
+        slots = threading.BoundedSemaphore(self.parallel) if self.parallel else contextlib.nullcontext()
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints
@@ -171,7 +177,8 @@ class JudgeStandIn:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
-                status, payload, headers = standin.answer(body)
+                with slots:  # queued behind the requests the server is working on
+                    status, payload, headers = standin.answer(body)
                 with standin._lock:
                     standin.requests.append(
                         Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body, status)
@@ -200,7 +207,7 @@ class JudgeStandIn:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        server = ThreadingHTTPServer(("127.0.0.1", port), Handler, bind_and_activate=False)
+        server = _Server(("127.0.0.1", port), Handler, bind_and_activate=False)
         server.request_queue_size = 256  # a burst of 32-64 connections must not overflow the backlog
         server.block_on_close = False  # a slow reply still sleeping must not hold the shutdown
         server.server_bind()
@@ -249,6 +256,13 @@ class JudgeStandIn:
             return no_completion
         text = scripted if scripted is not None else reply_text(self.mode, body)
         return 200, _shaped(completion(text, str(body.get("model", "standin"))), self.mode, body), {}
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):  # the client gave up (its timeout): not an error
+            return
+        super().handle_error(request, client_address)
 
 
 _Answer = tuple[int, dict[str, Any] | str, dict[str, str]]  # (status, JSON body or a page's text, headers)
