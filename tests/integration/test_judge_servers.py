@@ -62,7 +62,7 @@ def _judge_three(standin: JudgeStandIn, notices: list[str]) -> list[JudgeOutcome
         ),
         (
             "ollama_unknown_model",
-            'answered HTTP 404: {"error": {"message": "model \\"judge-model\\" not found, try',
+            'answered HTTP 404: {"error": {"message": "model \'judge-model\' not found"',
         ),
     ],
 )

@@ -26,7 +26,7 @@ Replies follow `mode` (or, one request at a time, what `script()` queued):
     too_long         400: the prompt exceeds the model's context (OpenAI's context_length_exceeded)
     unknown_model    400: llama.cpp's router (llama-server serving several models) has no model of the
                      requested name ("model 'NAME' not found", an invalid_request_error)
-    ollama_unknown_model   404: Ollama has not pulled the requested model ("try pulling it first")
+    ollama_unknown_model   404: Ollama has no model of the requested name (not pulled)
     loading          503: llama.cpp's server is still loading its model ("Loading model")
 
 Faults, each for the next `n` requests: `fail_next(n, 500)`, `rate_limit_next(n, retry_after)`,
@@ -290,8 +290,8 @@ _NOT_COMPLETIONS: dict[str, tuple[int, dict[str, Any] | str, dict[str, str]]] = 
 }
 
 # How servers answer a model name they do not serve: llama.cpp's router (tools/server/server-models.cpp,
-# router_validate_model: an invalid_request_error, 400) and Ollama (server/routes.go, a 404 its /v1
-# middleware words as OpenAI does).
+# router_validate_model: an invalid_request_error, 400) and Ollama (server/routes.go, ChatHandler: a 404
+# its /v1 middleware words as OpenAI does; older versions said "..., try pulling it first").
 _NO_SUCH_MODEL: dict[str, Callable[[str], _Answer]] = {
     "unknown_model": lambda model: (
         400,
@@ -302,7 +302,7 @@ _NO_SUCH_MODEL: dict[str, Callable[[str], _Answer]] = {
         404,
         {
             "error": {
-                "message": f'model "{model}" not found, try pulling it first',
+                "message": f"model '{model}' not found",
                 "type": "not_found_error",
                 "param": None,
                 "code": None,
