@@ -1,7 +1,9 @@
 """The judges against what real OpenAI-compatible servers answer, as the stand-in reproduces it: a model
 the server does not serve (llama.cpp's router says so with a 400, Ollama with a 404), a server still
-loading its model (llama.cpp's 503); each unscored with what happened and the fix, counted as the
-endpoint failing, and the run's token figures left not measured when no call reported any."""
+loading its model (llama.cpp's 503), a server that queues what it cannot work on at once (Ollama,
+llama.cpp); each unscored with what happened and the fix, and the run's token figures left not
+measured when no call reported any. A thinking model's verdict is its answer, wherever the server
+files its thoughts."""
 
 from __future__ import annotations
 
@@ -132,14 +134,11 @@ def test_a_thinking_model_s_verdict_is_its_answer_not_the_draft_in_its_thinking(
     assert len(standin.requests) == 6  # one each, no repair
 
 
-def test_a_request_that_waited_out_its_timeout_in_the_server_s_queue_names_the_settings(
-    standin: JudgeStandIn,
-) -> None:
+def test_a_request_that_waited_out_its_timeout_in_the_server_s_queue_names_the_settings() -> None:
     """A local server works on a few requests at once and queues the rest (Ollama: OLLAMA_NUM_PARALLEL,
     default 1; llama.cpp: --parallel), and a request's time in its queue counts towards the timeout:
     eight judgements at once against a server answering one at a time, each in 0.4 s, wait well past a
     1 s timeout. Their reason names the settings that fix it, not only that no answer came."""
-    standin.stop()
     queued = JudgeStandIn(latency=0.4, parallel=1).start()
     endpoint = LLMEndpoint(base_url=queued.base_url, model="judge-model", api_key=SecretStr("not-needed"))
     model = OpenAIJudgeModel(endpoint)
