@@ -53,8 +53,9 @@ class CompiledSchema:
     def of(cls, definition: ToolDefinition) -> CompiledSchema:
         """Compiled once per distinct schema in the process: traces repeat their tools' schemas (each
         agent's model calls record the same list), and checking a schema against its meta-schema
-        costs more than validating many values with it."""
-        return _compiled(json.dumps(definition.parameters, sort_keys=True, default=str))
+        costs more than validating many values with it. The key keeps the schema's key order: its
+        properties' order names an `@observe` call's positional arguments (`call_arguments`)."""
+        return _compiled(json.dumps(definition.parameters, default=str))
 
     @classmethod
     def _build(cls, schema: Mapping[str, Any]) -> CompiledSchema:
