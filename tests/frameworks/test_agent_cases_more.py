@@ -110,3 +110,102 @@ def test_observe_agents_positional_arguments_nested_calls_and_usage(
     assert tool_use == {"planner": 0.25, "helper": 1.0}  # the quiet agent's is not measured: no score
     faulty = sorted(s["observationId"] for s in posted if s["name"] == "tool_issue")
     assert faulty == sorted({i["observation_id"] for i in planner["issues"] + field["unattributed_issues"]})
+
+
+def test_agents_sdk_handoffs_as_tool_parallel_calls_and_a_tool_that_raises(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    langfuse_standin: LangfuseStandIn,
+) -> None:
+    """`agents_sdk_tools_more`: the triage agent's one call is clean (1.0). The math agent's 5 calls
+    (`ask_research` runs the research agent: a hand-off, not a call): `add` and `lookup` in parallel,
+    clean; `fragile` raises (tool error); `now` with no arguments, clean; `add` without `b` (missing,
+    and the SDK fails it): 3 of 5, 0.6. The research agent's `lookup` is checked against its own
+    schema, not the math agent's: `limit` "five" is no integer (and the SDK fails it): 0.0. The
+    billing agent never ran: no entry, no score. The scripted models report no usage: tokens null."""
+    _with_langfuse(monkeypatch, langfuse_standin)
+    tools = "".join(f'"{agent}" = {json.dumps(names)}\n' for agent, names in _sdk_agent_tools().items())
+    _project(
+        tmp_path,
+        monkeypatch,
+        "sdk",
+        f'entry = "tests.frameworks.systems.agents_sdk_tools_more:run"\n[targets.sdk.agent_tools]\n{tools}',
+    )
+    result = _run(monkeypatch, capsys, "id: s\ntarget: sdk\ninput: Add 2 and 3.\n")
+    assert [(h["from"], h["to"]) for h in result["handoffs"]] == [
+        ("Triage agent", "Math agent"),
+        ("Math agent", "Research agent"),
+    ]
+    field = result["per_agent"]
+    assert list(field["agents"]) == ["Triage agent", "Math agent", "Research agent"]
+    triage, math, research = field["agents"].values()
+    assert (triage["tool_calls"], triage["issues"], triage["tool_use_score"]) == (1, [], 1.0)
+    assert sorted(_issues(math), key=str) == sorted(
+        [("tool_error", "fragile", None), ("missing_parameter", "add", "b"), ("tool_error", "add", None)],
+        key=str,
+    )
+    assert (math["tool_calls"], math["tool_use_score"], math["score"]) == (5, 0.6, 0.6)
+    assert _issues(research) == [("invalid_value", "lookup", "limit"), ("tool_error", "lookup", None)]
+    assert (research["tool_calls"], research["tool_use_score"]) == (1, 0.0)
+    assert all((entry["tokens"], entry["cost"]) == (None, None) for entry in field["agents"].values())
+    assert (field["tool_calls"], field["issues"], field["unchecked_tools"]) == (7, 5, [])
+    assert field["tool_use_score"] == pytest.approx(4 / 7)
+
+    posted = [s for s in langfuse_standin.scores.values() if s["traceId"] == result["trace_id"]]
+    tool_use = {s["metadata"]["agent"]: s["value"] for s in posted if s["name"] == "agent_tool_use"}
+    assert tool_use == {"Triage agent": 1.0, "Math agent": 0.6, "Research agent": 0.0}
+    on_agent = {s["metadata"]["agent"]: s["observationId"] for s in posted if s["name"] == "agent_tool_use"}
+    assert on_agent == {name: entry["observation_ids"][0] for name, entry in field["agents"].items()}
+    assert len([s for s in posted if s["name"] == "tool_issue"]) == 3  # one per faulty call
+
+
+def _sdk_agent_tools() -> dict[str, list[str]]:
+    from tests.frameworks.systems.agents_sdk_tools_more import AGENT_TOOLS
+
+    return AGENT_TOOLS
+
+
+def test_pydantic_ai_retried_tool_an_agent_without_tools_and_one_that_never_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pydantic_retry`: `add` raising `ModelRetry` is a failed call (ERROR), and the model's next
+    call is another call: math_agent 1 of 2, 0.5. The coordinator's `ask_math` and `ask_writer` are
+    hand-offs; its `lookup`: 1.0. The writer ran and called no tool: its tool use and score are null
+    (not measured), its tokens counted. The auditor never ran: no entry (its declaration is not a
+    0), and the scenario's `include` reports it missing, never avoided."""
+    _project(
+        tmp_path,
+        monkeypatch,
+        "pyd",
+        'entry = "tests.frameworks.systems.pydantic_retry:run"\n[targets.pyd.agent_tools]\n'
+        'coordinator = ["lookup", "ask_math", "ask_writer"]\nmath_agent = ["add"]\nwriter = []\n'
+        'auditor = ["audit"]\n',
+    )
+    result = _run(
+        monkeypatch,
+        capsys,
+        "id: s\ntarget: pyd\ninput: Add 2 and 3.\nexpected:\n"
+        "  agents: {include: [math_agent, auditor], allow: [writer]}\n  tools: {include: [add, lookup]}\n",
+    )
+    assert result["workflow"]["agents"]["missing"] == ["auditor"]
+    assert [(h["to"], h["via"]) for h in result["handoffs"]] == [
+        ("math_agent", "ask_math"),
+        ("writer", "ask_writer"),
+    ]
+    field = result["per_agent"]
+    assert list(field["agents"]) == ["coordinator", "math_agent", "writer"]
+    coordinator, math, writer = field["agents"].values()
+    assert (coordinator["tool_calls"], coordinator["tool_use_score"]) == (1, 1.0)
+    assert _issues(math) == [("tool_error", "add", None)]
+    assert (math["tool_calls"], math["tool_use_score"], math["score"]) == (2, 0.5, 0.5)
+    assert (writer["tool_calls"], writer["tool_use_score"], writer["score"]) == (0, None, None)
+    for entry in (coordinator, math, writer):  # FunctionModel reports usage; nothing prices it
+        assert isinstance(entry["tokens"], int) and entry["tokens"] > 0 and entry["cost"] is None
+    assert (field["tool_calls"], field["issues"]) == (3, 1) and field["tool_use_score"] == pytest.approx(
+        2 / 3
+    )
+    # steps: math_agent and writer (coordinator is the entry agent) + 3 tool calls; none drifted
+    assert (field["intent_drift"]["steps"], field["intent_drift_score"]) == (5, 0.0)
+    # (0.25 tool use + 0.20 coordination (1.0) + 0.10 (1 - drift)) / 0.55
+    assert field["overall_score"] == pytest.approx((0.25 * 2 / 3 + 0.20 + 0.10) / 0.55)
