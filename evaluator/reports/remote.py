@@ -25,7 +25,8 @@ or an expected key it measured failed (intent, domain, acts, JGA, policy complia
 its `turn_system_correct` comment names); else `passed`). A dialogue with an errored turn is `error`.
 Scores carry no messages or states: a rebuilt turn has no `input`, `output`, `state` or `expected`, and
 the turns that never ran have no scores, so they are absent. A turn's per-agent scores (observations)
-are not rebuilt: a turn's `per_agent` is absent.
+are not rebuilt: a turn's `per_agent` is absent; they go to the dialogue's rows with their turn (in
+`turn`), where its `per_agent` finds the issues of calls no agent made, which no session score carries.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ def runs_from_scores(
             dialogue, index = turn
             if one_of_a_name:
                 turns.setdefault(run_id, {}).setdefault(dialogue, {}).setdefault(index, {})[name] = score
+            else:  # an observation's (per agent): the dialogue's rows too, naming its turn
+                rows.setdefault((run_id, dialogue), []).append({**score, _TURN_INDEX: index})
             continue
         rows.setdefault((run_id, scenario_id), []).append(score)
         if one_of_a_name:

@@ -8,7 +8,8 @@ its `agent_score` (its `score`) and the per-agent judge's `agent_reasoning`, `ag
 lists the call's issues; a score posted before it did gives its first kind and the comment), and the
 trace's `coordination_score`, `intent_drift_score` and `overall_score`. A dialogue's, from its session
 scores: `dialogue_agent_tool_use` (whose metadata lists the agent's issues too), `dialogue_agent_score`
-and the `dialogue_` means of the trace figures.
+and the `dialogue_` means of the trace figures, and the issues of calls no agent made from its turns'
+`tool_issue` scores (each row naming its `turn`: `reports.remote` adds it).
 
 What no score carries is not measured: an agent that made no tool call and has no `agent_score` is not
 in Langfuse at all; the trace's `tool_use_score` is over the agents' calls and the faulty calls no agent
@@ -71,6 +72,33 @@ def _issues(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _add_issues(
+    row: Mapping[str, Any],
+    agents: dict[str, dict[str, Any]],
+    unattributed: list[dict[str, Any]],
+    *,
+    session: bool,
+) -> bool:
+    """A `tool_issue` score's issues, into its agent's entry or among those of calls no agent made.
+    In a dialogue an agent's issues come with its session score (False: not read here); those of
+    calls no agent made come only from the turns' scores, each with its turn and trace."""
+    if not session:
+        entry = _agent_of(agents, row)
+        (entry["issues"] if entry is not None else unattributed).extend(_issues(row))
+        return True
+    if isinstance(_metadata(row).get("agent"), str):
+        return False
+    unattributed.extend(_in_turn(issue, row) for issue in _issues(row))
+    return True
+
+
+def _in_turn(issue: Mapping[str, Any], row: Mapping[str, Any]) -> dict[str, Any]:
+    """A dialogue turn's issue as the session's issues are: with its `turn` and `trace_id`."""
+    subject = row.get("subject")
+    trace_id = subject.get("traceId") if isinstance(subject, Mapping) else None
+    return {**issue, "turn": row.get("turn"), "trace_id": trace_id}
+
+
 def _agent_of(agents: dict[str, dict[str, Any]], row: Mapping[str, Any]) -> dict[str, Any] | None:
     name = _metadata(row).get("agent")
     return agents.setdefault(name, _entry()) if isinstance(name, str) else None
@@ -97,9 +125,8 @@ def per_agent_from_scores(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] |
             entry["score"] = number(row.get("value"))
         elif name in _JUDGED and not session and (entry := _agent_of(agents, row)) is not None:
             entry[name.removeprefix("agent_")] = number(row.get("value"))  # the per-agent judge's
-        elif name == "tool_issue" and not session:
-            entry = _agent_of(agents, row)
-            (entry["issues"] if entry is not None else unattributed).extend(_issues(row))
+        elif name == "tool_issue" and not _add_issues(row, agents, unattributed, session=session):
+            continue
         elif name.removeprefix(prefix) in _TRACE:
             trace[name.removeprefix(prefix)] = number(row.get("value"))
         else:
@@ -110,7 +137,13 @@ def per_agent_from_scores(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] |
     for entry in agents.values():
         entry.setdefault("cost", None)
         entry.setdefault("score", None)
-    return {"agents": agents, **_totals(agents, unattributed), "unchecked_tools": None, **trace}
+    in_order = sorted(unattributed, key=_turn)  # a dialogue's in turn order, as its roll-up lists them
+    return {"agents": agents, **_totals(agents, in_order), "unchecked_tools": None, **trace}
+
+
+def _turn(issue: Mapping[str, Any]) -> int:
+    turn = issue.get("turn")
+    return turn if isinstance(turn, int) else 0
 
 
 def _totals(agents: Mapping[str, Mapping[str, Any]], unattributed: list[dict[str, Any]]) -> dict[str, Any]:
