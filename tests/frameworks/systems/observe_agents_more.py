@@ -4,7 +4,9 @@ not in the alphabet's order), with a wrong type, with an argument `search` does 
 refuses it: the tool observation is an ERROR), and a tool that raises; a nested `planner` call; a
 `helper` agent inside it; a `quiet` agent that calls no tool; and, outside every agent, a tool
 no schema describes and a call that omits its required argument. Its generations report usage and
-cost, usage only, cost only, or nothing. Schemas: `observe_more_tools.json`."""
+cost, usage only, cost only, or nothing, through the client the run hands the target (a client made
+at import is not the run's when a process holds several, as a test worker does). Schemas:
+`observe_more_tools.json`."""
 
 from __future__ import annotations
 
@@ -12,11 +14,11 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from langfuse import get_client, observe
+from langfuse import Langfuse, observe
 
 AGENT_TOOLS = {"planner": ["search", "fail"], "helper": ["search"], "quiet": []}
 TOOL_SCHEMAS = Path(__file__).with_name("observe_more_tools.json")
-langfuse = get_client()
+_client: list[Langfuse] = []  # the run's, set by `run`
 
 
 @observe(as_type="tool")
@@ -35,7 +37,7 @@ def mystery(z: int) -> str:
 
 
 def _generation(name: str, **reported: Any) -> None:
-    with langfuse.start_as_current_observation(as_type="generation", name=name, model="m", **reported):
+    with _client[-1].start_as_current_observation(as_type="generation", name=name, model="m", **reported):
         pass
 
 
@@ -81,5 +83,6 @@ def warm_up(question: str) -> None:
 
 
 def run(request: Any) -> object:
+    _client.append(request.langfuse)
     warm_up(request.input)
     return planner(request.input) + quiet(request.input)
