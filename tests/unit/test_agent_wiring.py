@@ -263,6 +263,17 @@ def test_per_agent_rebuilt_from_observation_scores() -> None:
     assert per_agent_from_scores([_score("workflow_pass", 1)]) is None  # no per-agent score: no field
 
 
+def test_a_trace_whose_only_per_agent_scores_are_issues_of_calls_no_agent_made_keeps_them() -> None:
+    """A faulty call outside every agent (x1) is the trace's only per-agent score: the field is there,
+    with that issue, not absent as if nothing per-agent had been posted."""
+    field = per_agent_from_scores(
+        [_score("tool_issue", "tool_error", on="x1", issues=[_issue("x1", "tool_error")])]
+    )
+    assert field is not None
+    assert [i["observation_id"] for i in field["unattributed_issues"]] == ["x1"]
+    assert field["agents"] == {}
+
+
 def test_the_roll_ups_scores_rebuild_the_same_scores() -> None:
     """The scores a trace's verdict posts (agent-scores' `agent_score` and trace scores, agent-wiring's
     `agent_tool_use`) carry back what the rebuild reads. The trace: an orchestrator, and a research

@@ -72,15 +72,15 @@ def _issues(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _add_issues(
+def _took_issues(
     row: Mapping[str, Any],
     agents: dict[str, dict[str, Any]],
     unattributed: list[dict[str, Any]],
     *,
     session: bool,
 ) -> bool:
-    """A `tool_issue` score's issues, into its agent's entry or among those of calls no agent made.
-    In a dialogue an agent's issues come with its session score (False: not read here); those of
+    """A `tool_issue` score's issues, into its agent's entry or among those of calls no agent made
+    (True), or not taken (False): in a dialogue an agent's issues come with its session score; those of
     calls no agent made come only from the turns' scores, each with its turn and trace."""
     if not session:
         entry = _agent_of(agents, row)
@@ -125,8 +125,8 @@ def per_agent_from_scores(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] |
             entry["score"] = number(row.get("value"))
         elif name in _JUDGED and not session and (entry := _agent_of(agents, row)) is not None:
             entry[name.removeprefix("agent_")] = number(row.get("value"))  # the per-agent judge's
-        elif name == "tool_issue" and not _add_issues(row, agents, unattributed, session=session):
-            continue
+        elif name == "tool_issue" and _took_issues(row, agents, unattributed, session=session):
+            pass  # its issues are in their agent's entry, or among those of calls no agent made
         elif name.removeprefix(prefix) in _TRACE:
             trace[name.removeprefix(prefix)] = number(row.get("value"))
         else:
