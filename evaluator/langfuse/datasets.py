@@ -22,6 +22,7 @@ from urllib.parse import quote
 import httpx
 
 from evaluator._time import Deadline
+from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi, api_failure
 
 __all__ = ["DatasetItem", "LangfuseDatasets", "item_id"]
@@ -132,13 +133,23 @@ class LangfuseDatasets:
         self, body: Sequence[Mapping[str, Any]], *, deadline: Deadline | None = None
     ) -> None:
         """Post run-level scores (as `run_score_bodies` made them, or as the outbox kept them); raise our
-        exceptions when Langfuse did not answer with a success."""
+        exceptions when Langfuse did not answer with a success, or answered 207 refusing any of them
+        (an experiment it does not know yet, say: its traces' spans are not in): none is then taken
+        for posted, and posting them again updates those it took (their ids and timestamps are frozen)."""
         if not body:
             return
         what = "posting the run's scores to its experiment"
         response = self._request("POST", _SCORES, what, deadline, json=list(body))
         if response.status_code >= 300:
             raise api_failure(what, response.status_code, response.headers, response.text, self._api.base_url)
+        refused = _refusals(response)
+        if refused:
+            raise LangfuseUnavailableError(
+                f"Langfuse at {self._api.base_url} refused {len(refused)} of the {len(body)} scores while "
+                f"{what} (HTTP 207): {refused[0][:300]}"
+                + (f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""),
+                status=response.status_code,
+            )
 
 
 def run_score_bodies(
@@ -165,6 +176,26 @@ def run_score_bodies(
         }
         for name, value in scores.items()
     ]
+
+
+def _refusals(response: httpx.Response) -> list[str]:
+    """The messages of the items a 207 refused (`{"errors": [{"message"}], "rejected": n}`); none when
+    it lists no error and counts no rejection (the ingestion API answers 207 to every batch)."""
+    if response.status_code != 207:
+        return []
+    try:
+        answer = response.json()
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        return []
+    errors = answer.get("errors")
+    listed = errors if isinstance(errors, list) else []
+    messages = [str(e.get("message") or e) if isinstance(e, dict) else str(e) for e in listed]
+    rejected = answer.get("rejected")
+    if not messages and type(rejected) is int and rejected > 0:
+        return [f"{rejected} rejected, no reason given"]
+    return messages
 
 
 def item_id(dataset: str, scenario_id: str) -> str:
