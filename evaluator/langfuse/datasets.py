@@ -13,6 +13,8 @@ removed that endpoint on 2026-11-16.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +33,7 @@ _DATASETS = "/api/public/v2/datasets"
 _ITEMS = "/api/public/dataset-items"
 _SCORES = "/api/public/scores"
 _PAGE = 100
+_MAX_ITEM_ID = 255  # openapi.yml, CreateDatasetItemRequest.id
 _NAMESPACE = uuid.UUID("0b9d8a52-6f0e-5d62-9a57-3c1e2f7a4b21")
 
 
@@ -200,9 +203,15 @@ def _refusals(response: httpx.Response) -> list[str]:
 
 def item_id(dataset: str, scenario_id: str) -> str:
     """The item id of a scenario in a dataset: readable, stable, unique in the project (Langfuse item ids
-    cannot be reused across datasets), at most 255 characters."""
+    cannot be reused across datasets), at most 255 characters. An id longer than that keeps its start
+    and ends with a digest of the dataset and the whole scenario id, so scenario ids that differ only
+    past the cut are not one item."""
     slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in dataset)[:120]
-    return f"{slug}--{scenario_id}"[:255]
+    readable = f"{slug}--{scenario_id}"
+    if len(readable) <= _MAX_ITEM_ID:
+        return readable
+    digest = hashlib.sha256(json.dumps([dataset, scenario_id]).encode("utf-8")).hexdigest()[:16]
+    return f"{readable[: _MAX_ITEM_ID - len(digest) - 1]}-{digest}"
 
 
 def _same(stored: Mapping[str, Any], item: DatasetItem) -> bool:
