@@ -9,6 +9,7 @@ import typer
 from evaluator._time import Deadline
 from evaluator.cli._common import Command, ConfigOption, SuiteArgument, TagOption, app, langfuse, out
 from evaluator.config import load_config
+from evaluator.errors import LangfuseUnavailableError
 from evaluator.prompts import PromptLibrary
 from evaluator.run import select_scenarios
 
@@ -45,9 +46,16 @@ def datasets_push(
     for action, ids in (("created", report.created), ("updated", report.updated)):
         for scenario_id in ids:
             out.print(f"{action:>9}  {scenario_id}", highlight=False, markup=False)
+    not_pushed = f", {len(report.not_pushed)} not pushed" if report.error else ""
     out.print(
         f'Dataset "{dataset}": {len(report.created)} created, {len(report.updated)} updated, '
-        f"{len(report.unchanged)} unchanged",
+        f"{len(report.unchanged)} unchanged{not_pushed}",
         highlight=False,
         markup=False,
     )
+    if report.error:
+        raise LangfuseUnavailableError(
+            f"{report.error}. Fix: once Langfuse takes it, run `evaluator datasets push` again: the items "
+            "already there are left as they are, and the others are pushed",
+            status=report.error.status,
+        )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -94,16 +94,14 @@ class LangfuseDatasets:
 
     def push_items(
         self, dataset: str, items: Sequence[DatasetItem], *, deadline: Deadline | None = None
-    ) -> tuple[list[str], list[str], list[str]]:
-        """Create or update items (upserted on their id); (created, updated, unchanged) ids."""
+    ) -> Iterator[tuple[str, str]]:
+        """Create or update items (upserted on their id), one request each: yields (item id, "created",
+        "updated" or "unchanged") as each is done, so what was pushed before a failure is known."""
         existing = self.items(dataset, deadline=deadline)
-        created: list[str] = []
-        updated: list[str] = []
-        unchanged: list[str] = []
         for item in items:
             old = existing.get(item.id)
             if old is not None and _same(old, item):
-                unchanged.append(item.id)
+                yield item.id, "unchanged"
                 continue
             body = {
                 "datasetName": dataset,
@@ -115,8 +113,7 @@ class LangfuseDatasets:
             }
             what = f'pushing item "{item.id}" to dataset "{dataset}"'
             self._json(self._request("POST", _ITEMS, what, deadline, json=body), what)
-            (updated if old is not None else created).append(item.id)
-        return created, updated, unchanged
+            yield item.id, "updated" if old is not None else "created"
 
     def post_run_scores(
         self,

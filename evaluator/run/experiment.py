@@ -75,6 +75,8 @@ class PushReport:
     created: list[str] = field(default_factory=list)  # scenario ids
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    not_pushed: list[str] = field(default_factory=list)  # those after a failure, which `error` says
+    error: LangfuseUnavailableError | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,7 +146,9 @@ def _expected_output(s: Scenario) -> Any:
 def push_suite(
     datasets: LangfuseDatasets, scenarios: Sequence[LoadedScenario], dataset: str, deadline: Deadline
 ) -> PushReport:
-    """Create the dataset if missing, then create or update one item per scenario (nothing when unchanged)."""
+    """Create the dataset if missing, then create or update one item per scenario (nothing when
+    unchanged). Langfuse failing part-way ends the push: the report has what was done before it, the
+    scenarios not pushed and the failure (`error`); a failure to find or create the dataset raises."""
     _, created_dataset = datasets.ensure_dataset(
         dataset,
         "Scenarios of langfuse-agent-evaluator (one item per scenario)",
@@ -153,13 +157,20 @@ def push_suite(
     )
     items = [dataset_item(s, dataset) for s in scenarios]
     scenario_of = {item.id: s.scenario.id for item, s in zip(items, scenarios, strict=True)}
-    created, updated, unchanged = datasets.push_items(dataset, items, deadline=deadline)
+    done: dict[str, list[str]] = {"created": [], "updated": [], "unchanged": []}
+    error = None
+    try:
+        for pushed, action in datasets.push_items(dataset, items, deadline=deadline):
+            done[action].append(scenario_of[pushed])
+    except LangfuseUnavailableError as exc:  # what was pushed before it is said, with the failure
+        error = exc
+    finished = {scenario for ids in done.values() for scenario in ids}
     return PushReport(
         dataset=dataset,
         created_dataset=created_dataset,
-        created=[scenario_of[i] for i in created],
-        updated=[scenario_of[i] for i in updated],
-        unchanged=[scenario_of[i] for i in unchanged],
+        **done,
+        not_pushed=[s.scenario.id for s in scenarios if s.scenario.id not in finished],
+        error=error,
     )
 
 

@@ -3,13 +3,17 @@ scenario's trace is linked to its own item, however long its id."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
+import pytest
 import yaml
 
 from tests.integration.conftest import ROOT, Cli
-from tests.standin.langfuse_server import LangfuseStandIn
+from tests.standin.langfuse_server import ApiError, LangfuseStandIn, Request, Response
+
+SUITE = str(ROOT / "scenarios/research")
 
 
 def test_scenario_ids_alike_up_to_the_item_id_limit_are_two_items_each_run_linked_to_its_own(
@@ -41,3 +45,36 @@ def test_scenario_ids_alike_up_to_the_item_id_limit_are_two_items_each_run_linke
         i["experimentItemId"]: i["experimentItemMetadata"]["scenario_id"] for i in answer.json()["data"]
     }
     assert {i: items[i]["metadata"]["scenario_id"] for i in items} == linked
+
+
+def test_a_push_langfuse_refuses_part_way_says_what_it_pushed_and_the_next_push_finishes_it(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    posted = 0
+
+    def fourth_refused(standin: LangfuseStandIn, request: Request) -> Response:
+        nonlocal posted
+        posted += 1
+        if posted == 4:
+            raise ApiError(400, "Item refused for the test")
+        return LangfuseStandIn._create_dataset_item(standin, request)
+
+    routes = [
+        replace(r, handler=fourth_refused) if r.handler is LangfuseStandIn._create_dataset_item else r
+        for r in LangfuseStandIn.routes
+    ]
+    monkeypatch.setattr(LangfuseStandIn, "routes", routes)
+    code, out = cli("datasets", "push", SUITE, "--name", "research")
+    said = " ".join(out.split())
+    assert code == 2 and 'Created dataset "research"' in said, out
+    assert (
+        "created research-bird-allow-web created research-clarify-help created research-clarify-vague" in said
+    )
+    assert '"research": 3 created, 0 updated, 0 unchanged, 8 not pushed' in said
+    assert 'HTTP 400 while pushing item "research--research-clarify-wordy-request"' in said
+    assert "Item refused for the test" in said and "run `evaluator datasets push` again" in said
+    assert len(langfuse_standin.dataset_items) == 3
+
+    code, out = cli("datasets", "push", SUITE, "--name", "research")
+    assert code == 0 and '"research": 8 created, 0 updated, 3 unchanged' in out, out
+    assert len(langfuse_standin.dataset_items) == 11
