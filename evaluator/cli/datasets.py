@@ -9,11 +9,13 @@ import typer
 from evaluator._time import Deadline
 from evaluator.cli._common import Command, ConfigOption, SuiteArgument, TagOption, app, langfuse, out
 from evaluator.config import load_config
-from evaluator.errors import LangfuseUnavailableError
+from evaluator.errors import ConfigError, LangfuseUnavailableError
 from evaluator.prompts import PromptLibrary
 from evaluator.run import select_scenarios
 
 __all__ = ["datasets_push"]
+
+_NAME_LIMIT = 200  # DatasetsConfig.name
 
 datasets_app = typer.Typer(help="Scenario suites as Langfuse datasets.", no_args_is_help=True)
 app.add_typer(datasets_app, name="datasets")
@@ -36,7 +38,7 @@ def datasets_push(
 
     config = load_config(config_path)
     scenarios = select_scenarios(config, paths or [], tag or [], None, PromptLibrary(config.prompts_dir))
-    dataset = name or config.settings.datasets.name
+    dataset = config.settings.datasets.name if name is None else _dataset_name(name)
     with langfuse("datasets push", config) as connection:
         connection.project_id()
         deadline = Deadline(config.settings.langfuse.delivery_deadline_seconds)
@@ -59,3 +61,15 @@ def datasets_push(
             "already there are left as they are, and the others are pushed",
             status=report.error.status,
         )
+
+
+def _dataset_name(name: str) -> str:
+    """--name, held to what `[datasets] name` (the dataset a run links to) takes: 1 to 200 characters."""
+    if 1 <= len(name) <= _NAME_LIMIT:
+        return name
+    found = "is empty" if not name else f"has {len(name)} characters"
+    raise ConfigError(
+        f"datasets push --name {found}: a dataset name, as [datasets] name in evaluator.toml, has 1 to "
+        f"{_NAME_LIMIT} characters. Fix: give the name runs are to link to (and set it as [datasets] name), "
+        "or leave --name out to push to [datasets] name."
+    )

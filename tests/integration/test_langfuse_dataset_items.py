@@ -78,3 +78,16 @@ def test_a_push_langfuse_refuses_part_way_says_what_it_pushed_and_the_next_push_
     code, out = cli("datasets", "push", SUITE, "--name", "research")
     assert code == 0 and '"research": 8 created, 0 updated, 3 unchanged' in out, out
     assert len(langfuse_standin.dataset_items) == 11
+
+
+@pytest.mark.parametrize("name", ["", "d" * 201])
+def test_a_dataset_name_runs_could_not_link_to_is_bad_input(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, name: str
+) -> None:
+    config = with_langfuse / "evaluator.toml"
+    config.write_text(config.read_text() + '\n[datasets]\nname = "research"\n')
+    code, out = cli("datasets", "push", SUITE, "--tag", "smoke", "--name", name)
+    assert code == 2 and "a dataset name, as [datasets] name in evaluator.toml, has 1 to 200" in out, out
+    assert langfuse_standin.datasets == {} and langfuse_standin.dataset_items == {}
+    code, out = cli("datasets", "push", SUITE, "--tag", "smoke", "--name", "d" * 200)
+    assert code == 0 and len(langfuse_standin.datasets) == 1, out
