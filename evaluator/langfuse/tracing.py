@@ -21,6 +21,7 @@ clients created without explicit keys (`get_client()`, `@observe`, a `CallbackHa
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -66,7 +67,9 @@ from evaluator.trace import (
 
 _EMBEDDED_BASE_URL = "http://127.0.0.1:9"  # never contacted: spans go to the discarding exporter
 _EMBEDDED_SECRET_KEY = "sk-lf-evaluator-embedded"  # noqa: S105 - a placeholder, never a secret
-_METADATA_VALUE_LIMIT = 200  # Langfuse keeps trace metadata values up to 200 characters
+# The SDK drops a propagated trace name, or trace metadata value in its JSON form (a string's quotes
+# included), of more than 200 characters whole: the values are cut to fit (`_fitting`).
+_METADATA_VALUE_LIMIT = 200
 _MEDIA_UPLOAD = "LANGFUSE_MEDIA_UPLOAD_ENABLED"  # langfuse._client.environment_variables
 _FLUSH_AT = "LANGFUSE_FLUSH_AT"  # spans per export batch; the SDK's default is 512
 # Connected runs export in batches of 128 spans (unless LANGFUSE_FLUSH_AT says otherwise): each batch
@@ -350,13 +353,10 @@ class Tracing:
                 end_on_exit=False,
             ) as span,
             propagate_attributes(
-                trace_name=scenario_id,
+                trace_name=scenario_id[:_METADATA_VALUE_LIMIT],
                 session_id=session_id or run_id,
                 tags=[*tags, run_id],
-                metadata={
-                    "scenario_id": scenario_id[:_METADATA_VALUE_LIMIT],
-                    "run_id": run_id[:_METADATA_VALUE_LIMIT],
-                },
+                metadata={"scenario_id": _fitting(scenario_id), "run_id": _fitting(run_id)},
             ),
             linked(experiment, span.id) if experiment is not None else nullcontext(),
         ):
@@ -399,6 +399,15 @@ class Tracing:
         done = self.flush(timeout_seconds)
         shut_down_at_exit(self._public_key, self.client, at_exit_seconds)
         return done
+
+
+def _fitting(value: str) -> str:
+    """`value`, cut so that the SDK keeps it as trace metadata: its JSON form (SDK 5 encodes every
+    value, a string's quotes and escapes included) at most 200 characters."""
+    cut = value[: _METADATA_VALUE_LIMIT - 2]
+    while len(json.dumps(cut, ensure_ascii=False)) > _METADATA_VALUE_LIMIT:
+        cut = cut[:-1]
+    return cut
 
 
 def _sdk_http(timeout: float) -> httpx.Client:
