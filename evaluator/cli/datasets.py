@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from evaluator._time import Deadline
 from evaluator.cli._common import Command, ConfigOption, SuiteArgument, TagOption, app, langfuse, out
 from evaluator.config import load_config
 from evaluator.errors import ConfigError, LangfuseUnavailableError
@@ -41,8 +40,10 @@ def datasets_push(
     dataset = config.settings.datasets.name if name is None else _dataset_name(name)
     with langfuse("datasets push", config) as connection:
         connection.project_id()
-        deadline = Deadline(config.settings.langfuse.delivery_deadline_seconds)
-        report = push_suite(connection.datasets, scenarios, dataset, deadline)
+        # each request within LANGFUSE_TIMEOUT, as `prompts push`; no deadline for the whole push
+        # ([langfuse] delivery_deadline_seconds bounds the sending after a run): a large suite takes
+        # a request per item
+        report = push_suite(connection.datasets, scenarios, dataset)
     if report.created_dataset:
         out.print(f'Created dataset "{dataset}"', highlight=False, markup=False)
     for action, ids in (("created", report.created), ("updated", report.updated)):

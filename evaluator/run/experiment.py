@@ -144,7 +144,10 @@ def _expected_output(s: Scenario) -> Any:
 
 
 def push_suite(
-    datasets: LangfuseDatasets, scenarios: Sequence[LoadedScenario], dataset: str, deadline: Deadline
+    datasets: LangfuseDatasets,
+    scenarios: Sequence[LoadedScenario],
+    dataset: str,
+    deadline: Deadline | None = None,
 ) -> PushReport:
     """Create the dataset if missing, then create or update one item per scenario (nothing when
     unchanged). Langfuse failing part-way ends the push: the report has what was done before it, the

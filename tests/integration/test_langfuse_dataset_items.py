@@ -10,7 +10,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.integration.conftest import ROOT, Cli
+from tests.integration.conftest import ROOT, Cli, langfuse_deadlines
 from tests.standin.langfuse_server import ApiError, LangfuseStandIn, Request, Response
 
 SUITE = str(ROOT / "scenarios/research")
@@ -91,3 +91,15 @@ def test_a_dataset_name_runs_could_not_link_to_is_bad_input(
     assert langfuse_standin.datasets == {} and langfuse_standin.dataset_items == {}
     code, out = cli("datasets", "push", SUITE, "--tag", "smoke", "--name", "d" * 200)
     assert code == 0 and len(langfuse_standin.datasets) == 1, out
+
+
+def test_a_push_longer_than_the_post_run_delivery_deadline_is_not_cut_off(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    """The deadline of the sending after a run does not bound a push: a suite pushed to a Langfuse that
+    takes its time per request (as a far-away one does, for a request per item) is pushed whole."""
+    langfuse_deadlines(with_langfuse, flush=1, delivery=1)
+    langfuse_standin.slow = 0.3  # seven requests: longer than the 1 s deadline
+    code, out = cli("datasets", "push", SUITE, "--tag", "smoke", "--name", "research")
+    assert code == 0 and '"research": 3 created, 0 updated, 0 unchanged' in out, out
+    assert len(langfuse_standin.dataset_items) == 3
