@@ -288,10 +288,13 @@ def _print_langfuse(suite: SuiteRun) -> None:
     if report is None:
         return
     out.print(f"Verified in Langfuse: {len(report.matched)} traces give the same verdict", highlight=False)
+    missing = {k: v for k, v in report.missing.items() if k not in report.not_covered}
+    not_covered = {k: v for k, v in report.missing.items() if k in report.not_covered}
     for label, entries in (
         ("different", report.differ),
-        ("missing", report.missing),
+        ("missing", missing),
         ("unsure", report.ambiguous),
+        ("note", not_covered),
     ):
         for scenario_id, reason in entries.items():
             notice(out, label, f"{scenario_id}: {reason}")
