@@ -14,6 +14,7 @@ in Langfuse), from its traces' verdicts (`SessionContext`), and its scores are s
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -221,9 +222,19 @@ class SessionContext:
     traces: tuple[Mapping[str, Verdict], ...]
 
 
+_SESSION_ID_LIMIT = 200  # the Langfuse SDK drops a propagated session id longer than this
+
+
 def session_id(run_id: str, scenario_id: str) -> str:
-    """The session of one scenario's run (DESIGN.md, Dialogues: every turn of it shares this id)."""
-    return f"{run_id}:{scenario_id}"
+    """The session of one scenario's run (DESIGN.md, Dialogues: every turn of it shares this id):
+    `<run id>:<scenario id>`. One longer than Langfuse takes (200 characters: the SDK drops a longer
+    one, so the turns would share no session, and the session scores would be on one with no traces)
+    keeps its start and ends with a digest of the whole scenario id: ids alike up to the cut differ."""
+    whole = f"{run_id}:{scenario_id}"
+    if len(whole) <= _SESSION_ID_LIMIT:
+        return whole
+    digest = hashlib.sha256(scenario_id.encode("utf-8")).hexdigest()[:16]
+    return f"{whole[: _SESSION_ID_LIMIT - len(digest) - 1]}-{digest}"
 
 
 class Verdict(Protocol):
