@@ -66,6 +66,7 @@ bench: $(STAMP)
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_stages.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_judges.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_judges.py --items 1000 --concurrency 64 --latency-ms 50
+	$(BIN)/python benchmarks/bench_startup.py
 
 # Re-pin after changing dependencies in pyproject.toml.
 lock: $(STAMP)
