@@ -4,7 +4,7 @@ its options, calling the library and mapping errors to exit codes.
 Exit codes: 0 every scenario passed, 1 any scenario failed or errored, 2 bad input or configuration
 (a clear message on stderr, no traceback), 4 the local store cannot be used (errors.StoreError: disk
 full, locked, damaged, read-only; the message says which and what to do), 130 interrupted (Ctrl-C)
-before a run could stop itself.
+before a run could stop itself, 143 the same for SIGTERM.
 
 This module imports the commands (and through them the library, the Langfuse SDK, pydantic...) only
 inside `main`, so that a Ctrl-C while they load is `main`'s to answer, as one line.
@@ -13,9 +13,12 @@ inside `main`, so that a Ctrl-C while they load is `main`'s to answer, as one li
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import typer
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["app", "compare", "datasets", "lint", "main", "prompts", "report", "run", "sync", "validate"]
 
 EXIT_INTERRUPTED = 128 + 2  # SIGINT, as a shell reports a program it stopped
+EXIT_TERMINATED = 128 + signal.SIGTERM
 _CHAIN_DEPTH = 4  # how far down an exception's causes to look for the interrupt or closed pipe under it
 
 
@@ -30,21 +34,42 @@ def main(args: Sequence[str] | None = None) -> None:
     """The console script: `evaluator ARGS...` (`args` instead of sys.argv, for scripts).
 
     A Ctrl-C that no command handles itself (while the command starts: imports, the configuration,
-    the targets' imports; a run handles its own, and says so) prints "interrupted" and exits 130. A
-    closed stdout (`evaluator compare ... | head`) ends the command quietly with exit 0, as CLI tools
-    do: the reader has what it wanted."""
+    the targets' imports, the Langfuse checks; a run handles its own, and says so) prints
+    "interrupted" and exits 130; a SIGTERM there does the same and exits 143 (without this, Python's
+    default ended the process at once, saying nothing). A closed stdout (`evaluator compare ... |
+    head`) ends the command quietly with exit 0, as CLI tools do: the reader has what it wanted."""
+    previous = _terminate_as_interrupt()
     try:
         _main(args)
-    except KeyboardInterrupt:
-        _interrupted()
+    except KeyboardInterrupt as exc:
+        _interrupted(exc)
     except BrokenPipeError:
         _stdout_closed()
     except SystemExit as exc:  # typer's own answers to both: exit 130 silently, exit 1
         if _caused_by(exc, KeyboardInterrupt):
-            _interrupted()
+            _interrupted(_cause(exc, KeyboardInterrupt))
         if _caused_by(exc, BrokenPipeError):
             _stdout_closed()
         raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class _Terminated(KeyboardInterrupt):
+    """A SIGTERM that no run handles: it stops the command where it is, as a Ctrl-C does."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+def _terminate_as_interrupt() -> Any:
+    """SIGTERM raises _Terminated from now on (a run installs its own handler for its duration);
+    the handler before, to put back. Outside the main thread no handler can be set: None."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _raise_terminated)
 
 
 def _main(args: Sequence[str] | None) -> None:
@@ -80,7 +105,10 @@ def _app() -> typer.Typer:
     return app
 
 
-def _interrupted() -> None:
+def _interrupted(exc: BaseException | None) -> None:
+    if isinstance(exc, _Terminated):
+        sys.stderr.write("\ninterrupted by SIGTERM\n")
+        sys.exit(EXIT_TERMINATED)
     sys.stderr.write("\ninterrupted\n")
     sys.exit(EXIT_INTERRUPTED)
 
@@ -97,12 +125,17 @@ def _stdout_closed() -> None:
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
     """Whether `exc` was raised while handling (or because of) an exception of `kind`."""
+    return _cause(exc, kind) is not None
+
+
+def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """The exception of `kind` that `exc` was raised while handling (or because of), if any."""
     current: BaseException | None = exc
     for _ in range(_CHAIN_DEPTH):
         current = current.__cause__ or current.__context__ if current is not None else None
         if isinstance(current, kind):
-            return True
-    return False
+            return current
+    return None
 
 
 def __getattr__(name: str) -> object:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -280,3 +281,30 @@ def test_report_messages_keep_their_brackets(tmp_path: Path, cli: Cli) -> None:
     assert "declare the agents' tools ([targets.NAME.agent_tools])" in " ".join(text.split())
     assert f"1 runs from {tmp_path / '[ci]' / 'evaluator.db'}" in text.replace("\n", "")
     assert f"HTML report: {tmp_path / '[ci]' / 'r.html'}" in text.replace("\n", "")
+
+
+# The same, with SIGTERM: a CI job cancelled while the command starts.
+TERMINATE_AT = INTERRUPT_AT.replace("signal.SIGINT", "signal.SIGTERM")
+
+
+@pytest.mark.parametrize("module", ["evaluator.langfuse", "evaluator.cli._common", "toy_targets"])
+def test_sigterm_while_the_command_starts_says_so_and_exits_143(
+    project: Path, tmp_path: Path, module: str
+) -> None:
+    """Before, Python's default ended the process at once: no word on stderr, status -15."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(TERMINATE_AT)
+    done = _python(["-m", "evaluator", "run"], project, PATH_FIRST=str(hooks), INTERRUPT_AT=module)
+    assert done.returncode == 143, done.stderr
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
+    assert done.stderr.strip() == "interrupted by SIGTERM"
+
+
+def test_the_command_puts_back_the_sigterm_handler_it_found(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    code, _ = _main(monkeypatch, capsys, "--version")
+    assert code == 0
+    assert signal.getsignal(signal.SIGTERM) is before
