@@ -4,7 +4,8 @@ from dataclasses import replace
 
 import pytest
 
-from evaluator.results import JudgeStatus, summarize
+from evaluator.judge import Judgement, TokenUsage
+from evaluator.results import JudgeStatus, ScenarioResult, judge_usage, summarize
 from evaluator.results.evaluate import evaluator_error_result
 from tests.builders import scenario
 from tests.stored_runs import result
@@ -49,3 +50,27 @@ def test_evaluator_errors_are_counted_but_enter_no_figure() -> None:
 def test_figures_are_none_without_data() -> None:
     summary = summarize([])
     assert summary["pass_rate"] is None and summary["quality_mean"] is None and summary["scenarios"] == 0
+
+
+def test_judgements_not_asked_do_not_make_unreported_tokens_a_zero() -> None:
+    """The judge endpoint hung: 2 judgements made 2 calls each with no reply (no usage), then the run
+    gave the endpoint up and the rest were not asked (no call, tokens 0). The summary said "tokens 0
+    in, 0 out", as if the endpoint had reported them; nothing was reported: not measured."""
+    timed_out = Judgement(judge="quality", status="unscored", calls=2, usage_reported=False, failed=True)
+    not_asked = Judgement(judge="quality", status="unscored", reason="not asked: ...")
+    results = [
+        ScenarioResult(
+            scenario_id=f"s{i}",
+            trace_id=f"t{i}",
+            status="passed",
+            judge_detail={"quality": judgement.to_json()},
+            judge_status=JudgeStatus(status="unscored", reason=judgement.reason),
+        )
+        for i, judgement in enumerate([timed_out, timed_out, not_asked, not_asked, not_asked])
+    ]
+    usage = judge_usage(results)
+    assert (usage["calls"], usage["unscored"]) == (4, 5)
+    assert (usage["input_tokens"], usage["output_tokens"]) == (None, None)
+    reported = Judgement(judge="quality", status="scored", calls=1, usage=TokenUsage(input=120, output=30))
+    both = [*results, replace(results[0], judge_detail={"quality": reported.to_json()})]
+    assert (judge_usage(both)["input_tokens"], judge_usage(both)["output_tokens"]) == (120, 30)
