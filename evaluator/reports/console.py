@@ -24,6 +24,8 @@ from evaluator.metrics import Figure, MetricSet
 from evaluator.reports._printable import printable
 from evaluator.reports.compare_text import figure_value
 from evaluator.results import (
+    JUDGES_CUT_OFF,
+    JUDGES_INTERRUPTED,
     RunInfo,
     ScenarioResult,
     default_metrics,
@@ -203,6 +205,14 @@ def print_summary(
         )
     if run.cut_off:
         console.print(f"[yellow]Stopped early: {escape(run.cut_off)}.[/yellow]")
+    unjudged = Counter(
+        r.judge_status.reason for r in results if r.judge_status in (JUDGES_INTERRUPTED, JUDGES_CUT_OFF)
+    )
+    for reason, count in unjudged.items():  # finished, but their judges never began: no judge verdict
+        console.print(
+            f"[yellow]{count} of the finished scenarios were not judged: {escape(reason)}.[/yellow]",
+            highlight=False,
+        )
     print_warnings(console, results)
     print_judges(console, results)
 

@@ -5,6 +5,8 @@ from evaluator.results.dialogue import DECIDING_KEYS, DialogueOutcome, TurnOutco
 from evaluator.results.evaluate import as_evaluator_error, error_result, evaluate, evaluator_error_result
 from evaluator.results.figures import agent_prompts, judge_prompts, scenario_values, summarize
 from evaluator.results.model import (
+    JUDGES_CUT_OFF,
+    JUDGES_INTERRUPTED,
     LATEST,
     PREVIOUS,
     RUN_KEYWORDS,
@@ -24,6 +26,8 @@ from evaluator.results.tool_schema_files import ToolSchemaFile, check_tool_schem
 
 __all__ = [
     "DECIDING_KEYS",
+    "JUDGES_CUT_OFF",
+    "JUDGES_INTERRUPTED",
     "LATEST",
     "PREVIOUS",
     "RUN_KEYWORDS",

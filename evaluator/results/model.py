@@ -37,6 +37,8 @@ from evaluator.results.figures import agent_prompts
 from evaluator.results.summary import judge_usage, run_summaries
 
 __all__ = [
+    "JUDGES_CUT_OFF",
+    "JUDGES_INTERRUPTED",
     "LATEST",
     "PREVIOUS",
     "RUN_KEYWORDS",
@@ -53,6 +55,11 @@ __all__ = [
 
 Status = Literal["passed", "failed", "error"]
 __all__ = ["JudgeStatus"]  # defined with the metric shape; re-exported here, where results use it
+
+# Why a finished scenario has no judge verdict in a run that stopped early: its judges had not begun
+# (the summary counts these apart, since the judges were meant to run)
+JUDGES_INTERRUPTED = JudgeStatus(status="skipped", reason="the run was interrupted before the judges ran")
+JUDGES_CUT_OFF = JudgeStatus(status="skipped", reason="the run stopped early, before the judges could run")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -53,6 +53,8 @@ from evaluator.langfuse import ExperimentLink
 from evaluator.metrics import MetricSet
 from evaluator.prompts import PromptSource
 from evaluator.results import (
+    JUDGES_CUT_OFF,
+    JUDGES_INTERRUPTED,
     JudgeStatus,
     PromptUse,
     RunInfo,
@@ -86,8 +88,8 @@ __all__ = [
 ]
 
 JUDGE_NOT_AVAILABLE = JudgeStatus(status="skipped", reason="the LLM judges were not configured for this run")
-JUDGE_INTERRUPTED = JudgeStatus(status="skipped", reason="the run was interrupted before the judges ran")
-JUDGE_CUT_OFF = JudgeStatus(status="skipped", reason="the run stopped early, before the judges could run")
+JUDGE_INTERRUPTED = JUDGES_INTERRUPTED
+JUDGE_CUT_OFF = JUDGES_CUT_OFF
 # ... and of a judge that had not ended then, when another judge of the same answer had (its verdict kept)
 _JUDGE_UNFINISHED = {
     JUDGE_INTERRUPTED: "the run was interrupted before this judge ended",

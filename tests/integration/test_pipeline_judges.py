@@ -163,3 +163,41 @@ def test_ctrl_c_keeps_the_verdicts_the_judges_had_already_made(tracing: Tracing)
     assert (
         stored["quality"]["answer_quality"] == 1.0 and stored["judge_status"] == result.judge_status.to_json()
     )
+
+
+def test_the_summary_of_an_interrupted_run_says_how_many_finished_scenarios_were_not_judged(
+    tracing: Tracing,
+) -> None:
+    """Before, the summary said "Judges: 2 calls, ... 0 unscored" and nothing of the scenarios whose
+    judges the interrupt kept from running: skipped, neither scored nor unscored."""
+    release, stop = threading.Event(), threading.Event()
+    calls: list[str] = []
+    lock = threading.Lock()
+
+    def reply(call: ModelCall) -> str:
+        with lock:
+            calls.append(call.model)
+            count = len(calls)
+        if count <= 2:
+            return QUALITY
+        if count == 4:  # both judge slots held by a hung call: Ctrl-C
+            threading.Timer(0.3, stop.set).start()
+        release.wait(60)
+        return QUALITY
+
+    judges = Judges(model=FakeJudgeModel(default=reply), prompts=PromptLibrary(PROMPTS), retry=RetryPolicy())
+    try:
+        run, results = _pipeline(tracing, judges, Store(None)).run(
+            _items(6), RunOptions(concurrency=6, judge_concurrency=2), stop=stop
+        )
+    finally:
+        release.set()
+    assert run.interrupted and len(results) == 6
+    skipped = [r for r in results if r.judge_status.status == "skipped"]
+    assert len(skipped) == 4 and sum(r.judge_status.status == "scored" for r in results) == 2
+    console = Console(record=True, width=300)
+    print_summary(console, run, results, expected_count=6)
+    text = console.export_text()
+    assert (
+        "4 of the finished scenarios were not judged: the run was interrupted before the judges ran." in text
+    )
