@@ -27,6 +27,7 @@ from evaluator.reports import (
 )
 from evaluator.results import builtin_metrics
 from evaluator.run import check_output_file, store_files
+from evaluator.storage import write_whole
 
 __all__ = ["report"]
 
@@ -75,7 +76,7 @@ def report(
             link=link,
         )
         try:
-            html.write_text(page, encoding="utf-8")
+            write_whole(html, page)
         except OSError as exc:
             raise ConfigError(
                 f"--html {html} cannot be written ({exc}). Fix: choose a writable path."

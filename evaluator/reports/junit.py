@@ -19,6 +19,7 @@ from pathlib import Path
 
 from evaluator.errors import ConfigError
 from evaluator.results import RunInfo, ScenarioResult, totals
+from evaluator.storage import write_whole
 
 __all__ = ["junit_xml", "write_junit"]
 
@@ -109,7 +110,6 @@ def _case(suite: ET.Element, result: ScenarioResult, target: str) -> None:
 
 def write_junit(path: Path, document: str) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(document, encoding="utf-8")
+        write_whole(path, document)
     except OSError as exc:
         raise ConfigError(f"--junit {path} cannot be written ({exc}). Fix: choose a writable path.") from None

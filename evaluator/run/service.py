@@ -60,7 +60,7 @@ from evaluator.run.selection import (
 from evaluator.run.suite import Notice, RunNotStoredError, SuiteOptions, SuiteRun, logged_notice
 from evaluator.run.target import Target
 from evaluator.scenarios import LoadedScenario, Scenario
-from evaluator.storage import Store
+from evaluator.storage import Store, write_whole
 
 __all__ = ["run_suite"]
 
@@ -381,8 +381,7 @@ def _write_output(
     and goes on to Langfuse: said, not raised (False). When the store could not take the run's end
     (`stored` False), the file is where its results are kept: said either way."""
     try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(document, indent=2, default=str) + "\n")
+        write_whole(output, json.dumps(document, indent=2, default=str) + "\n")
     except OSError as exc:
         also = "the run is stored all the same" if stored else "nor could the store take the run's end"
         on_notice("error", f"--output {output} could not be written ({exc}); {also}.")

@@ -1,4 +1,5 @@
-"""The local SQLite store (runs, results, scores, history), the outbox and its delivery to Langfuse."""
+"""The local SQLite store (runs, results, scores, history), the outbox and its delivery to Langfuse;
+the files a command writes, whole or not at all."""
 
 from evaluator.storage.delivery import (
     DeliveryReport,
@@ -12,6 +13,7 @@ from evaluator.storage.delivery import (
     deliver_experiment_scores,
     deliver_spans,
 )
+from evaluator.storage.files import write_whole
 from evaluator.storage.store import DeliveryStatus, Finished, KeptTrace, Store, VerdictKey
 
 __all__ = [
@@ -30,4 +32,5 @@ __all__ = [
     "deliver",
     "deliver_experiment_scores",
     "deliver_spans",
+    "write_whole",
 ]
