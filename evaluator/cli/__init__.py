@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import typer
 
+    from evaluator.errors import LangfuseUnavailableError
+
 __all__ = ["app", "compare", "datasets", "lint", "main", "prompts", "report", "run", "sync", "validate"]
 
 EXIT_INTERRUPTED = 128 + 2  # SIGINT, as a shell reports a program it stopped
@@ -74,7 +76,7 @@ def _terminate_as_interrupt() -> Any:
 
 def _main(args: Sequence[str] | None) -> None:
     from evaluator.cli._common import EXIT_BAD_INPUT, EXIT_STORE, err
-    from evaluator.errors import EvaluatorError, InputError, StoreError
+    from evaluator.errors import EvaluatorError, InputError, LangfuseUnavailableError, StoreError
     from evaluator.langfuse import one_command
     from evaluator.reports import notice
 
@@ -90,9 +92,34 @@ def _main(args: Sequence[str] | None) -> None:
     except StoreError as exc:  # not bad input: the disk, another program, or the file itself
         notice(err, "error", str(exc))
         sys.exit(EXIT_STORE)
+    except LangfuseUnavailableError as exc:
+        notice(err, "error", _with_fix(exc))
+        sys.exit(EXIT_BAD_INPUT)
     except EvaluatorError as exc:
         notice(err, "error", str(exc))
         sys.exit(EXIT_BAD_INPUT)
+
+
+def _with_fix(exc: LangfuseUnavailableError) -> str:
+    """The message of a Langfuse that could not be reached or kept failing, with the fix where the
+    command that met it gave none (validate --trace-id, prompts push, datasets push)."""
+    message = str(exc).rstrip(".")
+    if "Fix:" in message:
+        return str(exc)
+    if exc.status == 429:
+        wait = f"{exc.retry_after:g} s, as it asks" if exc.retry_after else "a minute"
+        fix = f"Langfuse is rate-limiting these keys: wait {wait}, then run the command again"
+    elif exc.timed_out:
+        fix = (
+            "check that Langfuse is up at LANGFUSE_BASE_URL, or give a slow one more time "
+            "(LANGFUSE_TIMEOUT, seconds per request), then run the command again"
+        )
+    else:
+        fix = (
+            "check that Langfuse is up at LANGFUSE_BASE_URL and reachable from here, then run the "
+            "command again"
+        )
+    return f"{message}. Fix: {fix}."
 
 
 def _app() -> typer.Typer:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langfuse import Langfuse, get_client
 
 from evaluator.langfuse import LangfuseSettings, Tracing
@@ -412,3 +413,41 @@ def test_a_store_that_cannot_take_the_run_s_end_ends_the_langfuse_side_and_sync_
     code, text = cli("sync")
     assert code == 0, text
     _assert_each_score_once(langfuse_standin, _local_scores(with_langfuse))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["prompts", "push"],
+        ["datasets", "push", SUITE],
+        ["validate", "--scenario", f"{SUITE}/research-pdf-only.yaml", "--trace-id", "0" * 32],
+    ],
+)
+def test_a_command_that_cannot_reach_langfuse_gives_the_fix(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, command: list[str]
+) -> None:
+    """Before, these said only "error: Langfuse at ... is unreachable (checking the keys: ...)", with
+    no fix, where report and compare --source langfuse and validate --session-id gave one."""
+    langfuse_standin.go_down()
+    code, text = cli(*command)
+    text = " ".join(text.split())
+    assert code == 2, text
+    assert f"error: Langfuse at {langfuse_standin.base_url} is unreachable (checking the keys: " in text
+    assert (
+        "Fix: check that Langfuse is up at LANGFUSE_BASE_URL and reachable from here, then run the "
+        "command again." in text
+    )
+    assert "Traceback" not in text
+
+
+def test_a_command_langfuse_rate_limits_says_how_long_to_wait(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli
+) -> None:
+    langfuse_standin.rate_limit_next(10, retry_after=7)
+    code, text = cli("prompts", "push")
+    text = " ".join(text.split())
+    assert code == 2, text
+    assert "answered HTTP 429 while checking the keys" in text
+    assert (
+        "Fix: Langfuse is rate-limiting these keys: wait 7 s, as it asks, then run the command again." in text
+    )
