@@ -155,9 +155,10 @@ class OpenAIJudgeModel:
         if isinstance(exc, openai.APITimeoutError):
             return JudgeUnavailableError(
                 f"the judge endpoint {self._where} did not answer within {timeout:g} s. Fix: raise [judge] "
-                "timeout_seconds, or lower --judge-concurrency ([judge] concurrency) to the requests the "
-                "server works on at once: a local server queues the others, and their wait counts (Ollama: "
-                "OLLAMA_NUM_PARALLEL, default 1; llama.cpp: --parallel)"
+                "timeout_seconds, or lower --judge-concurrency (of `evaluator run`; [judge] concurrency: "
+                "`validate` asks one judgement at a time) to the requests the server works on at once: a "
+                "local server queues the others, and their wait counts (Ollama: OLLAMA_NUM_PARALLEL, default "
+                "1; llama.cpp: --parallel)"
             )
         if isinstance(exc, openai.APIConnectionError) and isinstance(
             exc.__cause__, httpx2.RemoteProtocolError

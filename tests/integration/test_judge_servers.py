@@ -1,7 +1,8 @@
 """The judges against what real OpenAI-compatible servers answer, as the stand-in reproduces it: a model
 the server does not serve (llama.cpp's router says so with a 400, Ollama with a 404), a server still
 loading its model (llama.cpp's 503), a server that queues what it cannot work on at once (Ollama,
-llama.cpp); each unscored with what happened and the fix, and the run's token figures left not
+llama.cpp; `validate`, which asks one judgement at a time, is told the concurrency option is
+`evaluator run`'s); each unscored with what happened and the fix, and the run's token figures left not
 measured when no call reported any. A thinking model's verdict is its answer, wherever the server
 files its thoughts."""
 
@@ -169,3 +170,27 @@ def test_a_request_that_waited_out_its_timeout_in_the_server_s_queue_names_the_s
     for reason in timed_out:
         assert "Fix: raise [judge] timeout_seconds, or lower --judge-concurrency" in reason, reason
         assert "OLLAMA_NUM_PARALLEL" in reason and "--parallel" in reason
+
+
+def test_a_judgement_validate_timed_out_names_the_concurrency_option_as_run_s(
+    demo_project: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`validate` asks one judgement at a time and takes no --judge-concurrency: a judgement of its
+    that timed out says that option is `evaluator run`'s, not one to give `validate`."""
+    config = demo_project / "evaluator.toml"
+    config.write_text(config.read_text() + "\n[judge]\ntimeout_seconds = 0.5\nmax_attempts = 1\n")
+    with JudgeStandIn(latency=1.5) as slow:
+        monkeypatch.setenv("EVALUATOR_JUDGE_BASE_URL", slow.base_url)
+        code, text = cli(
+            "validate",
+            "--scenario",
+            str(ROOT / "scenarios/research/research-pdf-only.yaml"),
+            "--trace",
+            str(ROOT / "examples/traces/research-pdf-only.json"),
+            "--json",
+        )
+    assert code == 1, text
+    document, _ = json.JSONDecoder().raw_decode(text)  # the warnings on stderr follow it
+    reason = document["judge"]["quality"]["reason"]
+    assert "did not answer within 0.5 s" in reason, reason
+    assert "--judge-concurrency (of `evaluator run`" in reason, reason
