@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from evaluator.run.dialogue import DialogueSettings
     from evaluator.run.experiment import (
         ExperimentPlan,
-        ExperimentReport,
         PushReport,
         plan_experiment,
         push_suite,
@@ -46,7 +45,7 @@ if TYPE_CHECKING:
         select_scenarios,
     )
     from evaluator.run.service import run_suite
-    from evaluator.run.suite import Notice, RunNotStoredError, SuiteOptions, SuiteRun
+    from evaluator.run.suite import ExperimentReport, Notice, RunNotStoredError, SuiteOptions, SuiteRun
     from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest, load_target
     from evaluator.run.verify import VerifyReport, verify_run
 
@@ -111,7 +110,6 @@ __getattr__, __dir__ = lazy_names(
         **dict.fromkeys(
             (
                 "ExperimentPlan",
-                "ExperimentReport",
                 "PushReport",
                 "plan_experiment",
                 "push_suite",
@@ -137,7 +135,10 @@ __getattr__, __dir__ = lazy_names(
         ),
         **dict.fromkeys(("check_output_file", "store_files"), "evaluator.run.files"),
         "run_suite": "evaluator.run.service",
-        **dict.fromkeys(("Notice", "RunNotStoredError", "SuiteOptions", "SuiteRun"), "evaluator.run.suite"),
+        **dict.fromkeys(
+            ("ExperimentReport", "Notice", "RunNotStoredError", "SuiteOptions", "SuiteRun"),
+            "evaluator.run.suite",
+        ),
         **dict.fromkeys(
             ("PromptResolver", "Reply", "Target", "TargetRequest", "load_target"), "evaluator.run.target"
         ),

@@ -19,7 +19,6 @@ from evaluator.metrics import MetricSet
 from evaluator.prompts import ManagedPrompts, Prompt, PromptLibrary, PromptSource
 from evaluator.run.experiment import (
     ExperimentPlan,
-    ExperimentReport,
     experiment_metadata,
     plan_experiment,
     report_experiment,
@@ -29,7 +28,7 @@ from evaluator.run.judging import judge_prompt_names
 from evaluator.run.pipeline import RunOptions
 from evaluator.run.provenance import targets_of
 from evaluator.run.selection import trace_rules
-from evaluator.run.suite import Notice, SuiteRun
+from evaluator.run.suite import ExperimentReport, Notice, SuiteRun
 from evaluator.run.verify import verify_run
 from evaluator.scenarios import LoadedScenario
 from evaluator.storage import DeliveryReport, LiveDelivery, SpanDeliveryReport, Store, deliver, deliver_spans

@@ -49,13 +49,13 @@ from evaluator.metrics import MetricSet
 from evaluator.prompts import Prompt, PromptLibrary
 from evaluator.results import RunInfo, ScenarioResult, run_provenance, run_summaries
 from evaluator.run.dialogue import turn_scenario
+from evaluator.run.suite import ExperimentReport
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
 
 __all__ = [
     "RUN_DIALOGUE_PREFIX",
     "ExperimentPlan",
-    "ExperimentReport",
     "PushReport",
     "experiment_metadata",
     "plan_experiment",
@@ -94,21 +94,6 @@ class ExperimentPlan:
     def linked(self, result: ScenarioResult) -> bool:
         """Whether a result's trace (a dialogue's: its first turn's) carried the link."""
         return self.traced.get(result.scenario_id, result.scenario_id) in self.links
-
-
-@dataclass(frozen=True, kw_only=True)
-class ExperimentReport:
-    """What became of a run's experiment: the scenarios whose traces carried the link, those that have
-    no item in the dataset, the run-level scores posted, and why posting them failed, if it did."""
-
-    dataset: str
-    run_name: str
-    experiment_id: str
-    url: str | None = None
-    linked: list[str] = field(default_factory=list)  # scenario ids
-    not_in_dataset: list[str] = field(default_factory=list)
-    scores: list[str] = field(default_factory=list)  # run-level score names posted
-    error: str | None = None
 
 
 def dataset_item(scenario: LoadedScenario, dataset: str) -> DatasetItem:

@@ -8,7 +8,6 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from evaluator.errors import StoreError
 from evaluator.judge import JudgeModel
@@ -16,10 +15,7 @@ from evaluator.results import RunInfo, ScenarioResult
 from evaluator.run.verify import VerifyReport
 from evaluator.storage import DeliveryReport, DeliveryStatus, SpanDeliveryReport
 
-if TYPE_CHECKING:
-    from evaluator.run.experiment import ExperimentReport
-
-__all__ = ["Notice", "RunNotStoredError", "SuiteOptions", "SuiteRun", "logged_notice"]
+__all__ = ["ExperimentReport", "Notice", "RunNotStoredError", "SuiteOptions", "SuiteRun", "logged_notice"]
 
 Notice = Callable[[str, str], None]  # (kind: "warning" | "error" | "note", message)
 
@@ -56,6 +52,21 @@ class SuiteOptions:
     output: Path | None = None
     run_name: str | None = None
     verify_langfuse: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExperimentReport:
+    """What became of a run's experiment: the scenarios whose traces carried the link, those that have
+    no item in the dataset, the run-level scores posted, and why posting them failed, if it did."""
+
+    dataset: str
+    run_name: str
+    experiment_id: str
+    url: str | None = None
+    linked: list[str] = field(default_factory=list)  # scenario ids
+    not_in_dataset: list[str] = field(default_factory=list)
+    scores: list[str] = field(default_factory=list)  # run-level score names posted
+    error: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,9 +5,11 @@ exactly their `__all__`."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -87,3 +89,15 @@ def test_lazy_names_gives_the_module_hooks() -> None:
 
     assert get("ConfigError") is ConfigError
     assert "ConfigError" in listed()
+
+
+@pytest.mark.parametrize("package", FULLY_LAZY)
+def test_the_public_dataclasses_annotations_resolve(package: str) -> None:
+    """A name kept to `if TYPE_CHECKING:` in a module to spare an import would break the annotations of
+    its public dataclasses at run time (`typing.get_type_hints`, as pydantic and other tools read them)."""
+    module = importlib.import_module(package)
+    classes = [getattr(module, name) for name in module.__all__]
+    checked = [c for c in classes if isinstance(c, type) and dataclasses.is_dataclass(c)]
+    assert checked
+    for cls in checked:
+        typing.get_type_hints(cls)
