@@ -68,7 +68,8 @@ from evaluator.trace import (
 _EMBEDDED_BASE_URL = "http://127.0.0.1:9"  # never contacted: spans go to the discarding exporter
 _EMBEDDED_SECRET_KEY = "sk-lf-evaluator-embedded"  # noqa: S105 - a placeholder, never a secret
 # The SDK drops a propagated trace name, or trace metadata value in its JSON form (a string's quotes
-# included), of more than 200 characters whole: the values are cut to fit (`_fitting`).
+# included), of more than 200 characters whole: metadata values are cut to fit (`_fitting`), a longer
+# trace name is not given (the trace is then named after its root span).
 _METADATA_VALUE_LIMIT = 200
 _MEDIA_UPLOAD = "LANGFUSE_MEDIA_UPLOAD_ENABLED"  # langfuse._client.environment_variables
 _FLUSH_AT = "LANGFUSE_FLUSH_AT"  # spans per export batch; the SDK's default is 512
@@ -353,7 +354,9 @@ class Tracing:
                 end_on_exit=False,
             ) as span,
             propagate_attributes(
-                trace_name=scenario_id[:_METADATA_VALUE_LIMIT],
+                # longer than the SDK takes: none, and Langfuse names the trace after its root span,
+                # which holds the whole id (a cut one could be another scenario's)
+                trace_name=scenario_id if len(scenario_id) <= _METADATA_VALUE_LIMIT else None,
                 session_id=session_id or run_id,
                 tags=[*tags, run_id],
                 metadata={"scenario_id": _fitting(scenario_id), "run_id": _fitting(run_id)},
