@@ -7,17 +7,24 @@ down at its end only when the process ends with it (a command: `evaluator run`, 
 Anywhere else (a script, a notebook, a test session running several suites) the run flushes and leaves
 the client running for the team's own code, and the client is shut down at the process's exit, waiting
 at most the bound it was left with: the SDK's own exit hook flushes without one.
+
+The exit hook cannot start the threads that bound each shutdown: from Python 3.12 the interpreter is
+finalizing when exit hooks run, and `Thread.start()` raises "can't create new thread at interpreter
+shutdown" (3.12.1). So a thread for each client to be shut down at exit is started beforehand, when the
+client is left running, and waits for its work.
 """
 
 from __future__ import annotations
 
 import atexit
+import queue
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from evaluator._time import bounded, bounded_together
+from evaluator._time import bounded
 
 if TYPE_CHECKING:
     from langfuse import Langfuse
@@ -27,6 +34,10 @@ __all__ = ["in_command", "one_command", "shut_down_at_exit", "shut_down_now"]
 _lock = threading.Lock()
 _commands = 0  # nesting depth of one_command()
 _at_exit: dict[str, tuple[Langfuse, float]] = {}  # public key -> (client, seconds to wait at exit)
+# Threads started ahead for the exit hook, each running one work put here; never fewer than _at_exit's
+# clients (the most clients left running at once).
+_standby: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+_standby_threads = 0
 
 
 @contextmanager
@@ -53,8 +64,14 @@ def shut_down_at_exit(public_key: str, client: Langfuse, seconds: float) -> None
     the key wins). The exit hook is registered again each time, so it comes after the SDK's own hook of
     every client so far (exit hooks run last first) and runs before them: the SDK's shutdown takes its
     own hook off, and a Langfuse that hangs cannot hold the exit."""
+    global _standby_threads  # noqa: PLW0603 - counts the threads started for the process's exit
     with _lock:
         _at_exit[public_key] = (client, seconds)
+        while _standby_threads < len(_at_exit):
+            threading.Thread(
+                target=_run_one_standby_work, daemon=True, name="langfuse-shutdown-at-exit"
+            ).start()
+            _standby_threads += 1
         atexit.unregister(_shut_down_all)
         atexit.register(_shut_down_all)
 
@@ -67,8 +84,31 @@ def shut_down_now(public_key: str, client: Langfuse, seconds: float) -> bool:
     return bounded(client.shutdown, seconds)
 
 
+def _run_one_standby_work() -> None:
+    _standby.get()()  # a daemon thread: one that is still waiting, or hung, does not hold the exit
+
+
 def _shut_down_all() -> None:
+    """Each client shut down on a thread of its own (side by side: many keys), waited for at most its
+    own bound from now."""
     with _lock:
         clients = list(_at_exit.values())
         _at_exit.clear()
-    bounded_together([(client.shutdown, seconds) for client, seconds in clients])  # side by side: many keys
+    start = time.monotonic()
+    waits = []
+    for client, seconds in clients:
+        finished = threading.Event()
+        _standby.put(_then_set(client.shutdown, finished))
+        waits.append((finished, seconds))
+    for finished, seconds in waits:
+        finished.wait(max(0.0, start + seconds - time.monotonic()))
+
+
+def _then_set(work: Callable[[], object], finished: threading.Event) -> Callable[[], None]:
+    def run() -> None:
+        try:
+            work()
+        finally:
+            finished.set()
+
+    return run
