@@ -22,6 +22,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -233,16 +234,24 @@ class Store:
         self.path = path
         self._lock = threading.Lock()
         self._kept: dict[tuple[str, int, str, str], tuple[str, str]] = {}  # verdicts not written yet
+        db = None
         try:
             if read_only and path is not None:
-                self._db = _open_read_only(path)
+                db = _open_read_only(path)
             else:
                 if path is not None:
                     path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = _open(path)
-            self._score_key = _score_key(self._db)
+                db = _open(path)
+            self._score_key = _score_key(db)
         except (OSError, sqlite3.Error) as exc:
+            if db is not None:  # a damaged store: opened, but not a store
+                db.close()
             raise _store_error(path, exc, writing=False) from None
+        self._db = db
+        # A handle dropped without `close()` (a script's, a notebook's, a test's `Store(None)`) closes
+        # its connection when collected, as it did before Python 3.13, where an unclosed connection
+        # warns (ResourceWarning). Not at exit: a daemon thread may still be writing then.
+        weakref.finalize(self, db.close).atexit = False
 
     @classmethod
     def reading(cls, path: Path) -> Store:

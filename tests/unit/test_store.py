@@ -1,5 +1,6 @@
 """The SQLite store: results and scores survive, re-recording never duplicates, the outbox works."""
 
+import gc
 import sqlite3
 import threading
 from dataclasses import replace
@@ -501,3 +502,21 @@ def test_runs_chosen_by_id_and_whether_any_is_a_dialogue_need_no_json_functions_
     store = Store(tmp_path / "evaluator.db")
     assert store.has_dialogues() is True
     store.close()
+
+
+def test_a_store_dropped_without_close_closes_its_connection(tmp_path: Path) -> None:
+    """As a script or a notebook drops a handle: its connection is closed when the handle is collected
+    (Python 3.13 warns of a connection collected open), and what it wrote is there for the next one."""
+    store = Store(tmp_path / "evaluator.db")
+    store.start_run(RunInfo(id="run-1", name="n", started_at="2026-11-22T10:00:00Z"))
+    store.record("run-1", _result(["a"]), [], destination=DEST)
+    connection = store._db
+    del store
+    gc.collect()
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        connection.execute("SELECT 1")
+    reopened = Store(tmp_path / "evaluator.db")
+    try:
+        assert [run["id"] for run in reopened.runs()] == ["run-1"]
+    finally:
+        reopened.close()
