@@ -40,52 +40,55 @@ def sync(
     Langfuse has acknowledged everything for this project."""
     config = load_config(config_path)
     store = Store(config.store_path)
-    limits = config.settings.langfuse
-    scores = spans = None
-    deadline = Deadline(limits.delivery_deadline_seconds)
-    with langfuse("sync", config) as connection:
-        destination = connection.destination
-        if retry_rejected:
-            out.print(f"{store.retry_rejected(destination)} rejected scores are back in the outbox")
-        if store.delivery_status(destination).complete:
-            _check_keys(connection)  # wrong keys are wrong even when nothing waits for them
-            out.print("Nothing waits for this Langfuse project.")
-        else:
-            try:
-                connection.project_id()
-                if not force:  # the spans first: a score goes once its trace is in Langfuse
-                    spans = deliver_spans(
-                        store, connection.spans, destination, deadline=deadline, now=utc_now
+    try:
+        limits = config.settings.langfuse
+        scores = spans = None
+        deadline = Deadline(limits.delivery_deadline_seconds)
+        with langfuse("sync", config) as connection:
+            destination = connection.destination
+            if retry_rejected:
+                out.print(f"{store.retry_rejected(destination)} rejected scores are back in the outbox")
+            if store.delivery_status(destination).complete:
+                _check_keys(connection)  # wrong keys are wrong even when nothing waits for them
+                out.print("Nothing waits for this Langfuse project.")
+            else:
+                try:
+                    connection.project_id()
+                    if not force:  # the spans first: a score goes once its trace is in Langfuse
+                        spans = deliver_spans(
+                            store, connection.spans, destination, deadline=deadline, now=utc_now
+                        )
+                    scores = deliver(
+                        store,
+                        connection.scores,
+                        destination,
+                        deadline=deadline,
+                        batch_size=limits.score_batch_size,
+                        force=force,
+                        now=utc_now,
                     )
-                scores = deliver(
-                    store,
-                    connection.scores,
-                    destination,
-                    deadline=deadline,
-                    batch_size=limits.score_batch_size,
-                    force=force,
-                    now=utc_now,
-                )
-                if force:  # the scores first: spans that keep failing must not use up their time
-                    spans = deliver_spans(
-                        store, connection.spans, destination, deadline=deadline, now=utc_now
+                    if force:  # the scores first: spans that keep failing must not use up their time
+                        spans = deliver_spans(
+                            store, connection.spans, destination, deadline=deadline, now=utc_now
+                        )
+                    posted, failed = deliver_experiment_scores(
+                        store, connection.datasets, destination, deadline=deadline, now=utc_now
                     )
-                posted, failed = deliver_experiment_scores(
-                    store, connection.datasets, destination, deadline=deadline, now=utc_now
-                )
-                if posted:
-                    runs = "1 run" if posted == 1 else f"{posted} runs"
-                    out.print(f"Run-level scores posted to the experiments of {runs}", highlight=False)
-                if failed:
-                    notice(err, "warning", f"run-level scores not posted: {failed}")
-                connection.scores.ensure_score_configs(builtin_metrics(config).definitions, deadline)
-            except LangfuseUnavailableError as exc:
-                notice(err, "error", str(exc))
-    status = store.delivery_status(destination)
-    elsewhere = sum(n for where, n in store.waiting_by_destination().items() if where != destination)
-    print_delivery(out, status, scores=scores, spans=spans, elsewhere=elsewhere)
-    unknown = (scores.unknown if scores else 0) + (spans.unknown if spans else 0)
-    raise typer.Exit(EXIT_PASSED if status.complete and not unknown else EXIT_FAILED)
+                    if posted:
+                        runs = "1 run" if posted == 1 else f"{posted} runs"
+                        out.print(f"Run-level scores posted to the experiments of {runs}", highlight=False)
+                    if failed:
+                        notice(err, "warning", f"run-level scores not posted: {failed}")
+                    connection.scores.ensure_score_configs(builtin_metrics(config).definitions, deadline)
+                except LangfuseUnavailableError as exc:
+                    notice(err, "error", str(exc))
+        status = store.delivery_status(destination)
+        elsewhere = sum(n for where, n in store.waiting_by_destination().items() if where != destination)
+        print_delivery(out, status, scores=scores, spans=spans, elsewhere=elsewhere)
+        unknown = (scores.unknown if scores else 0) + (spans.unknown if spans else 0)
+        raise typer.Exit(EXIT_PASSED if status.complete and not unknown else EXIT_FAILED)
+    finally:
+        store.close()  # its connection, at once (Python 3.13 warns of one left open)
 
 
 def _check_keys(connection: LangfuseConnection) -> None:
