@@ -1,6 +1,5 @@
 """The SQLite store: results and scores survive, re-recording never duplicates, the outbox works."""
 
-import gc
 import sqlite3
 import threading
 from dataclasses import replace
@@ -511,8 +510,8 @@ def test_a_store_dropped_without_close_closes_its_connection(tmp_path: Path) -> 
     store.start_run(RunInfo(id="run-1", name="n", started_at="2026-11-22T10:00:00Z"))
     store.record("run-1", _result(["a"]), [], destination=DEST)
     connection = store._db
+    # its last reference: collected at once (no gc.collect(), which would find other tests' garbage)
     del store
-    gc.collect()
     with pytest.raises(sqlite3.ProgrammingError, match="closed"):
         connection.execute("SELECT 1")
     reopened = Store(tmp_path / "evaluator.db")
