@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 Status = Literal["passed", "failed", "error"]
-__all__ = ["JudgeStatus"]  # defined with the metric shape; re-exported here, where results use it
+__all__ += ["JudgeStatus"]  # defined with the metric shape; re-exported here, where results use it
 
 # Why a finished scenario has no judge verdict in a run that stopped early: its judges had not begun
 # (the summary counts these apart, since the judges were meant to run)

@@ -116,3 +116,12 @@ def test_a_result_turned_into_an_evaluator_error_keeps_its_facts_and_says_its_ve
     assert document["output"] == "the answer" and document["latency_ms"] == 12.0
     assert document["judge_status"] == {"status": "unscored", "reason": "evaluator error: KeyError: 'name'"}
     assert document["evaluator_error"]["type"] == "KeyError"
+
+
+def test_the_result_model_exports_its_own_names_and_the_re_exported_judge_status() -> None:
+    """`results.model`'s `__all__` lists its own names and JudgeStatus (a second assignment had left it
+    JudgeStatus alone, so a star import took nothing else)."""
+    from evaluator.results import model
+
+    assert {"RunInfo", "ScenarioResult", "JUDGES_INTERRUPTED", "JudgeStatus"} <= set(model.__all__)
+    assert all(hasattr(model, name) for name in model.__all__)
