@@ -42,6 +42,7 @@ from evaluator.trace import (
     SessionTrace,
     TraceRules,
     detail_from_file,
+    in_turn_order,
     list_session,
     load_trace_file,
     read_session,
@@ -180,6 +181,7 @@ def _read_session(
     )
     with err.status(f"Reading the {count} traces of session {session} from Langfuse..."):
         reads = read_session(connection.traces, listing.traces, deadline_seconds=deadline, rules=rules)
+    reads = in_turn_order(listing.traces, reads, [turn.user for turn in item.scenario.turns or ()])
     for index, read in enumerate(reads):
         if not read.settled:
             notice(

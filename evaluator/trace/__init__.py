@@ -23,6 +23,7 @@ from evaluator.trace.session_readback import (
     SessionListing,
     SessionReader,
     SessionTrace,
+    in_turn_order,
     list_session,
     read_session,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "detail_from_langfuse_trace",
     "detail_from_observations",
     "detail_from_spans",
+    "in_turn_order",
     "list_session",
     "load_tool_schemas",
     "load_trace_file",

@@ -18,6 +18,7 @@ cuts longer values at 200 characters).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
@@ -35,6 +36,7 @@ __all__ = [
     "SessionListing",
     "SessionReader",
     "SessionTrace",
+    "in_turn_order",
     "list_session",
     "read_session",
     "session_traces",
@@ -236,3 +238,51 @@ def read_session(
         )
         for listed in traces
     ]
+
+
+def in_turn_order(
+    listed: Sequence[SessionTrace], reads: Sequence[ReadBack], messages: Sequence[str]
+) -> list[ReadBack]:
+    """`reads` (one per listed trace, in the listing's order), with traces the listing cannot tell apart
+    (started in the same millisecond, Langfuse's resolution, and naming no turn: a conversation
+    recorded outside a run whose turns took less than that) put in the order of the user `messages`
+    their roots' inputs hold: a trace's is the last of the messages its input holds (an input may carry
+    the conversation before it). Such a group keeps the listing's order unless that gives each of its
+    traces a message of its own."""
+    ordered = list(reads)
+    start = 0
+    while start < len(listed):
+        end = start + 1
+        while end < len(listed) and _tied(listed[start], listed[end]):
+            end += 1
+        group = ordered[start:end]
+        held = [_last_message_held(read, messages) for read in group]
+        places = [h for h in held if h is not None]
+        if len(group) > 1 and len(places) == len(group) and len(set(places)) == len(places):
+            ordered[start:end] = [
+                read for _, read in sorted(zip(places, group, strict=True), key=lambda p: p[0])
+            ]
+        start = end
+    return ordered
+
+
+def _tied(first: SessionTrace, other: SessionTrace) -> bool:
+    return (
+        first.turn is None
+        and other.turn is None
+        and first.started is not None
+        and first.started == other.started
+    )
+
+
+def _last_message_held(read: ReadBack, messages: Sequence[str]) -> int | None:
+    """The index of the last user message the trace's root observations' input holds; None: none."""
+    if read.detail is None:
+        return None
+    text = " ".join(_text(o.input) for o in read.detail().observations if o.parent_id is None)
+    held = [index for index, message in enumerate(messages) if message and message in text]
+    return held[-1] if held else None
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
