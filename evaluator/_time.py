@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 
@@ -43,18 +43,7 @@ def bounded(work: Callable[[], object], timeout_seconds: float) -> bool:
     """Run `work()` in a daemon thread and wait at most `timeout_seconds`; False if it is still running.
     (A daemon thread cannot keep the process alive, so a hung service, Langfuse say, cannot hold the
     evaluator.)"""
-    return bounded_together([(work, timeout_seconds)])
-
-
-def bounded_together(works: Sequence[tuple[Callable[[], object], float]]) -> bool:
-    """`bounded` for several works side by side, each waited for at most its own seconds from now;
-    False if any is still running."""
-    start = time.monotonic()
-    workers = []
-    for work, seconds in works:
-        worker = threading.Thread(target=work, daemon=True, name="langfuse-bounded")
-        worker.start()
-        workers.append((worker, seconds))
-    for worker, seconds in workers:
-        worker.join(max(0.0, start + seconds - time.monotonic()))
-    return not any(worker.is_alive() for worker, _ in workers)
+    worker = threading.Thread(target=work, daemon=True, name="langfuse-bounded")
+    worker.start()
+    worker.join(timeout_seconds)
+    return not worker.is_alive()

@@ -88,12 +88,10 @@ __all__ = [
 ]
 
 JUDGE_NOT_AVAILABLE = JudgeStatus(status="skipped", reason="the LLM judges were not configured for this run")
-JUDGE_INTERRUPTED = JUDGES_INTERRUPTED
-JUDGE_CUT_OFF = JUDGES_CUT_OFF
 # ... and of a judge that had not ended then, when another judge of the same answer had (its verdict kept)
 _JUDGE_UNFINISHED = {
-    JUDGE_INTERRUPTED: "the run was interrupted before this judge ended",
-    JUDGE_CUT_OFF: "the run stopped early, before this judge ended",
+    JUDGES_INTERRUPTED: "the run was interrupted before this judge ended",
+    JUDGES_CUT_OFF: "the run stopped early, before this judge ended",
 }
 _log = logging.getLogger(__name__)
 _RECORD_BATCH = 256  # results committed per transaction, at most
@@ -398,7 +396,7 @@ class _Run:
         # unjudged (a target blocking the loop would keep them from running at all).
         early = not self._all_stored.is_set()
         if not self._judges_idle.wait(max(0.0, ends - time.monotonic()) if early else None):
-            self._settle_judges(JUDGE_CUT_OFF)
+            self._settle_judges(JUDGES_CUT_OFF)
         self._to_record.put(None)
         joined(self._recorder)
         self._watchdog.close()
@@ -476,7 +474,7 @@ class _Run:
         self._stopping.set()
         with self._lock:
             self._interrupted.set()
-        self._settle_judges(JUDGE_INTERRUPTED)
+        self._settle_judges(JUDGES_INTERRUPTED)
 
     def _settle_judges(self, status: JudgeStatus) -> None:
         """What the judge stage holds, to the store with the verdicts of the judgements that had ended
@@ -1070,7 +1068,7 @@ class _Run:
         )
 
 
-def _unjudged(done: Finished, status: JudgeStatus = JUDGE_INTERRUPTED) -> Finished:
+def _unjudged(done: Finished, status: JudgeStatus = JUDGES_INTERRUPTED) -> Finished:
     """A result recorded without its judges, because the run was interrupted (or cut off)."""
     return done._replace(result=replace(done.result, judge_status=status))
 

@@ -255,13 +255,14 @@ def in_turn_order(
         end = start + 1
         while end < len(listed) and _tied(listed[start], listed[end]):
             end += 1
-        group = ordered[start:end]
-        held = [_last_message_held(read, messages) for read in group]
-        places = [h for h in held if h is not None]
-        if len(group) > 1 and len(places) == len(group) and len(set(places)) == len(places):
-            ordered[start:end] = [
-                read for _, read in sorted(zip(places, group, strict=True), key=lambda p: p[0])
-            ]
+        if end - start > 1:  # only a tie asks the traces' inputs (each trace's detail built)
+            group = ordered[start:end]
+            held = [_last_message_held(read, messages) for read in group]
+            places = [h for h in held if h is not None]
+            if len(places) == len(group) and len(set(places)) == len(places):
+                ordered[start:end] = [
+                    read for _, read in sorted(zip(places, group, strict=True), key=lambda p: p[0])
+                ]
         start = end
     return ordered
 

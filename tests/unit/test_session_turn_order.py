@@ -59,3 +59,15 @@ def test_traces_the_listing_orders_are_left_where_they_are() -> None:
     ]
     assert _ids(in_turn_order(apart, reads, MESSAGES)) == ["b", "a"]  # started apart: time decides
     assert _ids(in_turn_order(_listed("b", "a", turn=0), reads, MESSAGES)) == ["b", "a"]  # named turns decide
+
+
+def test_traces_apart_in_the_listing_are_not_read_for_their_inputs() -> None:
+    def unread() -> TraceDetail:
+        raise AssertionError("an untied trace's detail was built")
+
+    reads = [ReadBack(trace=TraceBuilder().build(i), settled=True, detail=unread) for i in ("a", "b")]
+    apart = [
+        SessionTrace(trace_id="a", started=1.0, observations=1),
+        SessionTrace(trace_id="b", started=2.0, observations=1),
+    ]
+    assert _ids(in_turn_order(apart, reads, MESSAGES)) == ["a", "b"]
