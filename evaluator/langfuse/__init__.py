@@ -3,11 +3,15 @@ client's lifetime after a run), experiments (a trace linked to its dataset item 
 attributes), and one connected project split by role (scores, span re-sending, trace read-back, prompt
 management, datasets, score read-back).
 
-Its names are imported on first use (evaluator._lazy): importing the package loads no SDK."""
+Its names are imported on first use (evaluator._lazy): importing the package loads no SDK. It defers
+httpx's command line (`_httpx_cli`) before any of its modules imports httpx."""
 
 from typing import TYPE_CHECKING
 
 from evaluator._lazy import lazy_names
+from evaluator.langfuse import _httpx_cli
+
+_httpx_cli.defer()
 
 if TYPE_CHECKING:
     from evaluator.langfuse.connection import LangfuseConnection
