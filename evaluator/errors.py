@@ -10,8 +10,10 @@
     │   ├── LangfuseAuthError      Langfuse rejected the keys (401/403): one message, no retries
     │   └── StoreError             the local store cannot be used: disk full, locked by another
     │       │                      program, damaged or not a database, read-only place (exit 4)
-    │       └── RunNotStoredError  (evaluator.run) a run is over but the store could not take its end:
-    │                              it carries the run, every result in it
+    │       ├── NotRecordedError   (evaluator.run.pipeline) the store failed during a run's pipeline:
+    │       │                      it carries every result, and which ones the store did not take
+    │       └── RunNotStoredError  (evaluator.run) a run is over but the store could not take its end
+    │                              (or failed during it): it carries the run, every result in it
     ├── LangfuseUnavailableError   Langfuse unreachable, failing (5xx) or rate-limiting (429)
     ├── JudgeUnavailableError      the judge's LLM endpoint unreachable, timing out, failing or refusing
     │   ├── ResponseFormatRejectedError  the endpoint refused structured output (`response_format`)

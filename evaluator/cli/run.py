@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -170,18 +171,33 @@ def _run_suite(paths: list[str], options: SuiteOptions, config_path: Path | None
         progress.stop()
 
 
-def _show(suite: SuiteRun, *, table: bool, junit: Path | None, stored: bool = True) -> None:
+def _show(
+    suite: SuiteRun, *, table: bool, junit: Path | None, stored: bool = True, not_stored: Sequence[str] = ()
+) -> None:
     """The summary, where the run is kept, Langfuse's side, and the --junit file. Not `stored`: the
-    store holds the run's results, not its end."""
-    print_summary(out, suite.run, suite.results, expected_count=suite.expected, full_table=table)
+    store holds the run's results, not its end; nor those of `not_stored` (it failed during the run)."""
+    print_summary(
+        out,
+        suite.run,
+        suite.results,
+        expected_count=suite.expected,
+        full_table=table,
+        not_stored=len(not_stored),
+    )
     if suite.output is not None:
         out.print(f"Results: {suite.output}", highlight=False)
     kept = "" if stored else ": its results, not the run's end (the error below says why)"
+    if not_stored:
+        kept = (
+            f": {len(suite.results) - len(not_stored)} of its results, not the {len(not_stored)} it does "
+            "not have, nor the run's end (the error below says why)"
+        )
     out.print(f"Stored in {suite.store_path} (run {suite.run.id}){kept}", highlight=False, soft_wrap=True)
     if suite.connected:
         _print_langfuse(suite)
     if junit is not None:
-        write_junit(junit, junit_xml(suite.run, suite.results, suite.scenario_targets))
+        document = junit_xml(suite.run, suite.results, suite.scenario_targets, not_stored=set(not_stored))
+        write_junit(junit, document)
         out.print(f"JUnit XML: {junit}", highlight=False)
 
 
@@ -191,7 +207,7 @@ def _not_stored(
     """A run whose end the store could not take: its summary, Langfuse's side and the --junit file all
     the same (the results are all in memory), then the error to exit with, naming where they are."""
     try:
-        _show(exc.suite, table=table, junit=junit, stored=False)
+        _show(exc.suite, table=table, junit=junit, stored=False, not_stored=exc.not_stored)
     except ConfigError as failed:  # the --junit file could not be written now: said, the store's error kept
         notice(err, "error", str(failed))
         junit = None

@@ -162,8 +162,10 @@ def print_summary(
     expected_count: int,
     *,
     full_table: bool = False,
+    not_stored: int = 0,
 ) -> None:
-    """The scenarios that did not pass (every scenario with `full_table`), then the totals."""
+    """The scenarios that did not pass (every scenario with `full_table`), then the totals.
+    `not_stored`: how many of the results the local store does not have (it failed during the run)."""
     shown = results if full_table else [r for r in results if r.status != "passed"]
     if shown:
         console.print(
@@ -193,9 +195,10 @@ def print_summary(
         )
     if run.interrupted:
         running = max(0, run.started - len(results))
+        stored = f" ({not_stored} not stored: the local store failed)" if not_stored else " and are stored"
         console.print(
             f"[yellow]Stopped by {escape(run.signal or 'an interrupt')}: {len(results)} of {expected_count} "
-            f"scenarios finished and are stored; {running} cut off while running (no result), "
+            f"scenarios finished{stored}; {running} cut off while running (no result), "
             f"{expected_count - len(results) - running} never started.[/yellow]"
         )
     elif run.signal:

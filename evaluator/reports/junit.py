@@ -4,9 +4,10 @@ A failed scenario is a `<failure>` whose message lists its problems (missing and
 tools, the tool path, missing answer text); a scenario that raised, timed out or hit an evaluator error
 is an `<error>`. Test case time is the scenario's latency; the class name is `evaluator.<target>`, the
 scenario's own, when known (CI systems group cases by it, and keep a case's history by it and its
-name). A run stopped early (by a signal, or cut off by hung targets) has a `<skipped>` test case for
-each selected scenario without a result, saying why (cut off while running, or never started), so CI
-sees it as not run rather than gone. Characters XML 1.0 does not allow (a target's error with ANSI
+name). A run stopped early (by a signal, cut off by hung targets, or by its store failing) has a
+`<skipped>` test case for each selected scenario without a result, saying why (cut off while running,
+or never started), so CI sees it as not run rather than gone. A result the local store did not take
+says so in its `<system-out>`. Characters XML 1.0 does not allow (a target's error with ANSI
 colour codes, a NUL) are written as their escapes (`\\x1b`): every XML parser reads the file.
 """
 
@@ -33,9 +34,16 @@ def _xml_text(text: str) -> str:
     return _NOT_XML.sub(lambda found: repr(found.group())[1:-1], text)
 
 
-def junit_xml(run: RunInfo, results: Sequence[ScenarioResult], targets: Mapping[str, str]) -> str:
+def junit_xml(
+    run: RunInfo,
+    results: Sequence[ScenarioResult],
+    targets: Mapping[str, str],
+    *,
+    not_stored: Set[str] = frozenset(),
+) -> str:
     """The document; `targets` maps the run's selected scenario ids, in their order, to their target
-    names (a run stopped early: those without a result are skipped test cases)."""
+    names (a run stopped early: those without a result are skipped test cases); `not_stored`: the ids
+    of the results the local store did not take (it failed during the run)."""
     counts = totals(results)
     unfinished = _unfinished(run, list(targets), {r.scenario_id for r in results})
     seconds = sum((r.latency_ms or 0.0) for r in results) / 1000
@@ -52,7 +60,12 @@ def junit_xml(run: RunInfo, results: Sequence[ScenarioResult], targets: Mapping[
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", name="run_id", value=run.id)
     for result in results:
-        _case(suite, result, targets.get(result.scenario_id, "scenarios"))
+        _case(
+            suite,
+            result,
+            targets.get(result.scenario_id, "scenarios"),
+            stored=result.scenario_id not in not_stored,
+        )
     for scenario_id, why in unfinished.items():
         case = ET.SubElement(
             suite, "testcase", classname=f"evaluator.{targets[scenario_id]}", name=scenario_id, time="0.000"
@@ -84,7 +97,7 @@ def _unfinished(run: RunInfo, selected: Sequence[str], finished: Set[str]) -> di
     }
 
 
-def _case(suite: ET.Element, result: ScenarioResult, target: str) -> None:
+def _case(suite: ET.Element, result: ScenarioResult, target: str, *, stored: bool = True) -> None:
     case = ET.SubElement(
         suite,
         "testcase",
@@ -104,8 +117,11 @@ def _case(suite: ET.Element, result: ScenarioResult, target: str) -> None:
         error.text = _xml_text(
             result.evaluator_error.traceback if result.evaluator_error else result.error or ""
         )
-    if result.trace_id:
-        ET.SubElement(case, "system-out").text = f"trace {result.trace_id}"
+    said = [f"trace {result.trace_id}"] if result.trace_id else []
+    if not stored:
+        said.append("not in the local store: it failed during the run")
+    if said:
+        ET.SubElement(case, "system-out").text = "\n".join(said)
 
 
 def write_junit(path: Path, document: str) -> None:

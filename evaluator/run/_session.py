@@ -147,11 +147,14 @@ class Session:
         verify: bool,
         stop: threading.Event,
         stored: bool = True,
+        not_stored: int = 0,
     ) -> SuiteRun:
         """Every Langfuse step after the run, within one deadline; then the optional verification.
         Not `stored` (the store could not take the run's end): only the steps that need no store (the
         batches in flight, the span flush, the score configs, the experiment, the verification, the
-        SDK's last flush), and what waits in the outbox is said, not counted (`status` stays None)."""
+        SDK's last flush), and what waits in the outbox is said, not counted (`status` stays None);
+        so is what cannot wait there: the scores of the `not_stored` results (the store failed during
+        the run)."""
         limits = self._config.settings.langfuse
         connection = self._connection
         if connection is None:  # embedded: nothing to flush, and the tracing serves the next run too
@@ -174,7 +177,9 @@ class Session:
         spans, delivery, experiment, refused = None, None, None, False
         with _said_if_slow(_SLOW_SECONDS, still_sending):
             try:
-                spans, delivery = self._send(connection, suite.run.id, deadline, stored=stored)
+                spans, delivery = self._send(
+                    connection, suite.run.id, deadline, stored=stored, not_stored=not_stored
+                )
                 experiment = self._report_experiment(connection, suite, deadline)
             except LangfuseAuthError as exc:  # the keys worked when the run began: revoked since
                 refused = True
@@ -211,7 +216,13 @@ class Session:
         )
 
     def _send(
-        self, connection: LangfuseConnection, run_id: str, deadline: Deadline, *, stored: bool
+        self,
+        connection: LangfuseConnection,
+        run_id: str,
+        deadline: Deadline,
+        *,
+        stored: bool,
+        not_stored: int = 0,
     ) -> tuple[SpanDeliveryReport | None, DeliveryReport | None]:
         """The run's spans and scores into Langfuse, within `deadline` (score configs included). Not
         `stored`: the spans the SDK holds only; the outbox is left for `sync` (None, None)."""
@@ -229,7 +240,7 @@ class Session:
                 f"{self._store.path} could not take the run's end, and what Langfuse takes is marked "
                 "there. The run's scores not sent while it ran, and its traces Langfuse has not "
                 "acknowledged whole, wait in that outbox; once the store can be written, `evaluator "
-                "sync` sends them.",
+                "sync` sends them." + _unqueued(not_stored),
             )
         if self._configs is not None:
             self._configs_deadline.end_by(deadline)
@@ -343,6 +354,17 @@ class Session:
                 f"the run-level scores of experiment {report.run_name!r} were not posted: {report.error}.",
             )
         return report
+
+
+def _unqueued(count: int) -> str:
+    """What cannot wait in the outbox: the scores of the results the store does not have."""
+    if not count:
+        return ""
+    return (
+        f" The scores of the {count} results the store does not have are not in that outbox, nor sent: "
+        "nothing can send them later (their traces went to Langfuse as far as the SDK sent them, "
+        "without scores); run those scenarios again once the store can be written."
+    )
 
 
 def check_langfuse(connection: LangfuseConnection | None, on_notice: Notice) -> bool:

@@ -21,6 +21,10 @@ time through each stage, many scenarios at once.
 - **Record**: one thread commits finished results with their scores and (connected) captured spans to
   the store, many per transaction (what arrived within a short window), and only then reports each as
   finished (`on_result`); delivery reads them from the store while the run goes on (storage.LiveDelivery).
+  Should the store fail (a StoreError: disk full, locked past its busy timeout, read-only...), no
+  scenario starts after it, nothing more is written to it, and those started finish as they would have
+  (their timeouts, their judges): `run` raises `NotRecordedError` with every result, saying which ones
+  the store did not take.
 
 An exception inside the evaluator (not the target) is an *evaluator error*: kept with its traceback
 in that scenario's result, scored against nobody; the other scenarios go on.
@@ -47,7 +51,7 @@ from typing import Any, Never, Protocol, cast
 from evaluator._secrets import failure_text
 from evaluator._time import utc_now
 from evaluator.config import LLMEndpoint
-from evaluator.errors import TargetTimeoutError, TraceError
+from evaluator.errors import StoreError, TargetTimeoutError, TraceError
 from evaluator.judge import Decided, Judges
 from evaluator.langfuse import ExperimentLink
 from evaluator.metrics import MetricSet
@@ -79,6 +83,7 @@ from evaluator.trace import DEFAULT_RULES, Trace, TraceDetail, TraceRules
 __all__ = [
     "JUDGE_NOT_AVAILABLE",
     "CapturedTrace",
+    "NotRecordedError",
     "Pipeline",
     "Recorder",
     "RootSpan",
@@ -158,6 +163,18 @@ class Recorder(Protocol):
     """Where finished scenarios go before they count as finished (storage.Store)."""
 
     def record_many(self, run_id: str, finished: Sequence[Finished], *, destination: str | None) -> None: ...
+
+
+class NotRecordedError(StoreError):
+    """The recorder failed during the run (`cause`, its StoreError): no scenario started after it and
+    those started finished as they would have. `run` and `results` (in the scenarios' order) are every
+    result the run has; `not_recorded` the ids of those the recorder did not take, in the same order."""
+
+    def __init__(
+        self, cause: StoreError, run: RunInfo, results: Sequence[ScenarioResult], not_recorded: Sequence[str]
+    ) -> None:
+        super().__init__(str(cause))
+        self.cause, self.run, self.results, self.not_recorded = cause, run, list(results), list(not_recorded)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -276,10 +293,13 @@ class Pipeline:
         stop: threading.Event | None = None,
         *,
         all_stored: threading.Event | None = None,
+        on_unrecorded: Callable[[StoreError, int], None] = lambda _, __: None,
     ) -> tuple[RunInfo, list[ScenarioResult]]:
         """Run every scenario; results in the scenarios' order. Ctrl-C (or `stop` being set, e.g. by
         a signal) stops starting scenarios, lets what finished reach the store, and returns it with
-        `interrupted=True`. `all_stored` is set once every scenario's result is stored."""
+        `interrupted=True`. `all_stored` is set once every scenario's result is stored. Should the
+        recorder fail, the scenarios started finish, and `NotRecordedError` carries every result;
+        `on_unrecorded` hears of the failure at once, with how many started scenarios are not stored."""
         if not options.run_id:
             options = replace(options, run_id=new_run_id())
         run = RunInfo(
@@ -292,11 +312,19 @@ class Pipeline:
         on_start(run)
         with (
             collector_tuned_for_run(),
-            _Run(self, scenarios, options, on_result, all_stored or threading.Event()) as active,
+            _Run(
+                self,
+                scenarios,
+                options,
+                on_result,
+                all_stored or threading.Event(),
+                on_unrecorded=on_unrecorded,
+            ) as active,
         ):
             stopped = active.wait(stop or threading.Event())
         finished = active.stored()  # after the stages ended: what they stored meanwhile counts too
         ordered = [finished[s.scenario.id] for s in scenarios if s.scenario.id in finished]
+        unrecorded, not_recorded = active.not_recorded
         done = RunInfo(
             id=run.id,
             name=run.name,
@@ -309,6 +337,11 @@ class Pipeline:
             started=active.started,
             cut_off=stopped if stopped not in (None, "interrupted") else None,
         )
+        if unrecorded is not None:
+            missing = set(not_recorded)
+            raise NotRecordedError(
+                unrecorded, done, ordered, [r.scenario_id for r in ordered if r.scenario_id in missing]
+            )
         return done, ordered
 
 
@@ -322,8 +355,11 @@ class _Run:
         options: RunOptions,
         on_result: Callable[[ScenarioResult], None],
         all_stored: threading.Event,
+        *,
+        on_unrecorded: Callable[[StoreError, int], None],
     ) -> None:
         self._p = pipeline
+        self._on_unrecorded = on_unrecorded
         self._options = options
         self._on_result = on_result
         self._total = len(scenarios)
@@ -338,12 +374,16 @@ class _Run:
         if not scenarios:
             self._all_stored.set()
         self._stopping = threading.Event()
+        self._starting = True  # scenarios may start (under `_lock`)
         self._interrupted = threading.Event()  # Ctrl-C: what is not judged yet is recorded unjudged
         self._lock = threading.Lock()
         self._judging: dict[str, _ToJudge] = {}  # what the judge stage holds, by scenario id
         self._hung = 0  # workers whose target timed out and has not returned yet
         self.started = 0  # scenarios whose target was called
         self._failure: BaseException | None = None  # the store could not record: the run cannot go on
+        self._unrecorded: StoreError | None = None  # the store failed: results are kept here only
+        self._not_recorded: list[str] = []  # the scenario ids of the results kept here only
+        self._store_stop: str | None = None  # why scenarios were not started, once the store failed
         self._watchdog = Watchdog()
         self._loop: EventLoopThread | None = None
         self._slot_count = min(options.concurrency, len(scenarios))  # target calls at once, at most
@@ -423,6 +463,8 @@ class _Run:
                     raise KeyboardInterrupt  # handled as Ctrl-C is, right below
                 if self._failure is not None:
                     raise self._failure
+                if self._all_reported():  # the store failed, and what had started is over
+                    return self._store_stop or None
                 all_hung_since = self._all_hung_since(all_hung_since)
                 if all_hung_since is not None and time.monotonic() - all_hung_since > self._grace:
                     stopped = self._cut_off()
@@ -433,11 +475,25 @@ class _Run:
         return stopped
 
     def stored(self) -> dict[str, ScenarioResult]:
-        """Every stored result, by scenario id; nothing is recorded after this (a result a judge still
-        holds after Ctrl-C is cut off, never stored behind the run's back)."""
+        """Every stored result, by scenario id (and, the store having failed, those kept here only:
+        `not_recorded`); nothing is recorded after this (a result a judge still holds after Ctrl-C is
+        cut off, never stored behind the run's back)."""
         with self._finished_lock:
             self._closed = True
             return dict(self._finished)
+
+    @property
+    def not_recorded(self) -> tuple[StoreError | None, list[str]]:
+        """The store's failure (None: it took every result) and the ids of the results it did not take."""
+        with self._finished_lock:
+            return self._unrecorded, list(self._not_recorded)
+
+    def _all_reported(self) -> bool:
+        """The store failed, and every scenario started has its result (none starts after the failure)."""
+        with self._lock:
+            started = self.started if self._store_stop is not None else None
+        with self._finished_lock:
+            return started is not None and len(self._finished) >= started
 
     @property
     def _grace(self) -> float:
@@ -452,7 +508,20 @@ class _Run:
         return since if since is not None else time.monotonic()
 
     def _cut_off(self) -> str:
-        self._stopping.set()
+        waiting = self._start_none()
+        return (
+            f"{waiting} scenarios were not started: all {self._slot_count} target slots are held by "
+            f"targets that timed out and have not returned for {self._grace:g} s more (fix the hanging "
+            "target, or raise --timeout)"
+        )
+
+    def _start_none(self, *, ending: bool = True) -> int:
+        """No scenario starts from now on (`started` is final); how many were waiting. `ending`: a
+        dialogue under way stops too, before its next turn (else it goes on to its end)."""
+        with self._lock:
+            self._starting = False
+            if ending:
+                self._stopping.set()
         waiting = 0
         while True:
             try:
@@ -460,11 +529,26 @@ class _Run:
             except queue.Empty:
                 break
             waiting += 1
-        return (
-            f"{waiting} scenarios were not started: all {self._slot_count} target slots are held by "
-            f"targets that timed out and have not returned for {self._grace:g} s more (fix the hanging "
-            "target, or raise --timeout)"
+        return waiting
+
+    def _store_failed(self, exc: StoreError) -> None:
+        """The store could not take results: no scenario starts, what is started finishes as it would
+        have (a dialogue its every turn), its results kept in memory only; the run says why those
+        waiting never started, and tells `on_unrecorded` at once how many started and are not stored
+        (running, with the judges, or finished and waiting for the record stage)."""
+        waiting = self._start_none(ending=False)
+        stop = (
+            f"{waiting} scenarios were not started: the local store failed during the run" if waiting else ""
         )
+        with self._lock:
+            self._store_stop = stop
+            started = self.started
+        with self._finished_lock:
+            running = started - len(self._finished)
+        try:
+            self._on_unrecorded(exc, running)
+        except Exception as failed:  # noqa: BLE001 - the caller's callback: the run goes on
+            _log.warning("on_unrecorded failed", exc_info=failed)
 
     def _settle(self) -> None:
         """After Ctrl-C: no scenario starts, and what is already past its target (judges skipped) gets
@@ -499,14 +583,21 @@ class _Run:
 
     # --- stage 1: targets --------------------------------------------------------------------------
 
-    def _work(self) -> None:
-        while not self._stopping.is_set():
+    def _next(self) -> LoadedScenario | None:
+        """The next scenario to start, counted as started in the same step (so once the run stops
+        starting scenarios, `started` is final); None when no more start."""
+        with self._lock:
+            if self._stopping.is_set() or not self._starting:
+                return None
             try:
                 item = self._todo.get_nowait()
             except queue.Empty:
-                return
-            with self._lock:
-                self.started += 1
+                return None
+            self.started += 1
+            return item
+
+    def _work(self) -> None:
+        while (item := self._next()) is not None:
             if item.scenario.turns is not None:
                 self._dialogue(item)
                 continue
@@ -531,14 +622,9 @@ class _Run:
         slots = asyncio.Semaphore(self._slot_count)
         while True:
             await slots.acquire()  # Ctrl-C may come while waiting for a slot: nothing starts after it
-            if self._stopping.is_set():
+            item = self._next()
+            if item is None:
                 return
-            try:
-                item = self._todo.get_nowait()
-            except queue.Empty:
-                return
-            with self._lock:
-                self.started += 1
             task = asyncio.get_running_loop().create_task(self._attempt_on_loop(item, slots))
             self._attempts.add(task)
             task.add_done_callback(self._attempts.discard)
@@ -995,15 +1081,35 @@ class _Run:
             with self._finished_lock:  # committed and counted together, or neither
                 if self._closed:
                     return
-                self._p._recorder.record_many(run_id, finished, destination=self._p._destination)
+                failing = self._unrecorded is None
+                recorded = self._commit(run_id, finished)
                 self._finished.update((f.result.scenario_id, f.result) for f in finished)
-                if len(self._finished) >= self._total:
+                if len(self._finished) >= self._total and self._unrecorded is None:
                     self._all_stored.set()
+            if not recorded:  # kept here only: not finished as `on_result` means it (stored)
+                if failing and self._unrecorded is not None:
+                    self._store_failed(self._unrecorded)
+                continue
             for f in finished:
                 try:
                     self._on_result(f.result)
                 except Exception as exc:  # noqa: BLE001 - the caller's callback: the run goes on
                     _log.warning("on_result failed for scenario %s", f.result.scenario_id, exc_info=exc)
+
+    def _commit(self, run_id: str, finished: Sequence[Finished]) -> bool:
+        """`finished` into the store (under `_finished_lock`): True once committed. Once the store
+        failed (a StoreError), nothing more is written to it (each try could wait out its busy timeout
+        again): the results are kept here only, as `not_recorded`."""
+        if self._unrecorded is None and finished:
+            try:
+                self._p._recorder.record_many(run_id, finished, destination=self._p._destination)
+                return True
+            except StoreError as exc:
+                self._unrecorded = exc
+        if self._unrecorded is None:
+            return True  # nothing to record
+        self._not_recorded.extend(f.result.scenario_id for f in finished)
+        return False
 
     @staticmethod
     def _scored(done: Finished, run_id: str) -> Finished:

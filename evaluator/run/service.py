@@ -14,8 +14,10 @@ sweep, the score configs, the experiment's run-level scores and the SDK's last f
 too in a command; from Python it keeps running for the caller's own client, until the process's
 exit: langfuse/lifetime.py). Should the store not take the run's end (its results are all stored by
 then), `output` is written and the steps after the run go as far as they can without the store; then
-`RunNotStoredError` (a StoreError) carries the run. Progress and warnings go to the callbacks; nothing
-is printed.
+`RunNotStoredError` (a StoreError) carries the run. Should it fail during the run, no scenario starts
+after it, those started finish as they would have, and the same follows: `output` holds every result
+(its header's `not_stored` names those the store did not take), and `RunNotStoredError` says which.
+Progress and warnings go to the callbacks; nothing is printed.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from evaluator.run._session import Session, check_langfuse
 from evaluator.run._signals import StopSignals
 from evaluator.run.files import check_output_file, store_files
 from evaluator.run.judging import JudgePlan
-from evaluator.run.pipeline import Pipeline, RunOptions, new_run_id
+from evaluator.run.pipeline import NotRecordedError, Pipeline, RunOptions, new_run_id
 from evaluator.run.provenance import git_state, model_names, targets_of
 from evaluator.run.selection import (
     dialogue_settings,
@@ -100,8 +102,9 @@ def run_suite(
     own: from a coroutine (a notebook cell), call it directly (holding up the caller's loop) or in
     `asyncio.to_thread`.
 
-    Raises `RunNotStoredError` (a StoreError) when the store could not take the run's end: its
-    `suite` is the run all the same (every result, Langfuse's side as far as it went)."""
+    Raises `RunNotStoredError` (a StoreError) when the store could not take the run's end, or failed
+    during the run (then no scenario started after it, and `not_stored` names the results it did not
+    take): its `suite` is the run all the same (every result, Langfuse's side as far as it went)."""
     cfg, library, pins, selected = _selection(config, options, paths, scenarios, targets)
     store, metrics = Store(cfg.store_path), _run_metrics(metrics or builtin_metrics(cfg), selected)
     try:
@@ -171,7 +174,10 @@ def run_suite(
         on_start(len(selected))
         over = threading.Event()  # every scenario is stored: a signal now stops nothing more
 
-        said = _stopping(cfg, connected=connection is not None, over=over, on_notice=on_notice)
+        unstorable = threading.Event()  # the store failed during the run: what finishes is not stored
+        said = _stopping(
+            cfg, connected=connection is not None, over=over, unstorable=unstorable, on_notice=on_notice
+        )
         last_words = _exiting_at_once(cfg, connected=connection is not None)
         # The collector stays tuned (run._gc) until the results are written too: their documents allocate
         # as much again, and a full collection once the pipeline let go would walk all it had frozen.
@@ -182,15 +188,18 @@ def run_suite(
             session.start()
             try:
                 with tracing.process_default():
-                    run, results = pipeline.run(
+                    run, results, failed = _run_pipeline(
+                        pipeline,
                         selected,
                         run_options,
+                        store,
                         on_result=on_result,
-                        on_start=store.start_run,
                         stop=stop.requested,
-                        all_stored=over,
+                        over=over,
+                        on_notice=on_notice,
+                        output=options.output,
+                        unstorable=unstorable,
                     )
-                over.set()
             except BaseException:
                 session.stop()
                 raise
@@ -204,8 +213,14 @@ def run_suite(
                 git=git,
                 models=model_names(cfg, llm_used=pipeline_llm is not None, judged=judges is not None),
             )
-            unstored, written = _store_the_end(
-                store, run, results=results, metrics=metrics, output=options.output, on_notice=on_notice
+            unstored, written, not_stored = _store_the_end(
+                store,
+                run,
+                results=results,
+                metrics=metrics,
+                output=options.output,
+                on_notice=on_notice,
+                failed=failed,
             )
             suite = SuiteRun(
                 run=run,
@@ -217,15 +232,68 @@ def run_suite(
             )
             verify = options.verify_langfuse and not run.interrupted
             suite = session.finish(
-                suite, selected, verify=verify, stop=stop.requested, stored=unstored is None
+                suite,
+                selected,
+                verify=verify,
+                stop=stop.requested,
+                stored=unstored is None,
+                not_stored=len(not_stored),
             )
             if stop.received is not None and suite.run.signal is None:  # it came once the run was over:
                 suite = replace(suite, run=replace(suite.run, signal=stop.received.name))  # whole, as stored
             if unstored is not None:
-                raise RunNotStoredError(suite, unstored, kept=[f"--output {written}"] if written else [])
+                raise RunNotStoredError(
+                    suite,
+                    unstored,
+                    kept=[f"--output {written}"] if written else [],
+                    not_stored=not_stored,
+                )
             return suite
     finally:
         _close(store, on_notice)
+
+
+def _run_pipeline(
+    pipeline: Pipeline,
+    selected: Sequence[LoadedScenario],
+    options: RunOptions,
+    store: Store,
+    *,
+    on_result: Callable[[ScenarioResult], None],
+    stop: threading.Event,
+    over: threading.Event,
+    on_notice: Notice,
+    output: Path | None,
+    unstorable: threading.Event,
+) -> tuple[RunInfo, list[ScenarioResult], NotRecordedError | None]:
+    """The pipeline's run, its results, and the store's failure during it (None: every result is
+    stored, and `over` is set): then the results it did not take are here only, to be written to
+    --output, shown, and raised with the run. The failure is said at once (and `unstorable` set)."""
+    kept = f"the summary and --output {output}" if output is not None else "the summary only (no --output)"
+
+    def unrecorded(_: StoreError, running: int) -> None:
+        unstorable.set()
+        on_notice(
+            "note",
+            f"the local store failed during the run (its error follows at the end): no scenario starts "
+            f"now; the {running} started and not yet stored finish as they would have, and their results, "
+            f"with the others the store does not have, go to {kept}, not to the store.",
+        )
+
+    try:
+        run, results = pipeline.run(
+            selected,
+            options,
+            on_result=on_result,
+            on_start=store.start_run,
+            stop=stop,
+            all_stored=over,
+            on_unrecorded=unrecorded,
+        )
+    except NotRecordedError as exc:
+        return exc.run, exc.results, exc
+    over.set()
+    return run, results, None
 
 
 def _selection(
@@ -356,50 +424,82 @@ def _store_the_end(
     metrics: MetricSet,
     output: Path | None,
     on_notice: Notice,
-) -> tuple[StoreError | None, Path | None]:
+    failed: NotRecordedError | None = None,
+) -> tuple[StoreError | None, Path | None, list[str]]:
     """The run's end into the store, then --output (before the steps after the run): the store's
-    error (None: the end is stored), and the --output file written (None: none). Should the store fail
-    to take the end, --output is written all the same (the results are kept there), and the run goes
-    on to its steps after the run: the caller raises the error once they are done."""
+    error (None: the end is stored), the --output file written (None: none), and the ids of the
+    results the store does not have. Should the store fail to take the end, --output is written all
+    the same (the results are kept there), and the run goes on to its steps after the run: the caller
+    raises the error once they are done. A store that `failed` during the run is not asked again (it
+    would hold totals of results it does not have). The --output header names the results the store
+    does not have (`not_stored`)."""
     documents = [r.to_json() for r in results]
-    unstored: StoreError | None = None
-    try:
-        store.finish_run(run, results, documents, metrics)
-    except StoreError as exc:
-        unstored = exc
+    unstored: StoreError | None = failed.cause if failed is not None else None
+    not_stored = failed.not_recorded if failed is not None else []
+    if failed is None:
+        try:
+            store.finish_run(run, results, documents, metrics)
+        except StoreError as exc:
+            unstored = exc
     if output is None:
-        return unstored, None
+        return unstored, None, not_stored
     document = run_to_json(run, results, documents, metrics)
-    written = _write_output(output, document, on_notice, stored=unstored is None)
-    return unstored, output if written else None
+    if not_stored:
+        document["run"]["not_stored"] = not_stored
+    written = _write_output(output, document, on_notice, stored=unstored is None, not_stored=len(not_stored))
+    return unstored, output if written else None, not_stored
 
 
 def _write_output(
-    output: Path, document: Mapping[str, Any], on_notice: Notice, *, stored: bool = True
+    output: Path,
+    document: Mapping[str, Any],
+    on_notice: Notice,
+    *,
+    stored: bool = True,
+    not_stored: int = 0,
 ) -> bool:
     """The --output file; should it fail now (checked before the run), the run is stored all the same
     and goes on to Langfuse: said, not raised (False). When the store could not take the run's end
-    (`stored` False), the file is where its results are kept: said either way."""
+    (`stored` False), the file is where its results are kept: said either way; so are the `not_stored`
+    results it does not have (it failed during the run), in the file only."""
     try:
         write_whole(output, json.dumps(document, indent=2, default=str) + "\n")
     except OSError as exc:
         also = "the run is stored all the same" if stored else "nor could the store take the run's end"
+        if not_stored:
+            also = f"nor does the store have {not_stored} of its results (only the summary shows them)"
         on_notice("error", f"--output {output} could not be written ({exc}); {also}.")
         return False
-    if not stored:
+    if not_stored:
+        on_notice(
+            "note",
+            f"every result of the run is in --output {output}, the {not_stored} the store does not have "
+            "among them (its `run.not_stored` names them).",
+        )
+    elif not stored:
         on_notice("note", f"the run's results are in --output {output} all the same.")
     return True
 
 
 def _stopping(
-    cfg: Config, *, connected: bool, over: threading.Event, on_notice: Notice
+    cfg: Config,
+    *,
+    connected: bool,
+    over: threading.Event,
+    unstorable: threading.Event,
+    on_notice: Notice,
 ) -> Callable[[signal.Signals], None]:
-    """What a first signal says at once: what the run does now (`over`: its scenarios are all done),
-    and that a second one exits."""
+    """What a first signal says at once: what the run does now (`over`: its scenarios are all done;
+    `unstorable`: the store failed during the run), and that a second one exits."""
     deadline = f"{cfg.settings.langfuse.delivery_deadline_seconds:g} s"
 
     def said(received: signal.Signals) -> None:
-        if not over.is_set():
+        if unstorable.is_set():
+            now = (
+                "no new scenario starts and the running ones are cut off; what finished is kept for the "
+                "summary and --output (the local store failed during the run)"
+            )
+        elif not over.is_set():
             now = "no new scenario starts and the running ones are cut off; what finished is stored"
             now += f", then sent to Langfuse within {deadline}" if connected else ""
         else:

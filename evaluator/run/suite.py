@@ -109,20 +109,46 @@ class SuiteRun:
         return complete and verified and all(r.status == "passed" for r in self.results)
 
 
-class RunNotStoredError(StoreError):
-    """The run is over, but the store could not take its end (finish time, totals, provenance):
-    `run_suite` raises it once everything else is done (--output written, the Langfuse side ended as
-    far as it goes without the store). `suite` is the run as it went, every result in it; `cause` is
-    the store's error, with its fix; `kept` the other places that hold the results ("--output FILE")."""
+_NAMED = 10  # scenario ids a message names, at most
 
-    def __init__(self, suite: SuiteRun, cause: StoreError, *, kept: Sequence[str] = ()) -> None:
-        self.suite, self.cause, self.kept = suite, cause, tuple(kept)
+
+class RunNotStoredError(StoreError):
+    """The run is over, but the store could not take its end (finish time, totals, provenance), or
+    failed during the run (`not_stored`: the ids of the results it did not take; no scenario started
+    after it): `run_suite` raises it once everything else is done (--output written, the Langfuse side
+    ended as far as it goes without the store). `suite` is the run as it went, every result in it;
+    `cause` is the store's error, with its fix; `kept` the other places that hold the results
+    ("--output FILE")."""
+
+    def __init__(
+        self, suite: SuiteRun, cause: StoreError, *, kept: Sequence[str] = (), not_stored: Sequence[str] = ()
+    ) -> None:
+        self.suite, self.cause, self.kept, self.not_stored = suite, cause, tuple(kept), tuple(not_stored)
         places = "".join(f", in {place}" for place in self.kept)
+        if not self.not_stored:
+            super().__init__(
+                f"run {suite.run.id} is over and its results are in the store{places}, but its end (finish "
+                f"time and totals) is not: {cause}"
+            )
+            return
+        count, results = len(self.not_stored), len(suite.results)
+        names = ", ".join(self.not_stored[:_NAMED]) + (
+            f" and {count - _NAMED} more" if count > _NAMED else ""
+        )
+        where = f"only{places[1:]}" if places else "in no file (--output FILE keeps such results)"
+        missing = suite.expected - results
+        unstarted = (
+            f"; {missing} scenarios have no result (none started after the failure)" if missing else ""
+        )
+        taken = (
+            f"{results - count} of its {results} results are in the store, {count} are not ({names}) and are"
+        )
         super().__init__(
-            f"run {suite.run.id} is over and its results are in the store{places}, but its end (finish "
-            f"time and totals) is not: {cause}"
+            f"the store failed during run {suite.run.id}: {taken} {where}{unstarted}; nor is the run's end "
+            "(finish time and totals). No command loads results from a file into the store: once it can be "
+            f"written, run again the scenarios whose results it does not have. {cause}"
         )
 
     def kept_in(self, place: str) -> RunNotStoredError:
         """The same error, with one more place that holds the results."""
-        return RunNotStoredError(self.suite, self.cause, kept=[*self.kept, place])
+        return RunNotStoredError(self.suite, self.cause, kept=[*self.kept, place], not_stored=self.not_stored)

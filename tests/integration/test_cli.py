@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from evaluator.cli import app, main
 from evaluator.errors import ConfigError
+from evaluator.results import ScenarioResult
 from evaluator.run import SuiteOptions, run_suite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -846,3 +847,131 @@ def test_an_output_file_that_is_the_store_or_another_output_is_bad_input_and_the
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT count(*) FROM results").fetchone() == (1,)
     assert not (project / "out.json").exists()
+
+
+class _FailingFrom:
+    """A store connection whose statements starting with `head` fail as SQLite would fail them, from
+    the `first`-th such statement on (those before go through)."""
+
+    def __init__(self, db: sqlite3.Connection, head: str, message: str, first: int) -> None:
+        self._db, self._head, self._message, self._left = db, head, message, first - 1
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql.startswith(self._head):
+            if self._left <= 0:
+                raise sqlite3.OperationalError(self._message)
+            self._left -= 1
+        return self._db.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._db, name)
+
+
+def _four_scenarios(project: Path) -> None:
+    """toy-a answers at once; toy-b, toy-c and toy-d take a second each."""
+    (project / "scenarios/pass.yaml").unlink()
+    for name, text in (("a", "hello"), ("b", "sleep:1"), ("c", "sleep:1"), ("d", "sleep:1")):
+        scenario = PASSING.replace("id: toy-pass", f"id: toy-{name}").replace(
+            "input: hello", f'input: "{text}"'
+        )
+        (project / f"scenarios/{name}.yaml").write_text(
+            scenario.replace('contains: ["found hello"]', "contains: [found]")
+        )
+
+
+def test_a_store_failing_mid_run_loses_no_result_computed_and_says_which_are_only_in_the_files(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The disk fills while toy-b is being stored: toy-a is in the store; toy-b, and toy-c that was running
+    then, are in --output and --junit only, said so; toy-d never starts; exit 4."""
+    from evaluator.storage import store as store_module
+
+    _four_scenarios(project)
+    opened = store_module._open
+    monkeypatch.setattr(
+        store_module,
+        "_open",
+        lambda path: _FailingFrom(
+            opened(path), "INSERT OR REPLACE INTO results", "database or disk is full", 2
+        ),
+    )
+    output, junit = project / "elsewhere/results.json", project / "elsewhere/junit.xml"
+    code, text = _main(
+        monkeypatch, capsys, "run", "--concurrency", "1", "--output", str(output), "--junit", str(junit)
+    )
+    store = project / "state/evaluator.db"
+    assert code == 4, text
+    assert (
+        "note: the local store failed during the run (its error follows at the end): no scenario starts "
+        "now; the 1 started and not yet stored finish as they would have, and their results, with the "
+        f"others the store does not have, go to the summary and --output {output}, not to the store." in text
+    )
+    assert "3 scenarios: 3 passed, 0 failed, 0 error" in text  # every result computed, in the summary
+    assert "Stopped early: 1 scenarios were not started: the local store failed during the run." in text
+    document = json.loads(output.read_text())
+    run_id = document["run"]["id"]
+    assert [r["scenario_id"] for r in document["results"]] == ["toy-a", "toy-b", "toy-c"]
+    assert document["run"]["not_stored"] == ["toy-b", "toy-c"]
+    assert f"Stored in {store} (run {run_id}): 1 of its results, not the 2 it does not have, nor" in text
+    assert (
+        f"error: the store failed during run {run_id}: 1 of its 3 results are in the store, 2 are not "
+        f"(toy-b, toy-c) and are only in --output {output}, in --junit {junit}; 1 scenarios have no "
+        "result (none started after the failure); nor is the run's end (finish time and totals). No "
+        "command loads results from a file into the store: once it can be written, run again the "
+        f"scenarios whose results it does not have. cannot write to the store {store} (the disk is "
+        "full: database or disk is full)." in text
+    )
+    assert "Traceback" not in text
+    root = ET.parse(junit).getroot()  # noqa: S314 (our own output)
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    assert sorted(cases) == ["toy-a", "toy-b", "toy-c", "toy-d"]
+    assert "not in the local store" not in (cases["toy-a"].findtext("system-out") or "")
+    assert "not in the local store" in (cases["toy-c"].findtext("system-out") or "")
+    skipped = cases["toy-d"].find("skipped")
+    assert skipped is not None and skipped.get("message", "").startswith("never started")
+    with sqlite3.connect(store) as db:  # what the message says: toy-a is there, the rest and the end are not
+        assert db.execute("SELECT scenario_id FROM results").fetchall() == [("toy-a",)]
+        assert db.execute("SELECT finished_at FROM runs").fetchall() == [(None,)]
+
+
+def test_a_store_locked_mid_run_raises_from_run_suite_with_every_result(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real lock, not an injected error: another program takes the store once toy-a is stored and
+    holds it past the store's wait. `run_suite` raises RunNotStoredError with the whole run."""
+    from evaluator.errors import StoreError
+    from evaluator.run import RunNotStoredError
+    from evaluator.storage import store as store_module
+
+    _four_scenarios(project)
+    monkeypatch.setattr(store_module, "_BUSY_TIMEOUT_MS", 100)
+    path, output = project / "state/evaluator.db", project / "results.json"
+    holders: list[sqlite3.Connection] = []
+
+    def lock_it(_: ScenarioResult) -> None:
+        if not holders:
+            holders.append(holder := sqlite3.connect(path, isolation_level=None, check_same_thread=False))
+            holder.execute("BEGIN EXCLUSIVE")
+
+    try:
+        with pytest.raises(StoreError) as raised:
+            run_suite(options=SuiteOptions(output=output, concurrency=1), on_result=lock_it)
+    finally:
+        for holder in holders:
+            holder.close()
+    assert isinstance(raised.value, RunNotStoredError)
+    suite = raised.value.suite
+    assert [(r.scenario_id, r.status) for r in suite.results] == [
+        ("toy-a", "passed"),
+        ("toy-b", "passed"),
+        ("toy-c", "passed"),
+    ]
+    assert raised.value.not_stored == ("toy-b", "toy-c")
+    assert suite.output == output and json.loads(output.read_text())["run"]["not_stored"] == [
+        "toy-b",
+        "toy-c",
+    ]
+    assert "held the database locked for more than 0.1 s" in str(raised.value.cause)
+    assert f"2 are not (toy-b, toy-c) and are only in --output {output}; 1 scenarios" in str(raised.value)
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT scenario_id FROM results").fetchall() == [("toy-a",)]

@@ -415,6 +415,52 @@ def test_a_store_that_cannot_take_the_run_s_end_ends_the_langfuse_side_and_sync_
     _assert_each_score_once(langfuse_standin, _local_scores(with_langfuse))
 
 
+def test_a_store_failing_mid_run_ends_the_langfuse_side_and_says_what_no_outbox_holds(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
+) -> None:
+    """The store takes the first batch of results, then the disk is full: the run ends, its traces
+    flushed to Langfuse, every result in --output; the scores of the results the store did not take are
+    said to be neither sent nor queued; `sync` then sends the stored ones' scores, each once."""
+    from evaluator.run import pipeline
+    from evaluator.storage import Store, store
+
+    record_many, calls = Store.record_many, []
+
+    def full_after_one(self: Store, *args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        if len(calls) > 1:
+            raise store._store_error(
+                self.path, sqlite3.OperationalError("database or disk is full"), writing=True
+            )
+        record_many(self, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "record_many", full_after_one)
+    monkeypatch.setattr(pipeline, "_RECORD_BATCH", 2)  # the first two results stored, not all at once
+    code, text, document = _run_suite(
+        cli, "--tag", "pdf", "--prompt", "agents/research=2", "--concurrency", "1"
+    )
+    assert code == 4, text
+    not_stored = document["run"]["not_stored"]
+    assert not_stored and len(not_stored) < len(document["results"])
+    assert f"cannot write to the store {with_langfuse / 'evaluator.db'} (the disk is full" in text
+    assert (
+        f"The scores of the {len(not_stored)} results the store does not have are not in that outbox" in text
+    )
+    for result in document["results"]:  # the spans the SDK held were flushed, the stored or not
+        assert result["scenario_id"] in {s.name for s in langfuse_standin.spans_for(result["trace_id"])}
+    assert "Traceback" not in text
+
+    monkeypatch.setattr(Store, "record_many", record_many)  # the disk has room again
+    code, text = cli("sync")
+    assert code == 0, text
+    local = _local_scores(with_langfuse)
+    assert local and all(
+        trace not in {r["trace_id"] for r in document["results"] if r["scenario_id"] in not_stored}
+        for _, _, _, trace in local.values()
+    )
+    _assert_each_score_once(langfuse_standin, local)
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -7,18 +7,20 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
+from evaluator.errors import StoreError
 from evaluator.langfuse import Tracing
 from evaluator.prompts import PromptLibrary
 from evaluator.results import ScenarioResult, scores_for
 from evaluator.run import Pipeline, RunOptions, TargetRequest
+from evaluator.run.pipeline import NotRecordedError
 from evaluator.scenarios import LoadedScenario
-from evaluator.storage import Store
+from evaluator.storage import Finished, Store
 from tests.builders import scenario
 from tests.integration.toy_targets import Gauge
 
@@ -301,3 +303,108 @@ def test_a_task_an_async_target_leaves_behind_does_not_keep_the_loop(tracing: Tr
     _, [result] = _pipeline(tracing, target, Store(None)).run(_items("a"), RunOptions())
     assert result.status == "passed"
     assert _evaluator_threads() - before == set() and left[0].cancelled()
+
+
+class _FailingRecorder:
+    """The store, until its `ok` batches are in: then every write fails, as a full disk's does."""
+
+    def __init__(self, store: Store, ok: int = 0) -> None:
+        self.store, self.ok, self.calls = store, ok, 0
+        self.failed = threading.Event()
+
+    def record_many(self, run_id: str, finished: Sequence[Finished], *, destination: str | None) -> None:
+        self.calls += 1
+        if self.calls > self.ok:
+            self.failed.set()
+            raise StoreError("cannot write to the store x.db (the disk is full: database or disk is full).")
+        self.store.record_many(run_id, finished, destination=destination)
+
+
+def test_a_store_failing_mid_run_starts_nothing_more_and_keeps_every_result_computed(
+    tracing: Tracing,
+) -> None:
+    """The store fails on the first result: the scenario running then finishes (its result kept, not
+    lost), no other starts, nothing more is written, and the run's results all come back with it."""
+    recorder = _FailingRecorder(Store(None))
+    reported: list[ScenarioResult] = []
+
+    def target(request: TargetRequest) -> str:
+        if request.input == "in flight":  # started before the failure, ends after it
+            assert recorder.failed.wait(10)
+            time.sleep(0.3)
+        return "ok"
+
+    pipeline = Pipeline(
+        tracer=tracing, targets={"demo": target}, prompts=PromptLibrary(Path("-")), recorder=recorder
+    )
+    with pytest.raises(NotRecordedError) as raised:
+        pipeline.run(
+            _items("first", "in flight", "never", "never"),
+            RunOptions(concurrency=1),
+            on_result=reported.append,
+        )
+    failure = raised.value
+    assert isinstance(failure, StoreError) and "the disk is full" in str(failure.cause)
+    assert [(r.scenario_id, r.status) for r in failure.results] == [("s0", "passed"), ("s1", "passed")]
+    assert failure.not_recorded == ["s0", "s1"]
+    assert failure.run.started == 2 and failure.run.selected == 4
+    assert failure.run.cut_off == "2 scenarios were not started: the local store failed during the run"
+    assert recorder.calls == 1  # the failed store was not asked again
+    assert reported == []  # `on_result`: once stored, and none was
+
+
+def test_a_store_failing_mid_run_keeps_those_stored_before_and_says_which_are_not(tracing: Tracing) -> None:
+    store = Store(None)
+    recorder = _FailingRecorder(store, ok=1)
+    gate = threading.Event()
+
+    def target(request: TargetRequest) -> str:
+        if request.input != "first":
+            assert gate.wait(10)  # ends once the first result is stored
+        return "ok"
+
+    pipeline = Pipeline(
+        tracer=tracing, targets={"demo": target}, prompts=PromptLibrary(Path("-")), recorder=recorder
+    )
+    with pytest.raises(NotRecordedError) as raised:
+        pipeline.run(
+            _items("first", "second", "third"),
+            RunOptions(concurrency=3),
+            on_result=lambda _: gate.set(),
+        )
+    failure = raised.value
+    assert [r.scenario_id for r in failure.results] == ["s0", "s1", "s2"]
+    assert failure.not_recorded == ["s1", "s2"]
+    assert failure.run.cut_off is None  # every scenario had started
+    assert [r["scenario_id"] for r in store.results(failure.run.id)] == ["s0"]
+
+
+def test_a_dialogue_under_way_when_the_store_fails_runs_its_every_turn(tracing: Tracing) -> None:
+    """No scenario starts after the failure, but a dialogue under way is not cut short: its later
+    turns are part of what was running, each within its timeout, as they would have been."""
+    from evaluator.scenarios import Scenario
+
+    recorder = _FailingRecorder(Store(None))
+    turns_called: list[str] = []
+
+    def target(request: TargetRequest) -> str:
+        if request.input.startswith("turn"):
+            turns_called.append(request.input)
+            if request.input == "turn 0":
+                assert recorder.failed.wait(10)  # the store fails while this turn runs
+        return "ok"
+
+    dialogue = Scenario.model_validate(
+        {"id": "d", "target": "demo", "turns": [{"user": f"turn {i}"} for i in range(3)]}
+    )
+    items = [*_items("first"), LoadedScenario(scenario=dialogue, path=Path("d.yaml"))]
+    pipeline = Pipeline(
+        tracer=tracing, targets={"demo": target}, prompts=PromptLibrary(Path("-")), recorder=recorder
+    )
+    with pytest.raises(NotRecordedError) as raised:
+        pipeline.run(items, RunOptions(concurrency=2))
+    assert turns_called == ["turn 0", "turn 1", "turn 2"]
+    by_id = {r.scenario_id: r for r in raised.value.results}
+    assert by_id["d"].status == "passed", by_id["d"].error
+    assert [t["status"] for t in by_id["d"].to_json()["turns"]] == ["passed"] * 3
+    assert raised.value.not_recorded == ["s0", "d"]

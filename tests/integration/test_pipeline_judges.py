@@ -7,20 +7,22 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
+from evaluator.errors import StoreError
 from evaluator.judge import FakeJudgeModel, Judges, ModelCall, RetryPolicy
 from evaluator.langfuse import Tracing
 from evaluator.prompts import PromptLibrary
 from evaluator.reports import print_summary
 from evaluator.results import judge_usage
 from evaluator.run import Pipeline, RunOptions, TargetRequest
+from evaluator.run.pipeline import NotRecordedError
 from evaluator.scenarios import LoadedScenario
-from evaluator.storage import Store
+from evaluator.storage import Finished, Store
 from tests.builders import scenario
 from tests.integration.toy_targets import Gauge
 
@@ -201,3 +203,41 @@ def test_the_summary_of_an_interrupted_run_says_how_many_finished_scenarios_were
     assert (
         "4 of the finished scenarios were not judged: the run was interrupted before the judges ran." in text
     )
+
+
+class _FailingRecorder:
+    """A store whose every write fails, as a full disk's does."""
+
+    def __init__(self) -> None:
+        self.failed = threading.Event()
+
+    def record_many(self, run_id: str, finished: Sequence[Finished], *, destination: str | None) -> None:
+        self.failed.set()
+        raise StoreError("cannot write to the store x.db (the disk is full: database or disk is full).")
+
+
+def test_a_result_the_judges_hold_when_the_store_fails_keeps_their_verdicts(tracing: Tracing) -> None:
+    """The store fails while a judge is still asked about another result: that judgement ends as it
+    would have (not cut off, nor recorded unjudged), and its verdicts come back with the run."""
+    recorder = _FailingRecorder()
+
+    def reply(call: ModelCall) -> str:
+        if any("q1" in str(message) for message in call.messages):  # still judged when the store fails
+            assert recorder.failed.wait(10)
+            time.sleep(0.3)
+        return QUALITY
+
+    judges = Judges(model=FakeJudgeModel(default=reply), prompts=PromptLibrary(PROMPTS))
+    pipeline = Pipeline(
+        tracer=tracing,
+        targets={"demo": _target},
+        prompts=PromptLibrary(PROMPTS),
+        recorder=recorder,
+        judges=judges,
+    )
+    with pytest.raises(NotRecordedError) as raised:
+        pipeline.run(_items(2), RunOptions(concurrency=2, judge_concurrency=2))
+    failure = raised.value
+    assert failure.not_recorded == ["s0", "s1"]
+    assert [r.judge_status.status for r in failure.results] == ["scored", "scored"]
+    assert [r.to_json()["quality"]["completeness"] for r in failure.results] == [1.0, 1.0]

@@ -114,3 +114,13 @@ def test_a_run_that_ran_to_its_end_has_nothing_skipped() -> None:
     suite = root.find("testsuite")
     assert suite is not None and (suite.get("tests"), suite.get("skipped")) == ("1", "0")
     assert suite.find("testcase/skipped") is None
+
+
+def test_a_result_the_store_did_not_take_says_so() -> None:
+    """The store failed during the run: the results it did not take say so beside their trace."""
+    run = RunInfo(id="run-1", name="nightly", started_at="2026-11-22T10:00:00.000Z")
+    document = junit_xml(run, [result("kept"), result("only-here")], {}, not_stored={"only-here"})
+    root = ET.fromstring(document)  # noqa: S314 (our own output)
+    said = {case.get("name"): case.findtext("system-out") or "" for case in root.iter("testcase")}
+    assert "not in the local store" not in said["kept"]
+    assert said["only-here"].endswith("\nnot in the local store: it failed during the run")
