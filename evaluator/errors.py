@@ -10,6 +10,8 @@
     │   ├── LangfuseAuthError      Langfuse rejected the keys (401/403): one message, no retries
     │   └── StoreError             the local store cannot be used: disk full, locked by another
     │       │                      program, damaged or not a database, read-only place (exit 4)
+    │       ├── StoreMovedError    its file was deleted, moved or replaced while in use: what was
+    │       │                      written to it since it was opened is not at its path
     │       ├── NotRecordedError   (evaluator.run.pipeline) the store failed during a run's pipeline:
     │       │                      it carries every result, and which ones the store did not take
     │       └── RunNotStoredError  (evaluator.run) a run is over but the store could not take its end
@@ -52,6 +54,7 @@ __all__ = [
     "ResponseFormatRejectedError",
     "ScenarioError",
     "StoreError",
+    "StoreMovedError",
     "TargetTimeoutError",
     "TraceError",
     "did_you_mean",
@@ -114,6 +117,12 @@ class StoreError(ConfigError):
     past the store's busy timeout, the file is damaged or not a database, or its place is read-only
     (or not a folder). A ConfigError, since `[store] path` may be the fix, but the CLI exits 4, not 2:
     the configuration may well be right. What was committed before the failure stays in the store."""
+
+
+class StoreMovedError(StoreError):
+    """The store's file was deleted, moved or replaced (its folder removed, say) while a command had it
+    open. SQLite goes on writing to the file it opened, deleted or not, without a word: so what was
+    written since it was opened is not at the store's path (it goes with that file when it is closed)."""
 
 
 class LangfuseUnavailableError(EvaluatorError):

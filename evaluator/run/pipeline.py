@@ -51,7 +51,7 @@ from typing import Any, Never, Protocol, cast
 from evaluator._secrets import failure_text
 from evaluator._time import utc_now
 from evaluator.config import LLMEndpoint
-from evaluator.errors import StoreError, TargetTimeoutError, TraceError
+from evaluator.errors import StoreError, StoreMovedError, TargetTimeoutError, TraceError
 from evaluator.judge import Decided, Judges
 from evaluator.langfuse import ExperimentLink
 from evaluator.metrics import MetricSet
@@ -1106,6 +1106,8 @@ class _Run:
                 return True
             except StoreError as exc:
                 self._unrecorded = exc
+                if isinstance(exc, StoreMovedError):  # what it took went with the file it had open
+                    self._not_recorded.extend(self._finished)
         if self._unrecorded is None:
             return True  # nothing to record
         self._not_recorded.extend(f.result.scenario_id for f in finished)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.config import MAX_SECONDS, Config, load_config
-from evaluator.errors import ConfigError, InputError, StoreError
+from evaluator.errors import ConfigError, InputError, StoreError, StoreMovedError
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.metrics import MetricSet
 from evaluator.prompts import PromptLibrary
@@ -431,14 +431,16 @@ def _store_the_end(
     results the store does not have. Should the store fail to take the end, --output is written all
     the same (the results are kept there), and the run goes on to its steps after the run: the caller
     raises the error once they are done. A store that `failed` during the run is not asked again (it
-    would hold totals of results it does not have). The --output header names the results the store
-    does not have (`not_stored`)."""
+    would hold totals of results it does not have); nor does one whose file was moved have any result
+    (StoreMovedError). The --output header names the results the store does not have (`not_stored`)."""
     documents = [r.to_json() for r in results]
     unstored: StoreError | None = failed.cause if failed is not None else None
     not_stored = failed.not_recorded if failed is not None else []
     if failed is None:
         try:
             store.finish_run(run, results, documents, metrics)
+        except StoreMovedError as exc:  # what it took went with the file it had open
+            unstored, not_stored = exc, [r.scenario_id for r in results]
         except StoreError as exc:
             unstored = exc
     if output is None:

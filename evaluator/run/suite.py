@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.errors import StoreError
+from evaluator.errors import StoreError, StoreMovedError
 from evaluator.judge import JudgeModel
 from evaluator.results import RunInfo, ScenarioResult
 from evaluator.run.verify import VerifyReport
@@ -141,7 +141,10 @@ class RunNotStoredError(StoreError):
             f"; {missing} scenarios have no result (none started after the failure)" if missing else ""
         )
         taken = (
-            f"{results - count} of its {results} results are in the store, {count} are not ({names}) and are"
+            f"none of its {results} results is surely in the store ({names}): they are"
+            if isinstance(cause, StoreMovedError)  # written to the file it had open, no longer there
+            else f"{results - count} of its {results} results are in the store, {count} are not ({names}) "
+            "and are"
         )
         super().__init__(
             f"the store failed during run {suite.run.id}: {taken} {where}{unstarted}; nor is the run's end "

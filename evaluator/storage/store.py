@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from evaluator._time import utc_now
-from evaluator.errors import StoreError
+from evaluator.errors import StoreError, StoreMovedError
 from evaluator.metrics import MetricSet
 from evaluator.results import RunInfo, ScenarioResult, Score, run_provenance, totals
 
@@ -243,6 +243,9 @@ class Store:
                     path.parent.mkdir(parents=True, exist_ok=True)
                 db = _open(path)
             self._score_key = _score_key(db)
+            # the file opened, written to only while still at its path (absolute: a target may chdir)
+            self._at = Path(os.path.abspath(path)) if path is not None else None
+            self._file = _file_identity(self._at)
         except (OSError, sqlite3.Error) as exc:
             if db is not None:  # a damaged store: opened, but not a store
                 db.close()
@@ -268,8 +271,10 @@ class Store:
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction. A failure (disk full, locked past the busy timeout, read-only, a
         damaged page) rolls back this transaction only and raises a StoreError: what earlier ones
-        committed stays."""
+        committed stays. A file no longer at its path (deleted, moved or replaced) is not written to:
+        StoreMovedError."""
         with self._lock:
+            self._check_in_place()
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
@@ -287,6 +292,30 @@ class Store:
             except sqlite3.Error as exc:
                 _rollback(self._db)  # a COMMIT that failed leaves its transaction open
                 raise _store_error(self.path, exc, writing=True) from None
+
+    def _check_in_place(self) -> None:
+        """StoreMovedError when `path` no longer names the file this store opened: SQLite would go on
+        writing to that file, deleted or not, and the writes would be lost with it."""
+        if self._file is None:
+            return
+        try:
+            now = _file_identity(self._at)
+        except OSError:
+            now = None
+        if now == self._file:
+            return
+        there = (
+            "no file is there now). What was written to it since it was opened went with the file it had open"
+            if now is None
+            else "another file is there now). What was written to it since it was opened went to the file "
+            "it had open, not to that one (though the -wal file beside it may still hold some of it, and "
+            "make it no intact database: check it with `sqlite3 FILE 'PRAGMA integrity_check'`)"
+        )
+        raise StoreMovedError(
+            f"cannot write to the store {self.path} (it was deleted, moved or replaced while in use: {there}"
+            ", and nothing more is written to it. Fix: leave the store (and its folder) in place while a "
+            f"command uses it, then run the command again, {_ANOTHER_PATH}."
+        )
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
@@ -753,6 +782,15 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
             "merged into it (copy the store with its -wal file to a writable place)"
         )
     return sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True, check_same_thread=False)
+
+
+def _file_identity(path: Path | None) -> tuple[int, int] | None:
+    """The device and inode of the file at `path` (None: in memory), which a file put in its place
+    does not share."""
+    if path is None:
+        return None
+    info = os.stat(path)
+    return info.st_dev, info.st_ino
 
 
 def _score_key(db: sqlite3.Connection) -> str:

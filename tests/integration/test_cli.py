@@ -975,3 +975,32 @@ def test_a_store_locked_mid_run_raises_from_run_suite_with_every_result(
     assert f"2 are not (toy-b, toy-c) and are only in --output {output}; 1 scenarios" in str(raised.value)
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT scenario_id FROM results").fetchall() == [("toy-a",)]
+
+
+def test_a_store_folder_removed_mid_run_is_not_said_to_hold_the_run(project: Path) -> None:
+    """Before, SQLite went on writing to the deleted file, and the run said it was stored (exit 0 from
+    the command): every result went with the file. Now the store refuses, and the run says so."""
+    import shutil
+
+    from evaluator.errors import StoreError
+    from evaluator.run import RunNotStoredError
+
+    _four_scenarios(project)
+    folder, output = project / "state", project / "results.json"
+
+    def clean_up(_: ScenarioResult) -> None:  # a clean-up step, once toy-a is stored
+        shutil.rmtree(folder, ignore_errors=True)
+
+    with pytest.raises(StoreError) as raised:
+        run_suite(options=SuiteOptions(output=output, concurrency=1), on_result=clean_up)
+    assert isinstance(raised.value, RunNotStoredError)
+    assert raised.value.not_stored == ("toy-a", "toy-b", "toy-c")
+    assert f"cannot write to the store {folder / 'evaluator.db'} (it was deleted, moved or replaced" in str(
+        raised.value
+    )
+    assert (
+        "none of its 3 results is surely in the store (toy-a, toy-b, toy-c): they are only in --output"
+        in str(raised.value)
+    )
+    assert json.loads(output.read_text())["run"]["not_stored"] == ["toy-a", "toy-b", "toy-c"]
+    assert not folder.exists()

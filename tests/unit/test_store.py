@@ -519,3 +519,52 @@ def test_a_store_dropped_without_close_closes_its_connection(tmp_path: Path) -> 
         assert [run["id"] for run in reopened.runs()] == ["run-1"]
     finally:
         reopened.close()
+
+
+@pytest.mark.parametrize("how", ["deleted", "folder removed", "replaced", "moved"])
+def test_a_store_whose_file_is_gone_from_its_path_takes_no_write_and_says_so(
+    tmp_path: Path, how: str
+) -> None:
+    """SQLite goes on writing to the file it opened, deleted or not, without a word: the store refuses
+    to, so a run is not told its results are stored in a file no longer there."""
+    import shutil
+
+    from evaluator.errors import StoreMovedError
+
+    path = tmp_path / "db" / "evaluator.db"
+    store = Store(path)
+    run = RunInfo(id="run-1", name="nightly", started_at="2026-11-22T10:00:00Z")
+    store.start_run(run)
+    if how == "deleted":
+        for name in ("evaluator.db", "evaluator.db-wal", "evaluator.db-shm"):
+            (path.parent / name).unlink(missing_ok=True)
+    elif how == "folder removed":
+        shutil.rmtree(path.parent)
+    elif how == "replaced":
+        other = tmp_path / "other.db"
+        sqlite3.connect(other).close()
+        other.replace(path)
+    else:
+        path.replace(tmp_path / "elsewhere.db")
+    try:
+        with pytest.raises(StoreMovedError) as raised:
+            store.record(run.id, _result(["a"]), [], destination=None)
+    finally:
+        store.close()
+    there = "another file is there now" if how == "replaced" else "no file is there now"
+    assert str(raised.value).startswith(
+        f"cannot write to the store {path} (it was deleted, moved or replaced while in use: {there})."
+    )
+    assert isinstance(raised.value, StoreError)  # exit 4, as any store that cannot be used
+
+
+def test_a_store_in_place_is_written_after_the_process_changes_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative store path is the file it named when opened: a target's chdir does not make it moved."""
+    monkeypatch.chdir(tmp_path)
+    store = Store(Path("evaluator.db"))
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    store.start_run(RunInfo(id="run-1", name="nightly", started_at="2026-11-22T10:00:00Z"))
+    store.close()
