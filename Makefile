@@ -68,9 +68,10 @@ bench: $(STAMP)
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_judges.py --items 1000 --concurrency 64 --latency-ms 50
 	$(BIN)/python benchmarks/bench_startup.py
 
-# Re-pin after changing dependencies in pyproject.toml.
+# Re-pin after changing dependencies in pyproject.toml (--all: setuptools too, a dev dependency).
 lock: $(STAMP)
-	$(BIN)/python -m pip freeze --exclude-editable --exclude langfuse-agent-evaluator > requirements.lock
+	$(BIN)/python -m pip freeze --all --exclude pip --exclude-editable --exclude langfuse-agent-evaluator \
+	  > requirements.lock
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

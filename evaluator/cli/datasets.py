@@ -9,7 +9,7 @@ import typer
 from evaluator.cli._common import Command, ConfigOption, SuiteArgument, TagOption, app, langfuse, out
 from evaluator.config import load_config
 from evaluator.errors import ConfigError, LangfuseUnavailableError
-from evaluator.prompts import PromptLibrary
+from evaluator.prompts import BUNDLED_PROMPTS, PromptLibrary
 from evaluator.run import select_scenarios
 
 __all__ = ["datasets_push"]
@@ -36,7 +36,8 @@ def datasets_push(
     from evaluator.run import push_suite  # here: the Langfuse SDK loads with its command
 
     config = load_config(config_path)
-    scenarios = select_scenarios(config, paths or [], tag or [], None, PromptLibrary(config.prompts_dir))
+    prompts = PromptLibrary(config.prompts_dir, defaults=BUNDLED_PROMPTS)
+    scenarios = select_scenarios(config, paths or [], tag or [], None, prompts)
     dataset = config.settings.datasets.name if name is None else _dataset_name(name)
     with langfuse("datasets push", config) as connection:
         connection.project_id()

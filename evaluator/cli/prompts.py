@@ -7,7 +7,7 @@ import typer
 from evaluator.cli._common import Command, ConfigOption, app, langfuse, out
 from evaluator.config import load_config
 from evaluator.errors import Problem, PromptError
-from evaluator.prompts import PromptLibrary, push_prompts
+from evaluator.prompts import BUNDLED_PROMPTS, PromptLibrary, push_prompts
 
 __all__ = ["prompts_push"]
 
@@ -17,11 +17,15 @@ app.add_typer(prompts_app, name="prompts")
 
 @prompts_app.command("push", cls=Command, short_help="Push the prompt files to Langfuse prompt management.")
 def prompts_push(config_path: ConfigOption = None) -> None:
-    """Push every prompt file under prompts/ to Langfuse: new versions in order, labels as the files say;
-    content already there is not pushed again."""
+    """Push every prompt file under prompts/ to Langfuse, and the package's judge prompts that folder
+    does not replace: new versions in order, labels as the files say; content already there is not
+    pushed again."""
     config = load_config(config_path)
-    library = PromptLibrary(config.prompts_dir)
-    if not library.names():  # run from the wrong folder: say so, not "0 created"
+    library = PromptLibrary(config.prompts_dir, defaults=BUNDLED_PROMPTS)
+    # No evaluator.toml here, or a [prompts] dir without prompt files: the wrong folder. Say so, rather
+    # than "0 created" or the package's judge prompts alone.
+    wrong = config.not_found or "dir" in config.settings.prompts.model_fields_set
+    if wrong and not PromptLibrary(config.prompts_dir).names():
         where = f" ({config.not_found})" if config.not_found else ""
         raise PromptError(
             [

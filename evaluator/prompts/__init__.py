@@ -2,11 +2,12 @@
 run time (local files or Langfuse), and `prompts push`."""
 
 from evaluator.prompts.files import MAX_PROMPT_BYTES, parse_prompt_file
-from evaluator.prompts.library import ManagedPrompts, PromptLibrary, PromptSource
+from evaluator.prompts.library import BUNDLED_PROMPTS, ManagedPrompts, PromptLibrary, PromptSource
 from evaluator.prompts.model import PRODUCTION_LABEL, ChatMessage, Prompt
 from evaluator.prompts.push import PromptRegistry, PushOutcome, push_prompts
 
 __all__ = [
+    "BUNDLED_PROMPTS",
     "MAX_PROMPT_BYTES",
     "PRODUCTION_LABEL",
     "ChatMessage",

@@ -11,7 +11,11 @@ from evaluator.errors import EvaluatorError, Problem, PromptError, did_you_mean
 from evaluator.prompts.files import parse_prompt_file
 from evaluator.prompts.model import PRODUCTION_LABEL, Prompt
 
-__all__ = ["ManagedPrompts", "PromptLibrary", "PromptSource"]
+__all__ = ["BUNDLED_PROMPTS", "ManagedPrompts", "PromptLibrary", "PromptSource"]
+
+BUNDLED_PROMPTS = Path(__file__).resolve().parent / "bundled"
+"""The judges' prompts (`evaluation/...`) shipped in the package, so that a project needs no copy of
+them: a project's prompt folder that has a prompt of the same name replaces all its versions."""
 
 
 def _shared_labels(prompts: Mapping[str, Mapping[int, Prompt]]) -> list[Problem]:
@@ -36,20 +40,29 @@ def _shared_labels(prompts: Mapping[str, Mapping[int, Prompt]]) -> list[Problem]
     return problems
 
 
-class PromptLibrary:
-    """All prompt files below one folder, by name and version."""
+def _read(root: Path, problems: list[Problem]) -> dict[str, dict[int, Prompt]]:
+    prompts: dict[str, dict[int, Prompt]] = {}
+    for path in sorted(root.rglob("*.prompt")) if root.is_dir() else []:
+        try:
+            prompt = parse_prompt_file(path, root)
+        except PromptError as exc:
+            problems.extend(exc.problems)
+            continue
+        prompts.setdefault(prompt.name, {})[prompt.version] = prompt
+    return prompts
 
-    def __init__(self, root: Path) -> None:
+
+class PromptLibrary:
+    """All prompt files below one folder, by name and version; with `defaults` (`BUNDLED_PROMPTS`),
+    also the prompts below that folder whose name the first one has none of."""
+
+    def __init__(self, root: Path, *, defaults: Path | None = None) -> None:
         self.root = root
-        self._prompts: dict[str, dict[int, Prompt]] = {}
         problems: list[Problem] = []
-        for path in sorted(root.rglob("*.prompt")) if root.is_dir() else []:
-            try:
-                prompt = parse_prompt_file(path, root)
-            except PromptError as exc:
-                problems.extend(exc.problems)
-                continue
-            self._prompts.setdefault(prompt.name, {})[prompt.version] = prompt
+        self._prompts = _read(root, problems)
+        if defaults is not None:
+            for name, versions in _read(defaults, problems).items():
+                self._prompts.setdefault(name, versions)
         problems += _shared_labels(self._prompts)
         if problems:
             raise PromptError(problems)

@@ -3,8 +3,13 @@ and what the wheel holds."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,3 +26,53 @@ def test_the_build_backend_declared_can_read_the_license_expression() -> None:
     minimum = re.fullmatch(r"setuptools>=(\d+)(?:\.\d+)*", backend)
     assert minimum is not None, backend
     assert int(minimum.group(1)) >= 77
+
+
+def _wheel(tmp_path: Path) -> Path:
+    """The wheel `pip wheel` builds from the sources (offline, with .venv's build backend), built from a
+    copy so that the checkout gets no build/ folder."""
+    source = tmp_path / "source"
+    for rel in ("pyproject.toml", "README.md"):
+        (source / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, source / rel)
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "evaluator", source / "evaluator", symlinks=True, ignore=ignore)
+    shutil.copytree(ROOT / "prompts/evaluation", source / "prompts/evaluation")  # what the links name
+    build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index"]
+    done = subprocess.run(
+        [*build, "-w", str(tmp_path / "dist"), str(source)], check=False, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    return wheel
+
+
+def test_the_wheel_holds_the_judges_prompts_and_they_are_found_from_a_project_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """An installed package reads the judges' prompts from itself, whatever the working folder: the
+    wheel held only the modules and py.typed, so a project without a prompts/ copy of its own could not
+    run a judge (`unknown prompt "evaluation/quality"`)."""
+    wheel = _wheel(tmp_path)
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        assert "evaluator/py.typed" in names
+        for judge in ("agent", "correctness", "quality", "turn_quality"):
+            rel = f"evaluation/{judge}/v1.prompt"
+            assert archive.read(f"evaluator/prompts/bundled/{rel}") == (ROOT / "prompts" / rel).read_bytes()
+        archive.extractall(tmp_path / "site")
+    project = tmp_path / "project"
+    project.mkdir()
+    code = (
+        "from pathlib import Path\n"
+        "from evaluator.prompts import BUNDLED_PROMPTS, PromptLibrary\n"
+        "print(PromptLibrary(Path('prompts'), defaults=BUNDLED_PROMPTS).get('evaluation/quality').path)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=project, env=env, check=False, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        Path(done.stdout.strip()) == tmp_path / "site/evaluator/prompts/bundled/evaluation/quality/v1.prompt"
+    )

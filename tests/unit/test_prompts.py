@@ -6,7 +6,9 @@ import pytest
 from langfuse.model import TemplateParser
 
 from evaluator.errors import PromptError, PromptVariableError
-from evaluator.prompts import PromptLibrary
+from evaluator.prompts import BUNDLED_PROMPTS, PromptLibrary
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _write(root: Path, rel: str, text: str) -> None:
@@ -140,3 +142,39 @@ def test_a_version_is_compiled_once_not_on_every_call(
     assert [prompt.compile_text(**values) for _ in range(3)] == [first] * 3
     assert prompt.variables() == ["a", "b", "missing", ""]
     assert counting.passes == passes  # no pass over the template after the first
+
+
+def test_the_package_ships_the_judges_prompts_as_the_repository_holds_them() -> None:
+    """The judges' prompts are package data: an installed package finds them with no prompts/ folder in
+    the project. They are the files of prompts/evaluation/, not copies that could drift apart."""
+    bundled = sorted(p.relative_to(BUNDLED_PROMPTS) for p in BUNDLED_PROMPTS.rglob("*.prompt"))
+    assert [str(p) for p in bundled] == [
+        f"evaluation/{judge}/v1.prompt" for judge in ("agent", "correctness", "quality", "turn_quality")
+    ]
+    for rel in bundled:
+        assert (BUNDLED_PROMPTS / rel).read_bytes() == (ROOT / "prompts" / rel).read_bytes()
+
+
+def test_a_project_without_judge_prompts_gets_the_packages_and_its_own_replace_them(tmp_path: Path) -> None:
+    empty = PromptLibrary(tmp_path / "prompts", defaults=BUNDLED_PROMPTS)  # a project with no prompts/ at all
+    assert empty.names() == [
+        "evaluation/agent",
+        "evaluation/correctness",
+        "evaluation/quality",
+        "evaluation/turn_quality",
+    ]
+    assert empty.get("evaluation/quality").path == BUNDLED_PROMPTS / "evaluation/quality/v1.prompt"
+    # A project's own prompt of that name replaces the package's, every version of it (no mixing of
+    # the two folders' versions and labels); the other judges still come from the package.
+    _write(
+        tmp_path,
+        "prompts/evaluation/quality/v2.prompt",
+        "---\nlabels: [production]\n---\nJudge {{answer}}.\n",
+    )
+    _write(tmp_path, "prompts/agents/mine/v1.prompt", "---\ntype: text\n---\nAnswer {{question}}.\n")
+    own = PromptLibrary(tmp_path / "prompts", defaults=BUNDLED_PROMPTS)
+    assert [p.version for p in own.versions("evaluation/quality")] == [2]
+    assert own.get("evaluation/quality").path == tmp_path / "prompts/evaluation/quality/v2.prompt"
+    assert own.get("evaluation/correctness").path == BUNDLED_PROMPTS / "evaluation/correctness/v1.prompt"
+    assert "agents/mine" in own.names()
+    assert PromptLibrary(tmp_path / "prompts").names() == ["agents/mine", "evaluation/quality"]  # no defaults
