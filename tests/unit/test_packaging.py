@@ -3,6 +3,9 @@ and what the wheel holds."""
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
+import importlib.util
 import os
 import re
 import shutil
@@ -76,3 +79,45 @@ def test_the_wheel_holds_the_judges_prompts_and_they_are_found_from_a_project_of
     assert (
         Path(done.stdout.strip()) == tmp_path / "site/evaluator/prompts/bundled/evaluation/quality/v1.prompt"
     )
+
+
+def _imported_modules() -> set[str]:
+    """Every module the package's code names in an import (each name of `from X import a, b` is tried
+    as X.a too: it may be a submodule), the package's own and the standard library's left out."""
+    names: set[str] = set()
+    for path in (ROOT / "evaluator").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in names if name.split(".")[0] not in sys.stdlib_module_names | {"evaluator"}}
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_every_distribution_the_package_imports_from_is_a_declared_dependency() -> None:
+    """The rule pyproject's comments state ("Imported directly (langfuse brings them)"): a distribution
+    the code imports is declared, with bounds, not left to another package's dependencies, which may
+    drop or move it in a release inside our bounds (a user's install then fails at import)."""
+    owners: dict[Path, str] = {}
+    for distribution in importlib.metadata.distributions():
+        for file in distribution.files or ():
+            owners[Path(str(distribution.locate_file(file)))] = _canonical(distribution.name)
+    declared = {_canonical(re.split(r"[<>=!~\[; ]", d)[0]) for d in PYPROJECT["project"]["dependencies"]}
+    undeclared: dict[str, set[str]] = {}
+    for module in sorted(_imported_modules()):
+        try:
+            spec = importlib.util.find_spec(module)
+        except ImportError:
+            continue
+        if spec is None or not spec.has_location or spec.origin is None:
+            continue  # a name imported from a module, not a module; or a namespace package
+        owner = owners.get(Path(spec.origin))
+        assert owner is not None, f"{module}: {spec.origin} belongs to no installed distribution"
+        if owner not in declared:
+            undeclared.setdefault(owner, set()).add(module)
+    assert undeclared == {}, undeclared
