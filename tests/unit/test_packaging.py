@@ -15,6 +15,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
@@ -121,3 +123,20 @@ def test_every_distribution_the_package_imports_from_is_a_declared_dependency() 
         if owner not in declared:
             undeclared.setdefault(owner, set()).add(module)
     assert undeclared == {}, undeclared
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_what_building_the_package_writes_into_the_checkout_is_ignored(tmp_path: Path) -> None:
+    """README's "In your own project" builds the wheel with `python -m build` in a clone: its dist/
+    (and setuptools' build/ and egg-info) are no change to commit."""
+    git = str(shutil.which("git"))
+    (tmp_path / ".gitignore").write_bytes((ROOT / ".gitignore").read_bytes())
+    subprocess.run([git, "init", "-q"], cwd=tmp_path, check=True)
+    written = ["dist/x-0.1.0-py3-none-any.whl", "build/lib/evaluator/__init__.py", "x.egg-info/PKG-INFO"]
+    for rel in written:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    ignored = subprocess.run(
+        [git, "check-ignore", *written], check=False, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert sorted(ignored.stdout.split()) == sorted(written), ignored.stderr
