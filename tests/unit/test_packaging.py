@@ -42,7 +42,6 @@ def _wheel(tmp_path: Path) -> Path:
         shutil.copy(ROOT / rel, source / rel)
     ignore = shutil.ignore_patterns("__pycache__")
     shutil.copytree(ROOT / "evaluator", source / "evaluator", symlinks=True, ignore=ignore)
-    shutil.copytree(ROOT / "prompts/evaluation", source / "prompts/evaluation")  # what the links name
     build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index"]
     done = subprocess.run(
         [*build, "-w", str(tmp_path / "dist"), str(source)], check=False, capture_output=True, text=True

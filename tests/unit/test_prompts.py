@@ -146,7 +146,7 @@ def test_a_version_is_compiled_once_not_on_every_call(
 
 def test_the_package_ships_the_judges_prompts_as_the_repository_holds_them() -> None:
     """The judges' prompts are package data: an installed package finds them with no prompts/ folder in
-    the project. They are the files of prompts/evaluation/, not copies that could drift apart."""
+    the project. They are copies of prompts/evaluation/ (the demo project's), kept equal here."""
     bundled = sorted(p.relative_to(BUNDLED_PROMPTS) for p in BUNDLED_PROMPTS.rglob("*.prompt"))
     assert [str(p) for p in bundled] == [
         f"evaluation/{judge}/v1.prompt" for judge in ("agent", "correctness", "quality", "turn_quality")
@@ -178,3 +178,15 @@ def test_a_project_without_judge_prompts_gets_the_packages_and_its_own_replace_t
     assert own.get("evaluation/correctness").path == BUNDLED_PROMPTS / "evaluation/correctness/v1.prompt"
     assert "agents/mine" in own.names()
     assert PromptLibrary(tmp_path / "prompts").names() == ["agents/mine", "evaluation/quality"]  # no defaults
+
+
+def test_every_judge_prompt_of_the_repository_is_shipped_as_a_file_of_its_own() -> None:
+    """Regular files, not links to prompts/evaluation/: a checkout without symbolic links (git's
+    core.symlinks=false, Windows' default) holds a link as a text file naming its target, so every
+    command there, and a package built or installed from it, failed on four bundled "prompts" without
+    a header."""
+    judges = sorted(p.relative_to(ROOT / "prompts") for p in (ROOT / "prompts/evaluation").rglob("*.prompt"))
+    for rel in judges:
+        shipped = BUNDLED_PROMPTS / rel
+        assert not shipped.is_symlink() and shipped.is_file(), shipped
+        assert shipped.read_bytes() == (ROOT / "prompts" / rel).read_bytes()
