@@ -6,6 +6,8 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import sqlite3
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -89,6 +91,32 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         "EVALUATOR_CONFIG",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+# --- the tests' own SQLite connections ---------------------------------------------------------------
+# From Python 3.13 a connection collected unclosed warns (ResourceWarning: an error under `-W error`,
+# raised in whichever test runs then). Tests read the store with `with sqlite3.connect(path) as db:`,
+# which commits but does not close: the connections the tests' own code opens are closed after each
+# test, so only the product's own (which it must close) can warn.
+_real_sqlite_connect = sqlite3.connect
+_tests_connections: list[sqlite3.Connection] = []
+
+
+def _tracked_sqlite_connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+    db = _real_sqlite_connect(*args, **kwargs)
+    if str(sys._getframe(1).f_globals.get("__name__", "")).startswith("tests."):
+        _tests_connections.append(db)
+    return db
+
+
+sqlite3.connect = _tracked_sqlite_connect
+
+
+@pytest.fixture(autouse=True)
+def _tests_own_connections_closed() -> Iterator[None]:
+    yield
+    while _tests_connections:
+        _tests_connections.pop().close()
 
 
 @pytest.fixture
