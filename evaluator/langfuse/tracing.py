@@ -73,10 +73,15 @@ _EMBEDDED_SECRET_KEY = "sk-lf-evaluator-embedded"  # noqa: S105 - a placeholder,
 _METADATA_VALUE_LIMIT = 200
 _MEDIA_UPLOAD = "LANGFUSE_MEDIA_UPLOAD_ENABLED"  # langfuse._client.environment_variables
 _FLUSH_AT = "LANGFUSE_FLUSH_AT"  # spans per export batch; the SDK's default is 512
-# Connected runs export in batches of 128 spans (unless LANGFUSE_FLUSH_AT says otherwise): each batch
-# is cloned, encoded and compressed at once, so 512-span batches raised a 1,000-scenario run's peak
-# memory by some 4 MB over 128; the few more requests cost next to nothing.
-_DEFAULT_FLUSH_AT = 128
+# Connected runs export in batches of 32 spans (unless LANGFUSE_FLUSH_AT says otherwise): each batch is
+# encoded and compressed at once, and the memory that takes is the process's for good (freed into
+# fragments its later allocations do not fill): at 1,000 scenarios with their judges, 512-span batches
+# (the SDK's default) held some 4 MB more at the peak than 128, and 128 about 3 MB more than 32
+# (benchmarks/bench_judges.py). Each batch is one request, sent in turn: at 32 a Langfuse that takes
+# 100 ms per request still takes 320 spans a second, more than a run of real agents makes; a run that
+# outruns it by more than its queue holds (2,048 spans) loses none: what the queue drops is in the store,
+# sent again after the run or by `evaluator sync`. LANGFUSE_FLUSH_AT sets another batch.
+_DEFAULT_FLUSH_AT = 32
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ _JUDGE_UNFINISHED = {
     JUDGES_CUT_OFF: "the run stopped early, before this judge ended",
 }
 _log = logging.getLogger(__name__)
-_RECORD_BATCH = 256  # results committed per transaction, at most
+_RECORD_BATCH = 16  # results committed per transaction, at most (each waits in memory until then)
 _RECORD_WINDOW = 0.2  # seconds a transaction waits for more results when it has less than a batch
 _POLL_SECONDS = 0.2  # how often the waiting thread looks up (keeps Ctrl-C responsive)
 _DRAIN_SECONDS = 5.0  # after Ctrl-C, how long finished work may take to reach the store

@@ -408,3 +408,28 @@ def test_a_dialogue_under_way_when_the_store_fails_runs_its_every_turn(tracing: 
     assert by_id["d"].status == "passed", by_id["d"].error
     assert [t["status"] for t in by_id["d"].to_json()["turns"]] == ["passed"] * 3
     assert raised.value.not_recorded == ["s0", "d"]
+
+
+class _BatchSizes:
+    """The store, noting how many results each transaction commits."""
+
+    def __init__(self, store: Store) -> None:
+        self.store, self.sizes = store, list[int]()
+
+    def record_many(self, run_id: str, finished: Sequence[Finished], *, destination: str | None) -> None:
+        self.sizes.append(len(finished))
+        self.store.record_many(run_id, finished, destination=destination)
+
+
+def test_a_transaction_commits_at_most_16_results(tracing: Tracing) -> None:
+    """Results wait in memory until their transaction: at most 16 of them, however fast they come."""
+    recorder = _BatchSizes(Store(None))
+    pipeline = Pipeline(
+        tracer=tracing,
+        targets={"demo": lambda request: "ok"},
+        prompts=PromptLibrary(Path("-")),
+        recorder=recorder,
+    )
+    _, results = pipeline.run(_items(*(f"q{i}" for i in range(80))), RunOptions(concurrency=8))
+    assert len(results) == 80 and sum(recorder.sizes) == 80
+    assert max(recorder.sizes) <= 16  # (80 results within the 0.2 s window: one transaction before)
