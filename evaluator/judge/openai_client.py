@@ -24,6 +24,7 @@ import httpx2
 import openai
 from openai import AsyncOpenAI, DefaultHttpxClient, OpenAI
 
+from evaluator._secrets import redact
 from evaluator.config import LLMEndpoint, shown_url
 from evaluator.errors import (
     JudgeUnavailableError,
@@ -176,7 +177,8 @@ class OpenAIJudgeModel:
             return _reply(json.loads(body), model)
         except _ErrorReplyError as exc:
             raise JudgeUnavailableError(
-                f"the judge endpoint {self._where} answered HTTP 200 with an error and no answer: {exc}",
+                f"the judge endpoint {self._where} answered HTTP 200 with an error and no answer: "
+                f"{self._excerpt(str(exc))}",
                 status=exc.status,
             ) from None
         except _NoChoiceError:
@@ -185,16 +187,21 @@ class OpenAIJudgeModel:
                 "to read"
             ) from None
         except (ValueError, TypeError, IndexError, KeyError) as exc:  # not a chat completion
-            began = body[:_BODY_EXCERPT].decode(errors="replace") if isinstance(body, bytes) else ""
+            began = self._excerpt(body.decode(errors="replace")) if isinstance(body, bytes) else ""
             raise JudgeUnavailableError(
                 f"the judge endpoint {self._where} answered with something that is not a chat completion "
                 f"({type(exc).__name__}: {exc}; it began {began!r}). Fix: check EVALUATOR_JUDGE_BASE_URL "
                 "(an OpenAI-compatible API, usually ending in /v1), or the proxy in front of it."
             ) from None
 
+    def _excerpt(self, text: str) -> str:
+        """The start of what the endpoint said, as a message quotes it: redacted before it is cut (an
+        error echoing the request's Authorization header holds the key, whole or cut at the end)."""
+        return redact(text, also=[self.endpoint.api_key.get_secret_value()])[:_BODY_EXCERPT]
+
     def _status_error(self, exc: openai.APIStatusError, *, sent: Mapping[str, Any]) -> JudgeUnavailableError:
         status = exc.status_code
-        body = exc.response.text[:_BODY_EXCERPT] if exc.response is not None else str(exc)
+        body = self._excerpt(exc.response.text if exc.response is not None else str(exc))
         message = f"the judge endpoint {self._where} answered HTTP {status}: {body}"
         if "response_format" in sent and _refuses_structured_output(status, body):
             return ResponseFormatRejectedError(message, status=status)
@@ -313,7 +320,7 @@ class _ErrorReplyError(Exception):
     def __init__(self, error: object) -> None:
         detail = error.get("message") if isinstance(error, Mapping) else None
         code = error.get("code") if isinstance(error, Mapping) else None
-        super().__init__(str(detail if detail else error)[:_BODY_EXCERPT])
+        super().__init__(str(detail if detail else error))
         self.status = code if isinstance(code, int) and 400 <= code < 600 else None
 
 

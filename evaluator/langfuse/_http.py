@@ -15,6 +15,7 @@ import httpx
 from langfuse import Langfuse
 from langfuse.api.core.api_error import ApiError
 
+from evaluator._secrets import redact
 from evaluator._time import Deadline
 from evaluator.errors import LangfuseAuthError, LangfuseUnavailableError
 from evaluator.langfuse.settings import LangfuseSettings
@@ -136,7 +137,7 @@ def api_failure(
             "project and one region)."
         )
     return LangfuseUnavailableError(
-        f"Langfuse at {base_url} answered HTTP {status} while {what}: {str(body)[:300]}",
+        f"Langfuse at {base_url} answered HTTP {status} while {what}: {redact(str(body))[:300]}",
         status=status,
         retry_after=retry_after(headers or {}),
     )

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 from langfuse.api import ConfigCategory, ScoreConfigDataType
 
+from evaluator._secrets import redact
 from evaluator._time import Deadline
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi, api_failure
@@ -94,7 +95,9 @@ class LangfuseScores:
                 **self.post_scores(scores[:half], deadline=deadline),
                 **self.post_scores(scores[half:], deadline=deadline),
             }
-        reason = "; ".join(_messages(response)) or f"HTTP {response.status_code}: {response.text[:300]}"
+        reason = (
+            "; ".join(_messages(response)) or f"HTTP {response.status_code}: {redact(response.text)[:300]}"
+        )
         return {scores[0].id: reason}
 
     def ensure_score_configs(self, definitions: Sequence[ScoreDefinition], deadline: Deadline) -> list[str]:

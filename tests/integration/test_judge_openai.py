@@ -4,6 +4,7 @@ output is asked for plain JSON."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -497,3 +498,32 @@ def test_a_reasoning_model_s_reply_cut_off_names_max_completion_tokens_and_the_f
     reason = _judge(_judges(standin)).detail["quality"]["reason"]
     assert "cut off at max_tokens = 600 in the judge prompt's config (sent as max_completion_tokens" in reason
     assert "Fix: raise max_tokens" in reason, reason
+
+
+@pytest.mark.parametrize("before", ["", "x" * 232], ids=["whole", "cut-at-the-excerpt"])  # the key at 290
+def test_an_error_echoing_the_key_never_puts_it_in_the_reason(standin: JudgeStandIn, before: str) -> None:
+    """A proxy (or server) whose error echoes the request's Authorization header: the key is redacted
+    before the body is quoted, also where the quote would cut it short."""
+    standin.reject_response_format = (401, f"{before}Invalid key. Authorization: Bearer {KEY}")
+    reason = _judge(_judges(standin, attempts=1)).detail["quality"]["reason"]
+    assert "answered HTTP 401" in reason and KEY[:10] not in reason, reason
+    assert "Bearer ***" in reason or before, reason
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            {"error": {"message": f"bad token {KEY}", "code": 401}},
+            "with an error and no answer: bad token ***",
+        ),
+        ({"detail": f"no route; headers: Authorization: Bearer {KEY}"}, "Authorization: Bearer ***"),
+    ],
+    ids=["error-in-a-200", "not-a-completion"],
+)
+def test_a_200_echoing_the_key_never_puts_it_in_the_message(body: dict[str, Any], said: str) -> None:
+    model = OpenAIJudgeModel(LLMEndpoint(base_url="http://127.0.0.1:9/v1", model="m", api_key=SecretStr(KEY)))
+    _models.append(model)
+    with pytest.raises(JudgeUnavailableError) as info:
+        model._read(json.dumps(body).encode(), "m")
+    assert said in str(info.value) and KEY not in str(info.value), str(info.value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import uuid
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from evaluator._secrets import REDACTED, SECRET_VARIABLES, failure_text, redact
 from evaluator.errors import ConfigError
+from evaluator.langfuse._http import api_failure
 from evaluator.results.model import EvaluatorFailure
 from evaluator.run.target import load_target
 
@@ -63,3 +65,31 @@ def test_a_target_module_failing_on_import_with_a_key_in_its_message_is_redacted
         load_target(f"{name}:run", base_dir=tmp_path, name="demo")
     assert f"ValueError: key refused: {REDACTED}" in str(info.value)
     assert ENV["OPENAI_API_KEY"] not in str(info.value)
+
+
+def test_langfuse_s_basic_credentials_are_redacted_as_the_keys_are() -> None:
+    """A proxy's error page echoing the request's `Authorization: Basic ...` holds the secret key in
+    base64 (public:secret): it decodes from there, so it is redacted too."""
+    env = {"LANGFUSE_PUBLIC_KEY": "pk-lf-canary-public", "LANGFUSE_SECRET_KEY": "sk-lf-canary-secret-1"}
+    token = base64.b64encode(b"pk-lf-canary-public:sk-lf-canary-secret-1").decode()
+    assert redact(f"502 Bad Gateway (Authorization: Basic {token})", env) == (
+        f"502 Bad Gateway (Authorization: Basic {REDACTED})"
+    )
+
+
+def test_a_key_given_in_code_is_redacted_when_named() -> None:
+    assert redact("Invalid key: sk-given-in-code-42", {}, also=["sk-given-in-code-42"]) == (
+        f"Invalid key: {REDACTED}"
+    )
+    assert redact("key x is refused", {}, also=["x"]) == "key x is refused"  # a placeholder, as above
+
+
+def test_langfuse_s_error_page_quoting_the_keys_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", ENV["LANGFUSE_PUBLIC_KEY"])
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", ENV["LANGFUSE_SECRET_KEY"])
+    token = base64.b64encode(f"{ENV['LANGFUSE_PUBLIC_KEY']}:{ENV['LANGFUSE_SECRET_KEY']}".encode()).decode()
+    secret = ENV["LANGFUSE_SECRET_KEY"]
+    body = f"upstream failed; request headers: Authorization: Basic {token}; x-secret: {secret}"
+    error = api_failure("posting scores", 502, {}, body, "https://lf.example")
+    assert token not in str(error) and ENV["LANGFUSE_SECRET_KEY"] not in str(error)
+    assert str(error).endswith(f"Authorization: Basic {REDACTED}; x-secret: {REDACTED}")
