@@ -23,7 +23,7 @@ from evaluator.config import Config
 from evaluator.errors import ConfigError, LangfuseUnavailableError
 from evaluator.langfuse import LangfuseConnection, LangfuseSettings
 from evaluator.metrics import dialogue as dm
-from evaluator.reports import notice, print_judges, summary_table
+from evaluator.reports import notice, print_judges, printable, summary_table
 from evaluator.results import ScenarioResult, builtin_metrics, with_dialogues
 from evaluator.run import (
     CragRecord,
@@ -297,13 +297,13 @@ def _print_scores(path: Path, records: Sequence[CragRecord], scored: TurnScores)
     status = scored.judge_status  # None: the judge ran, and each turn says why it gave no verdict
     for turn in undecided[:_SHOWN]:
         why = f": {turn.reason}" if status is None else ""
-        out.print(f"  {turn.record.label}{why}", highlight=False, markup=False)
+        out.print(printable(f"  {turn.record.label}{why}"), highlight=False, markup=False)
     if len(undecided) > _SHOWN:
         out.print(
             f"  and {len(undecided) - _SHOWN} more: --json lists them all", highlight=False, markup=False
         )
     if status is not None:
-        out.print(f"The semantic step did not run: {status.reason}", highlight=False, markup=False)
+        out.print(printable(f"The semantic step did not run: {status.reason}"), highlight=False, markup=False)
 
 
 def _cell(value: Any) -> str:

@@ -29,7 +29,7 @@ from evaluator.config import Config, load_config
 from evaluator.errors import ConfigError, did_you_mean
 from evaluator.langfuse import LangfuseSettings
 from evaluator.prompts import BUNDLED_PROMPTS, PromptLibrary
-from evaluator.reports import notice, print_judges, summary_table
+from evaluator.reports import notice, print_judges, printable, summary_table
 from evaluator.results import builtin_metrics, evaluate
 from evaluator.run import catalogs, rules_for
 from evaluator.scenarios import LoadedScenario, Scenario, load_scenarios
@@ -188,7 +188,7 @@ def _single_turn(
         print_judges(out, [result])
         if result.judge_status.status != "scored":
             out.print(
-                f"Judges {result.judge_status.status}: {result.judge_status.reason}",
+                f"Judges {result.judge_status.status}: {printable(result.judge_status.reason)}",
                 highlight=False,
                 markup=False,
             )

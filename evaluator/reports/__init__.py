@@ -1,6 +1,7 @@
 """What users read: the console output of a run; history per prompt version, scenario or run; compare
 with its regression verdict; the HTML page; JUnit XML; runs rebuilt from Langfuse scores."""
 
+from evaluator.reports._printable import printable
 from evaluator.reports.agents import TraceLink, agent_tables, agents_document, trace_links
 from evaluator.reports.compare import Check, check_thresholds, checks, compare_runs, threshold_problems
 from evaluator.reports.compare_text import compare_markdown, figure_value, print_compare
@@ -45,6 +46,7 @@ __all__ = [
     "print_delivery",
     "print_judges",
     "print_summary",
+    "printable",
     "progress_bar",
     "report_document",
     "resolve_run",

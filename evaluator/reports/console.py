@@ -54,9 +54,15 @@ _NOTICE_STYLE = {"error": "red", "warning": "yellow"}
 
 
 def notice(console: Console, kind: str, message: str) -> None:
-    """'error: ...', 'warning: ...' or 'note: ...', the message printed literally."""
+    """'error: ...', 'warning: ...' or 'note: ...', the message printed literally (what it quotes from
+    outside, a server's error or a name from a trace, with its control characters as escapes)."""
     style = _NOTICE_STYLE.get(kind, "bold")
-    console.print(f"[{style}]{kind}[/{style}]: {escape(message)}", highlight=False, soft_wrap=True)
+    console.print(f"[{style}]{kind}[/{style}]: {_literal(message)}", highlight=False, soft_wrap=True)
+
+
+def _literal(text: str) -> str:
+    """Text from outside the evaluator in a line of markup: neither markup nor control characters."""
+    return escape(printable(text))
 
 
 def progress_bar(console: Console) -> Progress:
@@ -176,7 +182,7 @@ def print_summary(
     line = (
         f"[bold]{counts['scenarios']} scenarios[/bold]: [green]{counts['passed']} passed[/green]"
         f", [red]{counts['failed']} failed[/red], [bold red]{counts['error']} error[/bold red]"
-        f"  (run {escape(run.id if run.name in ('', run.id) else f'{run.name}, {run.id}')})"
+        f"  (run {_literal(run.id if run.name in ('', run.id) else f'{run.name}, {run.id}')})"
     )
     console.print(line)
     if bugs:
@@ -237,7 +243,7 @@ def print_warnings(console: Console, results: Sequence[ScenarioResult]) -> None:
         highlight=False,
     )
     for scenario, warning in found[:WARNINGS_SHOWN]:
-        console.print(f"  {escape(scenario)}: {escape(warning)}", highlight=False, soft_wrap=True)
+        console.print(f"  {_literal(scenario)}: {_literal(warning)}", highlight=False, soft_wrap=True)
     if len(found) > WARNINGS_SHOWN:
         console.print(
             f"  and {len(found) - WARNINGS_SHOWN} more: every one is in `warnings` of the result objects "
@@ -285,7 +291,7 @@ def _print_judge_usage(console: Console, results: Sequence[ScenarioResult]) -> N
         if one.get("status") == "unscored" and one.get("reason")
     )
     for reason, count in reasons.most_common(_UNSCORED_REASONS_SHOWN):
-        console.print(f"  unscored ({count}): {escape(reason)}", highlight=False)
+        console.print(f"  unscored ({count}): {_literal(reason)}", highlight=False)
     if len(reasons) > _UNSCORED_REASONS_SHOWN:
         console.print(
             f"  and {len(reasons) - _UNSCORED_REASONS_SHOWN} more reasons: see `judge` in the results",
@@ -332,7 +338,7 @@ def print_delivery(
         )
     rejected = scores.rejected if scores else {}
     for score_id, reason in rejected.items():
-        console.print(f"[red]rejected[/red] score {score_id}: {escape(reason)}", highlight=False)
+        console.print(f"[red]rejected[/red] score {score_id}: {_literal(reason)}", highlight=False)
     if status.scores_rejected > len(rejected):
         console.print(
             f"{status.scores_rejected} scores were rejected by Langfuse in all; "
@@ -340,7 +346,7 @@ def print_delivery(
         )
     for report in (spans, scores):
         if report is not None and report.error:
-            console.print(f"[yellow]Delivery stopped[/yellow]: {escape(report.error)}", highlight=False)
+            console.print(f"[yellow]Delivery stopped[/yellow]: {_literal(report.error)}", highlight=False)
     if elsewhere:
         console.print(
             f"{elsewhere} more scores wait for another Langfuse project or host; run `evaluator "

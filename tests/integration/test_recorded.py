@@ -247,3 +247,15 @@ def test_a_recorded_dialogue_without_a_judge_endpoint_gives_the_true_reason_the_
         "reason": "no judge endpoint is configured (EVALUATOR_JUDGE_BASE_URL, OPENAI_BASE_URL or "
         "OPENAI_API_KEY): the judges did not run",
     }
+
+
+def test_crag_turn_data_s_text_is_shown_with_its_control_characters_as_escapes(
+    demo_project: Path, cli: Cli
+) -> None:
+    path = demo_project / "coloured.jsonl"
+    turn = {"turn_idx": 0, "is_ego": True, "query": "q", "ground_truth": "Paris", "agent_response": "Lyon"}
+    path.write_text(json.dumps({"session_id": "s\x1b[2J\x1b]0;title\x07", **turn}) + "\n")
+    code, text = cli("validate", "--turns", str(path))
+    assert code == 0, text
+    assert "session s\\x1b[2J\\x1b]0;title\\x07 turn 0 (line 1)" in text
+    assert "\x1b" not in text and "\x07" not in text

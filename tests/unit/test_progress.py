@@ -2,13 +2,14 @@
 interval, the end), and no control characters of a target's error in the summary."""
 
 import io
+from dataclasses import replace
 
 import pytest
 from rich.console import Console
 
-from evaluator.reports import ProgressLines, summary_table
+from evaluator.reports import ProgressLines, notice, print_summary, summary_table
 from evaluator.reports import console as console_module
-from evaluator.results import JudgeStatus
+from evaluator.results import JudgeStatus, RunInfo
 from evaluator.results.evaluate import error_result
 from tests.builders import scenario
 
@@ -54,3 +55,25 @@ def test_a_target_error_with_control_characters_is_shown_as_escapes_in_the_summa
     Console(file=log, width=200).print(summary_table([failed]))
     assert "\\x1b[31mred\\x1b[0m \\x00 [/]" in log.getvalue()
     assert "\x1b" not in log.getvalue() and "\x00" not in log.getvalue()
+
+
+def test_text_from_outside_in_the_run_s_lines_is_shown_as_escapes() -> None:
+    """A judge endpoint's error page, a name from the trace in a warning and the run's name: each line
+    of the summary that quotes them shows their control characters as escapes, never obeys them."""
+    hostile = "\x1b[2J\x1b]0;title\x07[/]"
+    result = replace(
+        error_result(scenario(id="s1"), "t", "failed", judge_status=SKIPPED, latency_ms=1.0),
+        judge_status=JudgeStatus(status="unscored", reason="the judges did not score"),
+        judge_detail={"quality": {"status": "unscored", "reason": f"HTTP 502: {hostile}", "calls": 1}},
+        warnings=(f'tool "search" is missing, and "Search{hostile}" ran',),
+    )
+    run = RunInfo(id="run-1", name=f"nightly{hostile}", started_at="2026-11-25T10:00:00Z")
+    log = io.StringIO()
+    console = Console(file=log, width=300)
+    print_summary(console, run, [result], 1)
+    notice(console, "error", f"Langfuse answered HTTP 500: {hostile}")
+    text = log.getvalue()
+    assert "\x1b" not in text and "\x07" not in text
+    assert text.count("\\x1b[2J\\x1b]0;title\\x07[/]") == 4, (
+        text
+    )  # the run, the warning, the reason, the notice
