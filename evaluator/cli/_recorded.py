@@ -206,7 +206,7 @@ def _files_session(paths: Sequence[Path]) -> str:
     for path in paths:
         try:
             found |= session_ids(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
     return found.pop() if len(found) == 1 else ""
 

@@ -105,7 +105,7 @@ def json_objects(text: str) -> list[Any]:
     for candidate in (whole, text.strip(), *reversed([m.strip() for m in _FENCE.findall(text)])):
         try:
             found.append(json.loads(candidate))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to read, no verdict
             continue
     return [*found, *reversed([value for value, _ in _outermost_objects(text)])]
 
@@ -120,7 +120,7 @@ def _outermost_objects(text: str) -> list[tuple[Any, int]]:
             continue
         try:
             value, end = _DECODER.raw_decode(text, match.start())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         found.append((value, end))
     return found
@@ -202,7 +202,7 @@ def _opening_reply(answer: str, model: type[Reply]) -> Reply | None:
     try:
         value, end = _DECODER.raw_decode(text)
         return model.model_validate(value) if text[end:].strip() else None
-    except (ValueError, ValidationError):
+    except (ValueError, RecursionError, ValidationError):
         return None
 
 

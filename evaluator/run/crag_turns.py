@@ -161,7 +161,7 @@ def load_turn_data(path: Path) -> list[CragRecord]:
             continue
         try:
             item = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply to read
             problems.append(_problem(path, number, "", f"not JSON ({exc})", "write one JSON object per line"))
             continue
         if not isinstance(item, dict):

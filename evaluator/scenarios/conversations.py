@@ -51,6 +51,10 @@ def read_conversations(path: Path) -> tuple[list[tuple[str, dict[str, Any]]], li
                 "fix the JSON",
             )
         ]
+    except RecursionError:  # the decoder is recursive: a value nested hundreds of levels deep
+        return [], [
+            _problem(str(path), "", "values nested too deeply to read", "nest lists and objects less deeply")
+        ]
     items = document if isinstance(document, list) else [document]
     converted: list[tuple[str, dict[str, Any]]] = []
     problems: list[Problem] = []

@@ -26,7 +26,7 @@ def parse_arguments(obs: Observation) -> Mapping[str, Any] | None:
         if isinstance(value, str) and value.startswith("{"):
             try:
                 decoded = json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
                 continue
             if isinstance(decoded, dict):
                 return decoded

@@ -207,7 +207,7 @@ def decode_metadata_value(value: Any) -> Any:
     if isinstance(value, str):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deeply to read: the text itself
             return value
     return value
 
@@ -236,7 +236,7 @@ def load_trace_file(path: Path, rules: TraceRules = DEFAULT_RULES) -> Trace:
         raise TraceError(
             f"{path}: cannot read the trace file ({exc}). Fix: check the path given to --trace."
         ) from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply to read
         raise TraceError(f"{path}: not JSON ({exc}). Fix: save the Langfuse API response as JSON.") from None
     if isinstance(body, dict) and isinstance(body.get("observations"), list):
         if "id" not in body:  # the web UI's download, not the trace endpoint's body (always whole)

@@ -179,7 +179,7 @@ def _json(value: object) -> object:
         return value
     try:
         return json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

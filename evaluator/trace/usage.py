@@ -84,7 +84,7 @@ def _details(value: object) -> dict[str, float]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
     if not isinstance(value, Mapping):
         return {}

@@ -433,3 +433,22 @@ def test_a_transaction_commits_at_most_16_results(tracing: Tracing) -> None:
     _, results = pipeline.run(_items(*(f"q{i}" for i in range(80))), RunOptions(concurrency=8))
     assert len(results) == 80 and sum(recorder.sizes) == 80
     assert max(recorder.sizes) <= 16  # (80 results within the 0.2 s window: one transaction before)
+
+
+def test_a_tool_output_nested_too_deeply_to_decode_is_kept_as_text(tracing: Tracing) -> None:
+    """JSON text a decoder cannot read for its depth (thousands of nested lists) in a tool's input and
+    output and in the answer is text, as any text that is not JSON: the scenario is evaluated, not an
+    evaluator error (RecursionError, where the trace's values are decoded)."""
+    deep = "[" * 5000 + "]" * 5000
+
+    def target(request: TargetRequest) -> str:
+        with request.langfuse.start_as_current_observation(
+            as_type="tool", name="search", input={"q": deep}
+        ) as t:
+            t.update(output=deep)
+        return deep
+
+    _, [result] = _pipeline(tracing, target, Store(None)).run(_items("x"), RunOptions())
+    assert result.evaluator_error is None and result.status != "error", result.error
+    assert result.output == deep and result.workflow is not None
+    assert result.workflow.tools.unexpected == ("search",)  # a verdict drawn from the trace (strict)

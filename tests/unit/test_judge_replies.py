@@ -179,3 +179,14 @@ def test_agent_verdicts_are_compared_whole() -> None:
     other = agent.replace("0.5", "0.9", 1)
     assert isinstance(read_reply(f"Verdict: {agent}\nSame: {agent}.", AgentReply), AgentReply)
     assert isinstance(read_reply(f"Verdict: {agent}\nQuoted: {other}.", AgentReply), str)
+
+
+@pytest.mark.parametrize("junk", ["[" * 3000, '{"a":' * 2000], ids=["list", "object"])
+def test_a_reply_nested_too_deeply_to_decode_is_no_verdict_not_a_crash(junk: str) -> None:
+    """A degenerate reply (a small model repeating `[`, or one an answer talked into it) raised Python's
+    RecursionError out of the reader: the scenario's judges ended as an evaluator error."""
+    assert read_reply(junk, CorrectnessReply) == "the reply holds no JSON object"
+    verdict = '{"verdict": "WRONG", "reason": "no"}'
+    assert read_reply(f"{junk}\n{verdict}", CorrectnessReply) == CorrectnessReply(
+        verdict="WRONG", reason="no"
+    )

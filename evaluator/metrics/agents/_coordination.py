@@ -214,7 +214,7 @@ def _strings(value: Any) -> Iterator[str]:
         if stripped[:1] in ("{", "["):
             try:
                 parsed = json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return
             yield from _strings(parsed)
     elif isinstance(value, Mapping):
