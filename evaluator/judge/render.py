@@ -2,7 +2,10 @@
 untrusted (the agent's answer, the tool outputs it used, and the scenario's own text) and goes into
 the user message inside delimited blocks (`<answer>...</answer>`, ...). A block tag inside untrusted
 text is neutralised (`<` and `>` of that tag become `&lt;` / `&gt;`), so no content can close its
-block early and speak outside it.
+block early and speak outside it. So is a chat template's control token (`<|im_end|>`,
+`<|start_header_id|>`, `<end_of_turn>`, `</s>`, `[INST]`...): a judge server that applies the model's
+chat template (vLLM, llama.cpp, Ollama) reads one in a message's text as the token itself, so
+`<|im_end|><|im_start|>system` in an answer would end the user's turn and open a system turn.
 
 The sources are the tool outputs from the trace, in call order, within a character budget; when they
 do not fit, the note given to the judge says what was left out. A dialogue turn's conversation so far
@@ -66,13 +69,21 @@ _TAG = re.compile(
     re.IGNORECASE,
 )
 _NEUTRAL = str.maketrans({**dict.fromkeys(_OPEN, "&lt;"), **dict.fromkeys(_CLOSE, "&gt;")})
+# The opening character of a chat template's control tokens: `<|...|>` (ChatML, Llama 3, Phi, GPT-OSS;
+# DeepSeek's with fullwidth bars), `<name|>`, the named ones of Llama 2, Mistral, Gemma and reasoning
+# models, and Mistral's `[INST]` family. Written as `&lt;` (or `&#91;`), the token is text again.
+_CONTROL = re.compile(
+    r"<(?=[|\uff5c]|[\w.-]{1,40}[|\uff5c]>|/?(?:s|bos|eos|pad|unk|start_of_turn|end_of_turn|think|thinking)>)"
+    r"|\[(?=/?(?:INST|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS)\])",
+)
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.:-]+")
 
 
 def untrusted(text: str) -> str:
-    """`text` with every block tag neutralised (its brackets as `&lt;` and `&gt;`, however written);
-    nothing else changes."""
-    return _TAG.sub(lambda m: m.group(0).translate(_NEUTRAL), text)
+    """`text` with every block tag neutralised (its brackets as `&lt;` and `&gt;`, however written)
+    and every control token broken (its `<` as `&lt;`, `[` as `&#91;`); nothing else changes."""
+    text = _TAG.sub(lambda m: m.group(0).translate(_NEUTRAL), text)
+    return _CONTROL.sub(lambda m: "&lt;" if m.group(0) == "<" else "&#91;", text)
 
 
 @dataclass(frozen=True, kw_only=True)
