@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -179,7 +180,7 @@ def _read_session(
             f"conversations). The session's traces, in time order: {_listed(listing.traces)}."
         ),
     )
-    with err.status(f"Reading the {count} traces of session {session} from Langfuse..."):
+    with err.status(f"Reading the {count} traces of session {escape(printable(session))} from Langfuse..."):
         reads = read_session(connection.traces, listing.traces, deadline_seconds=deadline, rules=rules)
     reads = in_turn_order(listing.traces, reads, [turn.user for turn in item.scenario.turns or ()])
     for index, read in enumerate(reads):
@@ -218,21 +219,23 @@ def _print_dialogue(result: ScenarioResult) -> None:
     print_judges(out, [result])
     if result.judge_status.status != "scored":
         out.print(
-            f"Judges {result.judge_status.status}: {result.judge_status.reason}",
+            f"Judges {result.judge_status.status}: {printable(result.judge_status.reason)}",
             highlight=False,
             markup=False,
         )
 
 
-def _cut(value: Any, width: int = 60) -> str:
+def _cut(value: Any, width: int = 60) -> Text:
+    """What a turn said, cut to `width`, as written (no markup; control characters as escapes)."""
     text = "" if value is None else value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return Text(printable(text if len(text) <= width else text[: width - 1] + "…"))
 
 
 def _turn_table(result: ScenarioResult) -> Table:
     """One row per turn: its status, the user's message, the reply, what failed."""
     session = result.dialogue.session_id if result.dialogue is not None else ""
-    table = Table(title=f"Turns of {result.scenario_id}" + (f" (session {session})" if session else ""))
+    title = f"Turns of {result.scenario_id}" + (f" (session {session})" if session else "")
+    table = Table(title=Text(printable(title)))  # a session id from a trace file or Langfuse: not markup
     for column in ("turn", "status", "user", "reply", "what failed"):
         table.add_column(column, overflow="fold")
     for turn in result.dialogue.turns if result.dialogue is not None else ():
@@ -240,9 +243,9 @@ def _turn_table(result: ScenarioResult) -> Table:
         table.add_row(
             str(turn.turn),
             turn.status,
-            Text(_cut(turn.input)),
-            Text(_cut(output)),
-            Text("; ".join(turn.problems()) or "-"),
+            _cut(turn.input),
+            _cut(output),
+            Text(printable("; ".join(turn.problems()) or "-")),
         )
     return table
 

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import json
 import socket
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from rich.console import Console
 
+from evaluator.cli import _recorded
+from evaluator.results import JudgeStatus, default_metrics, with_dialogues
+from evaluator.run import DialogueSettings, RecordedTurn, recorded_dialogue
+from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.trace import OBSERVATION_FIELDS
+from tests.builders import TraceBuilder
 from tests.integration.conftest import ROOT, Cli, langfuse_deadlines
 from tests.standin.judge_server import JudgeStandIn
 from tests.standin.langfuse_server import LangfuseStandIn
@@ -259,3 +266,29 @@ def test_crag_turn_data_s_text_is_shown_with_its_control_characters_as_escapes(
     assert code == 0, text
     assert "session s\\x1b[2J\\x1b]0;title\\x07 turn 0 (line 1)" in text
     assert "\x1b" not in text and "\x07" not in text
+
+
+def test_the_turn_table_shows_what_the_turns_said_as_written() -> None:
+    """The user's message and the reply (from the recorded traces), and the session id a trace file or
+    Langfuse names: control characters as escapes, brackets as text (`[/x]` raised MarkupError)."""
+    item = LoadedScenario(
+        scenario=Scenario.model_validate({"id": "chat", "turns": [{"user": "hi \x1b[31m[/x]"}]}),
+        path=Path("chat.yaml"),
+    )
+    builder = TraceBuilder()
+    builder.agent("concierge")
+    builder.observations[0] = replace(builder.observations[0], output="Done \x1b[2J\x1b]0;title\x07 [b]x[/b]")
+    result = recorded_dialogue(
+        item,
+        [RecordedTurn(trace=builder.build("t0"))],
+        session="s[/x] \x1b[2J",
+        settings=DialogueSettings(),
+        metrics=with_dialogues(default_metrics()),
+        judge_status=JudgeStatus(status="skipped", reason="--no-judge"),
+    )
+    console = Console(record=True, width=300, force_terminal=False)
+    console.print(_recorded._turn_table(result))
+    text = console.export_text()
+    assert "\x1b" not in text and "\x07" not in text
+    assert "Turns of chat (session s[/x] \\x1b[2J)" in text
+    assert "Done \\x1b[2J\\x1b]0;title\\x07 [b]x[/b]" in text
