@@ -557,6 +557,10 @@ def load_config(path: Path | None = None, *, cwd: Path | None = None) -> Config:
         ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: invalid TOML ({exc}). Fix: correct the syntax.") from None
+    except RecursionError:  # the parser is recursive: arrays or tables nested thousands of levels deep
+        raise ConfigError(
+            f"{source}: values nested too deeply to read. Fix: nest arrays and tables less deeply."
+        ) from None
     try:
         settings = Settings.model_validate(raw)
     except ValidationError as exc:

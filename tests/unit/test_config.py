@@ -219,3 +219,11 @@ def test_a_credential_in_the_query_of_a_base_url_without_its_scheme_is_not_shown
     message = _error(lambda: check_base_url("X_URL", "127.0.0.1:3000?token=QSECRET", example="https://e"))
     assert message.startswith('X_URL="127.0.0.1:3000?token=***" is not an http://')
     assert "QSECRET" not in message
+
+
+@pytest.mark.parametrize("value", ["[" * 3000 + "]" * 3000, "{b = " * 3000 + "1" + "}" * 3000])
+def test_a_value_nested_too_deeply_is_bad_input_not_a_traceback(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "evaluator.toml"
+    path.write_text(f"a = {value}\n")
+    with pytest.raises(ConfigError, match=r"values nested too deeply to read\. Fix: nest arrays"):
+        load_config(path)
