@@ -19,6 +19,7 @@ which the server maps to its keys on ingestion; its total is `total_tokens`, nev
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -92,22 +93,22 @@ def _details(value: object) -> dict[str, float]:
 
 
 def _number(value: object) -> float | None:
-    """A reported number; strings as Langfuse stores attribute values. Booleans are not numbers."""
-    if isinstance(value, bool):
+    """A reported number; strings as Langfuse stores attribute values. Booleans are not numbers, nor
+    is a count that is not finite (NaN, Infinity, or past a float's range): it counts nothing."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _sum(values: Iterable[float | None]) -> float | None:
+    """The sum of the reported values (None: none reported, or a sum past a float's range)."""
     known = [v for v in values if v is not None]
-    return sum(known) if known else None
+    total = sum(known) if known else None
+    return total if total is None or math.isfinite(total) else None
 
 
 def _plus(left: _N | None, right: _N | None) -> _N | None:

@@ -46,3 +46,18 @@ def test_openais_usage_object_as_the_sdks_integrations_pass_it_on_counts_its_tot
     )
     langfuse_keys = {"input": 20, "output": 10, "total": 120, "input_cache_read": 80, "output_reasoning": 10}
     assert usage_from_langfuse({"usageDetails": langfuse_keys}) == Usage(tokens=120)
+
+
+def test_a_count_that_is_not_finite_counts_nothing_and_raises_nothing() -> None:
+    """NaN, Infinity, a count past a float's range, or a sum past it (int() of it raised OverflowError
+    or ValueError: with the per-agent analysis on, the scenario was an evaluator error)."""
+    for details in (
+        '{"total": NaN}',
+        '{"total": "Infinity"}',
+        '{"input": 1e400}',
+        '{"input": 1e308, "output": 1e308}',
+    ):
+        assert usage_from_langfuse({"langfuse.observation.usage_details": details}) == Usage(), details
+    assert usage_from_langfuse({"usageDetails": {"input": 10**400, "output": 3}}) == Usage(tokens=3)
+    genai = {"gen_ai.usage.input_tokens": "nan", "gen_ai.usage.output_tokens": "5", "operation.cost": "inf"}
+    assert usage_of(_obs("GENERATION", attributes=genai)) == Usage(tokens=5, cost=None)
