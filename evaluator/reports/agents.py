@@ -246,7 +246,7 @@ def agent_tables(document: Mapping[str, Any]) -> list[Table]:
     """The console's tables: one per agent prompt version (a row per agent), then the issues."""
     tables = []
     for version, rows in _by_prompt(document["rows"]).items():
-        table = Table(title=f"Agents with {version}")
+        table = Table(title=_text(f"Agents with {version}"))  # a prompt name from the runs: not markup
         table.add_column("agent", no_wrap=True)
         for name in _COLUMNS:
             table.add_column(_heading(name), justify="right")

@@ -83,3 +83,14 @@ def test_report_tables_show_names_and_messages_as_written() -> None:
     assert "failed: \\x1b[31mred\\x1b[0m" in text
     assert printable(RUN_NAME) in text  # the run's row
     assert "\x1b" not in text and "\x07" not in text
+
+
+def test_an_agent_table_titled_by_a_prompt_name_with_brackets_and_control_characters() -> None:
+    """The title names the agent prompt version, whose name comes from the runs (Langfuse's scores with
+    --source langfuse): `x[/b]` raised MarkupError, an ESC went to the terminal."""
+    result = {**_result(1.0), "prompts": {"agents/x[/b] \x1b[2J": {"version": 3, "source": "langfuse"}}}
+    runs = (RunRecord(id="run-1", name="n", started_at="2026-11-22T10:00:00Z", results=(result,)),)
+
+    text = _shown(*agent_tables(agents_document(runs, "langfuse", None)))
+
+    assert "Agents with agents/x[/b] \\x1b[2J@v3" in text and "\x1b" not in text
