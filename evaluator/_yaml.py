@@ -22,40 +22,54 @@ MAX_YAML_BYTES = 1024 * 1024
 # dialogue's turns, far too few for a "billion laughs" (nine nested lists of ten aliases: a 1 KB file
 # standing for 10^9 values, which validating took the memory of the machine to list as problems).
 MAX_ALIASED_VALUES = 10_000
+# Text a document may stand for written out, aliases included: a file's worth more than a file holds. A
+# few aliases of one long text stand for far more text than values (a 50 KB text named 9,000 times in a
+# 90 KB file is 450 MB of `contains` strings, which a run took all the memory there was to check).
+MAX_WRITTEN_OUT_CHARS = 2 * MAX_YAML_BYTES
 
 
 class _TooManyAliasedValuesError(Exception):
-    def __init__(self, values: int) -> None:
-        self.values = values
+    def __init__(self, found: str) -> None:
+        self.found = found
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
     """SafeLoader that refuses a mapping with the same key twice (YAML would keep the last), resolves
     plain scalars as the module's docstring says, and refuses aliases standing for more than
-    MAX_ALIASED_VALUES values."""
+    MAX_ALIASED_VALUES values, or a document standing for more than MAX_WRITTEN_OUT_CHARS of text."""
 
     def get_single_node(self) -> yaml.Node | None:
         node = super().get_single_node()
         if node is not None:
-            sizes: dict[int, int] = {}
-            added = _written_out(node, sizes) - len(sizes)
+            sizes: dict[int, tuple[int, int]] = {}
+            values, chars = _written_out(node, sizes)
+            added = values - len(sizes)
             if added > MAX_ALIASED_VALUES:
-                raise _TooManyAliasedValuesError(added)
+                raise _TooManyAliasedValuesError(
+                    f"its aliases (*name) stand for {added} more values, over {MAX_ALIASED_VALUES}"
+                )
+            if chars > MAX_WRITTEN_OUT_CHARS:
+                raise _TooManyAliasedValuesError(
+                    f"with its aliases (*name) written out it stands for {chars} characters of text, over "
+                    f"{MAX_WRITTEN_OUT_CHARS}"
+                )
         return node
 
 
-def _written_out(node: yaml.Node, sizes: dict[int, int]) -> int:
-    """How many values `node` stands for with every alias in it written out; `sizes` holds each node
-    counted (a node met again while it is counted, a recursive alias, counts 1: it is refused later)."""
+def _written_out(node: yaml.Node, sizes: dict[int, tuple[int, int]]) -> tuple[int, int]:
+    """How many values, and characters of text, `node` stands for with every alias in it written out;
+    `sizes` holds each node counted (a node met again while it is counted, a recursive alias, counts
+    as itself alone: it is refused later)."""
     if id(node) in sizes:
         return sizes[id(node)]
-    sizes[id(node)] = 1
+    sizes[id(node)] = own = (1, len(node.value) if isinstance(node, yaml.ScalarNode) else 0)
     children: list[yaml.Node] = []
     if isinstance(node, yaml.SequenceNode):
         children = node.value
     elif isinstance(node, yaml.MappingNode):
         children = [part for pair in node.value for part in pair]
-    sizes[id(node)] = 1 + sum(_written_out(child, sizes) for child in children)
+    counted = [_written_out(child, sizes) for child in children]
+    sizes[id(node)] = (own[0] + sum(v for v, _ in counted), own[1] + sum(c for _, c in counted))
     return sizes[id(node)]
 
 
@@ -136,9 +150,8 @@ def read_yaml(path: Path) -> tuple[Any, list[Problem]]:
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader), []  # noqa: S506 - a SafeLoader subclass
     except _TooManyAliasedValuesError as exc:
-        found = f"its aliases (*name) stand for {exc.values} more values, over {MAX_ALIASED_VALUES}"
         fix = "write out what is repeated, or share smaller blocks through & and *"
-        return None, [Problem(source=source, field="", found=found, fix=fix)]
+        return None, [Problem(source=source, field="", found=exc.found, fix=fix)]
     except RecursionError:  # the parser is recursive: a value nested hundreds of levels deep
         found = "values nested too deeply to read"
         return None, [

@@ -96,3 +96,24 @@ def test_a_tag_that_would_build_an_object_is_refused_with_the_fix_not_a_syntax_h
         "line 1, column 8: invalid YAML: could not determine a constructor for the tag "
         "'tag:yaml.org,2002:python/object/apply:os.system'"
     ]
+
+
+def test_a_long_text_named_by_many_aliases_is_a_problem_not_the_machine_s_memory(tmp_path: Path) -> None:
+    """Under the values' cap, but not the text's: a 50 KB text named 9,000 times (86 KB of file) stands
+    for 450 MB of `contains` strings; a run took 2 GB and more checking them, then ran out of memory."""
+    text = "z" * 50_000
+    aliases = ", ".join(["*s"] * 9_000)
+    document, problems = _read(
+        tmp_path, f"id: big\nexpected:\n  answer:\n    contains: [&s {text}, {aliases}]\n"
+    )
+    [problem] = problems
+    assert document is None
+    assert problem == (
+        ": with its aliases (*name) written out it stands for 450050027 characters of text, over 2097152"
+    )
+
+
+def test_a_long_text_named_a_few_times_is_read(tmp_path: Path) -> None:
+    text = "z" * 50_000
+    document, problems = _read(tmp_path, f"id: ok\ninput: &s {text}\ndescription: *s\ntags: [*s, *s]\n")
+    assert problems == [] and isinstance(document, dict) and document["tags"] == [text, text]
