@@ -30,6 +30,7 @@ from evaluator.errors import (
     EvaluatorError,
     JudgeUnavailableError,
     ParameterRejectedError,
+    PromptError,
     ResponseFormatRejectedError,
 )
 from evaluator.judge.cache import CacheKey, VerdictCache
@@ -388,6 +389,7 @@ class Judges:
         try:
             prompt = self._prompt(ref)
             messages = prompt.compile_messages(**variables)  # an unknown variable fails here
+            _judged_apart(prompt, messages)
         except EvaluatorError as exc:
             return Judgement(judge=judge, status="unscored", reason=str(exc), model=self.settings.model)
         return _Task(
@@ -636,6 +638,22 @@ class _GivenUpError(JudgeUnavailableError):
     @property
     def about_the_endpoint(self) -> bool:
         return True
+
+
+def _judged_apart(prompt: Prompt, messages: Sequence[ChatMessage]) -> None:
+    """PromptError when what is judged would be sent in a system message, beside the instructions: a
+    text prompt (compiled as one system message), or a chat prompt whose system message names a
+    variable. Judged text (the answer, the sources, the input) belongs in a user message only."""
+    templates = [prompt.text] if prompt.type == "text" else [m.content for m in prompt.messages]
+    if any(m.role == "system" and m.content != t for m, t in zip(messages, templates, strict=True)):
+        kind = "a text prompt, sent as one system message" if prompt.type == "text" else "a system message"
+        raise PromptError.one(
+            source=str(prompt.path or prompt.ref),
+            field="type" if prompt.type == "text" else "messages",
+            found=f"the judged text (answer, sources, input) would go into {kind}, beside the instructions",
+            fix="write the judge prompt as type: chat, its instructions in the system message and its "
+            "{{variables}} in a user message (as prompts/evaluation/quality/v1.prompt)",
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

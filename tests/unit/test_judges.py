@@ -460,3 +460,33 @@ def test_judgements_not_asked_are_unscored_not_failed() -> None:
     outcomes = [judges.judge(_scenario(criteria="c"), f"a{i}", _trace(), run_id="r") for i in range(5)]
     assert [o.detail["quality"]["failed"] for o in outcomes] == [True, True, True, False, False]
     assert [o.status.status for o in outcomes] == ["unscored"] * 5
+
+
+@pytest.mark.parametrize("kind", ["text", "chat"])
+def test_a_judge_prompt_that_would_send_the_judged_text_as_instructions_is_not_asked(
+    tmp_path: Path, kind: str
+) -> None:
+    """A text prompt (the header's default type) is compiled as one system message, and a chat prompt
+    may name a variable in its system message: either way the answer would be sent beside the
+    instructions. The judgement is unscored with the fix; the model is not asked."""
+    root = tmp_path / "prompts"
+    shutil.copytree(PROMPTS / "evaluation", root / "evaluation")
+    body = (
+        "Score the answer as JSON.\n<answer>\n{{answer}}\n</answer> {{input}} {{criteria}} {{sources}} "
+        "{{sources_note}}\n"
+    )
+    v2 = (
+        f"---\nlabels: [candidate]\n---\n{body}"
+        if kind == "text"
+        else "---\ntype: chat\nlabels: [candidate]\n---\n- role: system\n  content: |\n"
+        + "".join(f"    {line}\n" for line in body.splitlines())
+        + "- {role: user, content: Score it.}\n"
+    )
+    (root / "evaluation/quality/v2.prompt").write_text(v2)
+    fake = FakeJudgeModel(default=QUALITY)
+    outcome = _judges(fake, root, pins={"evaluation/quality": 2}).judge(
+        _scenario(criteria="c"), INJECTION, _trace(), run_id="r"
+    )
+    assert fake.calls == [] and outcome.status.status == "unscored"
+    assert "the judged text (answer, sources, input) would go into" in outcome.status.reason
+    assert "Fix: write the judge prompt as type: chat" in outcome.status.reason
