@@ -439,7 +439,7 @@ def test_a_tool_output_nested_too_deeply_to_decode_is_kept_as_text(tracing: Trac
     """JSON text a decoder cannot read for its depth (thousands of nested lists) in a tool's input and
     output and in the answer is text, as any text that is not JSON: the scenario is evaluated, not an
     evaluator error (RecursionError, where the trace's values are decoded)."""
-    deep = "[" * 5000 + "]" * 5000
+    deep = "[" * 100_000 + "]" * 100_000  # past the decoder's depth on every Python
 
     def target(request: TargetRequest) -> str:
         with request.langfuse.start_as_current_observation(

@@ -200,6 +200,6 @@ def test_an_empty_file_says_so(tmp_path: Path) -> None:
 
 def test_a_line_nested_too_deeply_is_a_problem_of_its_own(tmp_path: Path) -> None:
     path = tmp_path / "deep.jsonl"
-    path.write_text("[" * 5000 + "]" * 5000 + "\n")
+    path.write_text("[" * 100_000 + "]" * 100_000 + "\n")
     with pytest.raises(InputError, match=r"deep.jsonl:1: not JSON \(maximum recursion depth"):
         load_turn_data(path)

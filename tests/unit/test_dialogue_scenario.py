@@ -305,5 +305,5 @@ def test_a_turns_agent_tools_reach_the_turns_checks() -> None:
 
 
 def test_seed_json_nested_too_deeply_is_a_problem_not_a_crash(tmp_path: Path) -> None:
-    deep = _write(tmp_path, "deep.json", "[" * 5000 + "]" * 5000)
+    deep = _write(tmp_path, "deep.json", "[" * 100_000 + "]" * 100_000)
     assert f"{deep}: values nested too deeply to read" in "\n".join(_problems([str(tmp_path)]))

@@ -454,6 +454,6 @@ def test_a_log_view_export_and_otlp_json_are_refused_saying_what_they_are(tmp_pa
 
 def test_a_trace_file_nested_too_deeply_is_bad_input(tmp_path: Path) -> None:
     deep = tmp_path / "deep.json"
-    deep.write_text("[" * 5000 + "]" * 5000)
+    deep.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(TraceError, match=r"deep.json: not JSON \(maximum recursion depth"):
         load_trace_file(deep)
