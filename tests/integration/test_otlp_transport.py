@@ -105,13 +105,3 @@ def test_exporting_spans_loads_no_second_http_stack(langfuse_standin: LangfuseSt
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
     assert len(langfuse_standin.spans) == 1
-
-
-def test_connected_spans_go_in_batches_of_32(langfuse_standin: LangfuseStandIn) -> None:
-    tracing = Tracing.connected(_settings(langfuse_standin))
-    try:
-        _send_spans(tracing, 200)
-    finally:
-        tracing.shutdown(5)
-    assert len(langfuse_standin.spans) == 200
-    assert len(langfuse_standin.requests_to(OTEL_PATH, "POST")) >= 7  # 200 / 32; batches of 128 make 2
