@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import threading
 import types
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 __all__ = ["defer"]
 
 _NAME = "httpx._main"
+_swap = threading.Lock()
 
 
 class _DeferredCli(types.ModuleType):
@@ -43,9 +45,10 @@ def _run_main(*args: Any, **kwargs: Any) -> Any:
 
 
 def _real() -> types.ModuleType:
-    if isinstance(sys.modules.get(_NAME), _DeferredCli):
-        del sys.modules[_NAME]
-    return importlib.import_module(_NAME)
+    with _swap:  # two threads at once: the first takes the stand-in out, the second finds the real one
+        if isinstance(sys.modules.get(_NAME), _DeferredCli):
+            del sys.modules[_NAME]
+        return importlib.import_module(_NAME)
 
 
 def defer() -> None:
