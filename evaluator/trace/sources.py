@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -192,8 +193,8 @@ def _attributes(metadata: dict[str, Any]) -> dict[str, Any]:
 
 
 def _timestamp(value: object) -> float | None:
-    if isinstance(value, int | float):
-        return float(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value) if math.isfinite(value) else None  # NaN or Infinity: no time
     if isinstance(value, str) and value:
         try:
             return datetime.fromisoformat(value).timestamp()
@@ -241,9 +242,11 @@ def load_trace_file(path: Path, rules: TraceRules = DEFAULT_RULES) -> Trace:
     if isinstance(body, dict) and isinstance(body.get("observations"), list):
         if "id" not in body:  # the web UI's download, not the trace endpoint's body (always whole)
             _check_page_fields(path, body["observations"])
+        _check_row_values(path, body["observations"])
         trace = trace_from_langfuse_trace(body, rules)
     elif isinstance(body, dict) and isinstance(body.get("data"), list):
         _check_page_fields(path, body["data"])
+        _check_row_values(path, body["data"])
         trace = trace_from_observations([body], rules=rules)
     elif isinstance(body, list) and any(isinstance(row, dict) and "depth" in row for row in body):
         # the UI's log view export: rows with a depth but no parent ids, their names suffixed with ids
@@ -268,6 +271,36 @@ def load_trace_file(path: Path, rules: TraceRules = DEFAULT_RULES) -> Trace:
             "observations (ingestion takes a few seconds), or check the trace id."
         )
     return trace
+
+
+def _check_row_values(path: Path, rows: Sequence[Any]) -> None:
+    """Each observation's id a string, its parent's a string or null, its times a string, a number of
+    seconds or null (an edited or hand-made file can hold anything there: a traceback otherwise)."""
+    for index, given in enumerate(rows):
+        if not isinstance(given, dict):
+            continue
+        row = _camel_case_keys(given)
+        wrong = [key for key in _ROW_VALUES if key in row and not _fits(key, row[key])]
+        if wrong:
+            name = f"observation {index + 1}" + (f" ({row['id']})" if isinstance(row.get("id"), str) else "")
+            found = ", ".join(f"{key} is {json.dumps(row[key])[:60]}" for key in wrong)
+            raise TraceError(
+                f"{path}: {name}: {found}, where Langfuse writes a string"
+                + ("" if wrong == ["id"] else " (or null)")
+                + f". Fix: save the trace from Langfuse again, {_PAGE_REQUEST}"
+            )
+
+
+_ROW_VALUES = ("id", "parentObservationId", "startTime", "endTime")
+
+
+def _fits(key: str, value: object) -> bool:
+    if key == "id":
+        return isinstance(value, str)
+    if key == "parentObservationId":
+        return value is None or isinstance(value, str)
+    finite = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return value is None or isinstance(value, str) or finite  # a time: ISO text, or seconds
 
 
 def _check_page_fields(path: Path, rows: Sequence[Any]) -> None:

@@ -457,3 +457,41 @@ def test_a_trace_file_nested_too_deeply_is_bad_input(tmp_path: Path) -> None:
     deep.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(TraceError, match=r"deep.json: not JSON \(maximum recursion depth"):
         load_trace_file(deep)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "found"),
+    [
+        ("id", ["x"], r'observation 1: id is \["x"\], where Langfuse writes a string\. Fix: save'),
+        (
+            "parentObservationId",
+            {"a": 1},
+            r'observation 1 \(o1\): parentObservationId is \{"a": 1\}, .* \(or null\)',
+        ),
+        (
+            "startTime",
+            float("nan"),
+            r"observation 1 \(o1\): startTime is NaN, where Langfuse writes a string \(or null\)",
+        ),
+        ("endTime", True, r"observation 1 \(o1\): endTime is true"),
+    ],
+)
+def test_a_trace_file_with_a_value_langfuse_never_writes_is_bad_input(
+    tmp_path: Path, field: str, value: object, found: str
+) -> None:
+    """An edited or hand-made file's id, parent id or time of the wrong kind: the file, the observation
+    and the field named (it was a TypeError or ValueError traceback)."""
+    rows = [{"metadata": None, "output": None, **row} for row in LANGFUSE_TRACE["observations"]]
+    rows[0] = {**rows[0], "id": "o1", field: value}
+    page = tmp_path / "page.json"
+    page.write_text(json.dumps({"data": rows, "meta": {}}))
+    with pytest.raises(TraceError, match=rf"page.json: {found}"):
+        load_trace_file(page)
+
+
+def test_a_time_that_is_a_number_of_seconds_is_read_and_nan_is_no_time() -> None:
+    rows = [{"metadata": None, "output": None, **row} for row in LANGFUSE_TRACE["observations"]]
+    rows[0] = {**rows[0], "startTime": 1_700_000_000.5}
+    assert trace_from_observations([{"data": rows, "meta": {}}]).tool_path == ["pdf_retrieval", "web_search"]
+    rows[0] = {**rows[0], "startTime": float("nan")}  # read from Langfuse, not a file: no time, no crash
+    assert trace_from_observations([{"data": rows, "meta": {}}]).tool_path == ["pdf_retrieval", "web_search"]
