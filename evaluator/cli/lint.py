@@ -12,7 +12,7 @@ from evaluator.errors import InputError
 from evaluator.prompts import BUNDLED_PROMPTS, PromptLibrary
 from evaluator.reports import threshold_problems
 from evaluator.results import builtin_metrics, tool_schema_problems
-from evaluator.run import catalogs, entity_problems
+from evaluator.run import catalogs, entity_problems, judge_prompt_problems
 from evaluator.scenarios import load_scenarios
 
 __all__ = ["lint"]
@@ -25,13 +25,14 @@ def lint(
 ) -> None:
     """Check scenario files: format, unknown keys, targets, agent and tool names, judge prompts (name,
     version, label), unique ids; and the configuration's tool_schemas files (per-agent analysis), entities
-    files (dialogues) and [compare.thresholds] figure names."""
+    files (dialogues), [judge] prompt names and [compare.thresholds] figure names."""
     config = load_config(config_path)
     prompts = PromptLibrary(config.prompts_dir, defaults=BUNDLED_PROMPTS)
     files = [
         *tool_schema_problems(config),
         *entity_problems(config),
         *config.prompts_dir_problems(),
+        *judge_prompt_problems(config, prompts),
         *threshold_problems(config, builtin_metrics(config)),
     ]
     try:

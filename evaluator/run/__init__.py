@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         catalogs,
         dialogue_settings,
         entity_problems,
+        judge_prompt_problems,
         rules_for,
         select_scenarios,
     )
@@ -81,6 +82,7 @@ __all__ = [
     "check_turn_count",
     "dialogue_settings",
     "entity_problems",
+    "judge_prompt_problems",
     "judge_result",
     "judged_recorded_dialogue",
     "load_target",
@@ -130,7 +132,14 @@ __getattr__, __dir__ = lazy_names(
             "evaluator.run.recorded",
         ),
         **dict.fromkeys(
-            ("catalogs", "dialogue_settings", "entity_problems", "rules_for", "select_scenarios"),
+            (
+                "catalogs",
+                "dialogue_settings",
+                "entity_problems",
+                "judge_prompt_problems",
+                "rules_for",
+                "select_scenarios",
+            ),
             "evaluator.run.selection",
         ),
         **dict.fromkeys(("check_output_file", "store_files"), "evaluator.run.files"),

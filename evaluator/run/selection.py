@@ -31,6 +31,7 @@ from evaluator.trace import TraceRules
 __all__ = [
     "catalogs",
     "entity_problems",
+    "judge_prompt_problems",
     "load_targets",
     "parse_pins",
     "pinned_and_selected",
@@ -237,6 +238,32 @@ def entity_problems(config: Config, names: Collection[str] | None = None) -> lis
         if target.entities is not None and (names is None or name in names):
             problem = _read_entities(config, name, target.entities)[1]
             problems += [problem] if problem else []
+    return problems
+
+
+_JUDGE_PROMPTS = ("quality_prompt", "correctness_prompt", "agent_prompt")  # [judge] keys naming a prompt
+
+
+def judge_prompt_problems(config: Config, library: PromptLibrary) -> list[Problem]:
+    """The `[judge]` prompt names (quality_prompt, correctness_prompt, agent_prompt) that name no prompt
+    in `library` (the project's folder and the package's judge prompts): `lint` checks them, where a run
+    finds out only once a judge endpoint is set (exit 2 then)."""
+    names = library.names()
+    problems: list[Problem] = []
+    for key in _JUDGE_PROMPTS:
+        name = getattr(config.settings.judge, key)
+        if name not in names:
+            default = type(config.settings.judge).model_fields[key].default
+            problems.append(
+                Problem(
+                    source=str(config.source or CONFIG_FILE),
+                    field=f"[judge] {key}",
+                    found=f'"{name}" is no prompt in {config.prompts_dir} nor among the package\'s judge '
+                    f"prompts{did_you_mean(name, names)}",
+                    fix=f"add {config.prompts_dir / name}/v1.prompt, or correct the name (default: "
+                    f"{default})",
+                )
+            )
     return problems
 
 

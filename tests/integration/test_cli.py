@@ -1004,3 +1004,23 @@ def test_a_store_folder_removed_mid_run_is_not_said_to_hold_the_run(project: Pat
     )
     assert json.loads(output.read_text())["run"]["not_stored"] == ["toy-a", "toy-b", "toy-c"]
     assert not folder.exists()
+
+
+def test_lint_names_a_judge_prompt_of_the_configuration_that_does_not_exist(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A [judge] prompt name with no prompt behind it: lint says so (a run finds out only once a judge
+    endpoint is set, exit 2 then); the package's judge prompts count, a project without prompts/ too."""
+    config = project / "evaluator.toml"
+    config.write_text(config.read_text() + '\n[judge]\ncorrectness_prompt = "evaluation/corectness"\n')
+    code, text = _main(monkeypatch, capsys, "lint", "scenarios")
+    text = " ".join(text.split())
+    assert code == 2, text
+    assert (
+        '[judge] correctness_prompt: "evaluation/corectness" is no prompt in '
+        f"{project / 'prompts'} nor among the package's judge prompts "
+        '(did you mean "evaluation/correctness"?). Fix: add '
+        f"{project / 'prompts/evaluation/corectness'}/v1.prompt, or correct the name "
+        "(default: evaluation/correctness)"
+    ) in text
+    assert "quality_prompt" not in text and "agent_prompt" not in text  # the defaults: shipped
