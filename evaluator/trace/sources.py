@@ -299,8 +299,7 @@ def _fits(key: str, value: object) -> bool:
         return isinstance(value, str)
     if key == "parentObservationId":
         return value is None or isinstance(value, str)
-    finite = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    return value is None or isinstance(value, str) or finite  # a time: ISO text, or seconds
+    return value is None or isinstance(value, str) or _timestamp(value) is not None  # ISO text, or seconds
 
 
 def _check_page_fields(path: Path, rows: Sequence[Any]) -> None:
