@@ -9,7 +9,7 @@ import typer
 from evaluator.cli._common import Command, ConfigOption, SuiteArgument, TagOption, app, langfuse, out
 from evaluator.config import load_config
 from evaluator.errors import ConfigError, LangfuseUnavailableError
-from evaluator.prompts import BUNDLED_PROMPTS, PromptLibrary
+from evaluator.prompts import PromptLibrary
 from evaluator.run import select_scenarios
 
 __all__ = ["datasets_push"]
@@ -36,7 +36,7 @@ def datasets_push(
     from evaluator.run import push_suite  # here: the Langfuse SDK loads with its command
 
     config = load_config(config_path)
-    prompts = PromptLibrary(config.prompts_dir, defaults=BUNDLED_PROMPTS)
+    prompts = PromptLibrary.of_project(config.prompts_dir)
     scenarios = select_scenarios(config, paths or [], tag or [], None, prompts)
     dataset = config.settings.datasets.name if name is None else _dataset_name(name)
     with langfuse("datasets push", config) as connection:

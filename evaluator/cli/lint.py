@@ -9,7 +9,7 @@ import typer
 from evaluator.cli._common import Command, ConfigOption, app, out
 from evaluator.config import load_config
 from evaluator.errors import InputError
-from evaluator.prompts import BUNDLED_PROMPTS, PromptLibrary
+from evaluator.prompts import PromptLibrary
 from evaluator.reports import threshold_problems
 from evaluator.results import builtin_metrics, tool_schema_problems
 from evaluator.run import catalogs, entity_problems, judge_prompt_problems
@@ -27,7 +27,7 @@ def lint(
     version, label), unique ids; and the configuration's tool_schemas files (per-agent analysis), entities
     files (dialogues), [judge] prompt names and [compare.thresholds] figure names."""
     config = load_config(config_path)
-    prompts = PromptLibrary(config.prompts_dir, defaults=BUNDLED_PROMPTS)
+    prompts = PromptLibrary.of_project(config.prompts_dir)
     files = [
         *tool_schema_problems(config),
         *entity_problems(config),

@@ -7,7 +7,7 @@ import typer
 from evaluator.cli._common import Command, ConfigOption, app, langfuse, out
 from evaluator.config import load_config
 from evaluator.errors import Problem, PromptError
-from evaluator.prompts import BUNDLED_PROMPTS, PromptLibrary, push_prompts
+from evaluator.prompts import PromptLibrary, push_prompts
 
 __all__ = ["prompts_push"]
 
@@ -21,7 +21,7 @@ def prompts_push(config_path: ConfigOption = None) -> None:
     does not replace: new versions in order, labels as the files say; content already there is not
     pushed again."""
     config = load_config(config_path)
-    library = PromptLibrary(config.prompts_dir, defaults=BUNDLED_PROMPTS)
+    library = PromptLibrary.of_project(config.prompts_dir)
     # No evaluator.toml here, or a [prompts] dir without prompt files: the wrong folder. Say so, rather
     # than "0 created" or the package's judge prompts alone.
     wrong = config.not_found or "dir" in config.settings.prompts.model_fields_set

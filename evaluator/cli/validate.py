@@ -28,7 +28,7 @@ from evaluator.cli._common import (
 from evaluator.config import Config, load_config
 from evaluator.errors import ConfigError, did_you_mean
 from evaluator.langfuse import LangfuseSettings
-from evaluator.prompts import BUNDLED_PROMPTS, PromptLibrary
+from evaluator.prompts import PromptLibrary
 from evaluator.reports import notice, print_judges, printable, summary_table
 from evaluator.results import builtin_metrics, evaluate
 from evaluator.run import catalogs, rules_for
@@ -199,7 +199,7 @@ def _scenario(config: Config, path: Path, *, no_judge: bool) -> Scenario:
     """The one scenario of the file. Its `target:` is optional here (no target runs); when it names a
     configured target, the names it expects are checked against what that target declares, as `lint`
     checks them. Its judge: names prompt files that exist (when the judges may run)."""
-    prompts = None if no_judge else PromptLibrary(config.prompts_dir, defaults=BUNDLED_PROMPTS).catalog()
+    prompts = None if no_judge else PromptLibrary.of_project(config.prompts_dir).catalog()
     judge_prompt = config.settings.judge.quality_prompt
     matches = load_scenarios([str(path)], prompts=prompts, judge_prompt=judge_prompt)
     if len(matches) != 1:

@@ -67,6 +67,12 @@ class PromptLibrary:
         if problems:
             raise PromptError(problems)
 
+    @classmethod
+    def of_project(cls, root: Path) -> PromptLibrary:
+        """A project's prompt folder, with the package's judge prompts it has none of its own of: what
+        every command reads."""
+        return cls(root, defaults=BUNDLED_PROMPTS)
+
     def names(self) -> list[str]:
         return sorted(self._prompts)
 

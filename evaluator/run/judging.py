@@ -33,7 +33,7 @@ from evaluator.judge import (
 )
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.metrics import MetricSet
-from evaluator.prompts import BUNDLED_PROMPTS, ManagedPrompts, PromptLibrary, PromptSource
+from evaluator.prompts import ManagedPrompts, PromptLibrary, PromptSource
 from evaluator.results import EvaluatorFailure, JudgeStatus, ScenarioResult, builtin_metrics
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
@@ -248,7 +248,7 @@ def judges_outside_a_run(
         plan.close()
         yield None, skip
         return
-    library = PromptLibrary(config.prompts_dir, defaults=BUNDLED_PROMPTS)
+    library = PromptLibrary.of_project(config.prompts_dir)
     tracing = connection.tracing if connection is not None else Tracing.embedded()
     prompts: PromptSource = library
     if connection is not None:

@@ -35,7 +35,7 @@ from evaluator.config import MAX_SECONDS, Config, load_config
 from evaluator.errors import ConfigError, InputError, StoreError, StoreMovedError
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.metrics import MetricSet
-from evaluator.prompts import BUNDLED_PROMPTS, PromptLibrary
+from evaluator.prompts import PromptLibrary
 from evaluator.results import (
     RUN_KEYWORDS,
     RunInfo,
@@ -306,7 +306,7 @@ def _selection(
     """The configuration, its prompt library, the prompt pins and the scenarios to run, every input
     checked (bad input raises before anything runs or is opened)."""
     cfg = config if isinstance(config, Config) else load_config(config)
-    library = PromptLibrary(cfg.prompts_dir, defaults=BUNDLED_PROMPTS)
+    library = PromptLibrary.of_project(cfg.prompts_dir)
     _check_arguments(targets, options.run_name, options.timeout)
     pins, selected = pinned_and_selected(
         cfg,
