@@ -2,17 +2,44 @@
 Langfuse) as the terminal shows it: each control character but newline and tab written as its escape
 (ESC as `\\x1b`), so that a terminal shows it instead of obeying it (colours, cursor moves, a window
 title) and a CI log stays readable. Markup is a separate matter: such text goes to rich as `Text`, or
-through `rich.markup.escape`, never as markup."""
+through `rich.markup.escape`, never as markup.
+
+So is each character that moves or hides text without being seen (`unhidden`, which the HTML report
+uses too): Unicode's format characters (category Cf: the bidirectional overrides and isolates, U+202A
+to U+202E and U+2066 to U+2069, which make `abc\\u202edcba` show as `abcabcd`; the zero-width space; the
+byte order mark; the tag characters that spell out hidden text) and the line and paragraph separators,
+each written as its escape (`\\u202e`). Kept as written: the zero-width non-joiner and joiner (U+200C,
+U+200D), which only join or part their neighbours (an emoji sequence such as a family, Persian and Indic
+spelling), and every other character: accents, CJK, emoji."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["printable"]
+__all__ = ["printable", "unhidden"]
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_NOT_ASCII = re.compile("[^\x00-\x7f]")
+_HIDING = frozenset({"Cf", "Zl", "Zp"})
+_JOINERS = frozenset("\u200c\u200d")
+
+
+def _escaped(char: str) -> str:
+    return repr(char)[1:-1]
+
+
+def _unhidden(found: re.Match[str]) -> str:
+    char = found.group()
+    return _escaped(char) if unicodedata.category(char) in _HIDING and char not in _JOINERS else char
+
+
+def unhidden(text: str) -> str:
+    """`text` with the characters that move or hide text written as their Python escapes."""
+    return _NOT_ASCII.sub(_unhidden, text)
 
 
 def printable(text: str) -> str:
-    """`text` with its control characters (but newline and tab) written as their Python escapes."""
-    return _CONTROL.sub(lambda found: repr(found.group())[1:-1], text)
+    """`text` with its control characters (but newline and tab) and the characters that move or hide
+    text written as their Python escapes."""
+    return unhidden(_CONTROL.sub(lambda found: _escaped(found.group()), text))

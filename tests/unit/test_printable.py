@@ -56,6 +56,24 @@ def test_printable_writes_control_characters_as_escapes_and_keeps_newlines_and_t
     assert printable("a\x1b[31mb\x00\x07\x9b\tc\nd") == "a\\x1b[31mb\\x00\\x07\\x9b\tc\nd"
 
 
+def test_printable_writes_characters_that_reorder_or_hide_text_as_escapes() -> None:
+    """Bidirectional overrides and isolates (shown as is, `abc\u202edcba` reads `abcabcd`), zero-width
+    and byte order marks, the tag characters that spell hidden text, line and paragraph separators."""
+    hiding = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\ufeff\u2060\xad"
+    assert printable(f"a{hiding}b") == "a" + hiding.encode("unicode_escape").decode() + "b"
+    assert printable("abc\u202edcba") == "abc\\u202edcba"
+    assert printable("ok\U000e0069\U000e0067") == "ok\\U000e0069\\U000e0067"  # tags: "ig", unseen
+    assert printable("one\u2028two\u2029") == "one\\u2028two\\u2029"
+
+
+def test_printable_keeps_other_text_as_written_joiners_too() -> None:
+    """Accents, CJK, emoji and a no-break space as written; so are the zero-width joiner and non-joiner
+    (format characters too), which move nothing: they join an emoji family and spell Persian words."""
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # "I want", its two parts kept apart
+    for text in ("café naïve", "日本語の回答", "👍🏽 🇫🇷", "👩\u200d👩\u200d👧", persian, "10\xa0€"):
+        assert printable(text) == text
+
+
 def test_compare_shows_an_agent_named_with_brackets_and_control_characters() -> None:
     config = load_config(None)
     metrics = builtin_metrics(config)
@@ -94,3 +112,13 @@ def test_an_agent_table_titled_by_a_prompt_name_with_brackets_and_control_charac
     text = _shown(*agent_tables(agents_document(runs, "langfuse", None)))
 
     assert "Agents with agents/x[/b] \\x1b[2J@v3" in text and "\x1b" not in text
+
+
+def test_report_shows_a_run_name_that_would_reorder_its_row_escaped() -> None:
+    """A right-to-left override in a run's name would show the rest of the row reversed."""
+    name = "nightly \u202e2v-tpmorp"  # reads "nightly prompt-v2" where the override is obeyed
+    runs = (RunRecord(id="run-1", name=name, started_at="2026-11-22T10:00:00Z", results=(_result(1.0),)),)
+
+    text = _shown(*history_tables(history(runs, "run", builtin_metrics(load_config(None)))))
+
+    assert "nightly \\u202e2v-tpmorp" in text and "\u202e" not in text
