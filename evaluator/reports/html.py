@@ -14,6 +14,11 @@ from the network) that someone who never used a terminal can read and pass on:
 
 The page fits a phone: charts scale with the page (an SVG viewBox), and a table wider than the screen
 scrolls sideways in a box of its own, never the page.
+
+Text from the runs (names, ids, messages, what a dialogue's user and system said) is HTML-escaped where
+it is placed, and on the whole page each character that reorders or hides text (a right-to-left
+override, a zero-width space: reports/_printable.py) is written as its escape, `\\u202e`, as the
+terminal shows it: the page's own markup has none, so every one came from the runs.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 
 from evaluator.config import CompareConfig
 from evaluator.metrics import MetricSet
+from evaluator.reports._printable import unhidden
 from evaluator.reports.agents import TraceLink, agents_html
 from evaluator.reports.compare import compare_runs
 from evaluator.reports.compare_text import figure_value, headline, p_value_text, signed_change
@@ -127,7 +133,7 @@ def html_report(
         _scenarios_section(runs),
         dialogues_html(runs, link),
     ]
-    return (
+    return unhidden(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>Agent evaluation report</title><style>{_CSS}</style></head>"
