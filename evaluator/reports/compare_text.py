@@ -13,6 +13,7 @@ from rich.text import Text
 
 from evaluator.errors import did_you_mean
 from evaluator.metrics import MetricSet
+from evaluator.reports._markdown import markdown_text
 from evaluator.reports._printable import printable
 from evaluator.results import default_metrics
 
@@ -176,10 +177,11 @@ def _scenario_line(row: Mapping[str, Any]) -> str:
 
 
 def _md(text: str) -> str:
-    """Text from the runs (names of runs, agents, scenarios) as one line of a Markdown comment: its
-    control characters as escapes, a line break as a space, and `|` escaped, so that a name holding
-    one keeps to its table cell."""
-    return printable(text.replace("\r\n", " ").replace("\n", " ")).replace("|", "\\|")
+    """Text from the runs (names of runs, agents, scenarios) as one line of a Markdown comment: a line
+    break as a space, what Markdown, HTML or GitHub would read as markup escaped (reports/_markdown.py;
+    `|` among it, so that a name holding one keeps to its table cell), and the characters a terminal
+    would obey or that reorder or hide text as their escapes."""
+    return printable(markdown_text(text.replace("\r\n", " ").replace("\n", " ")))
 
 
 def compare_markdown(doc: Mapping[str, Any], metrics: MetricSet | None = None) -> str:

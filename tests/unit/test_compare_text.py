@@ -3,7 +3,11 @@ place (tests/unit/test_compare.py has the comparison itself)."""
 
 from __future__ import annotations
 
+import re
+from html import unescape
 from typing import Any
+
+from markdown_it import MarkdownIt
 
 from evaluator.config import CompareConfig
 from evaluator.metrics import MetricSet, PerAgentMetric
@@ -28,3 +32,77 @@ def test_markdown_keeps_a_name_with_a_bar_or_a_control_character_in_its_table_ce
     assert row.count("|") - row.count("\\|") == 9  # 8 cells: the name's bar is no cell border
     assert "- s\\|0 second line: passed -> failed" in text  # one line of the list
     assert "\x1b" not in text
+
+
+# Names as a trace or a scenario file could give them: each would be a link, an image, a mention, HTML,
+# code, emphasis, maths, or a list, heading, quote or task box at the start of a list item.
+HOSTILE = [
+    "[click](https://evil.example)",
+    "![x](https://tracker.example/p.png)",
+    "@someone and @org/team",
+    "<img src=x onerror=alert(1)> <!-- hidden --> <b>bold</b>",
+    "&amp; &#64;me &lt;i&gt;",
+    "`code` ``two`` \\*not\\*",
+    "*em* _em_ **strong** __strong__ ~~gone~~ ~gone~ $x^2$",
+    "#12 fixes owner/repo#3",
+    "1. first",
+    "- item",
+    "> quote",
+    "# heading",
+    "[x] done",
+]
+
+
+def _rendered(markdown: str) -> str:
+    """The comment as a GitHub-flavoured Markdown renderer makes it HTML (CommonMark with GFM's tables
+    and strike-through)."""
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(markdown)
+
+
+def _text(html: str) -> str:
+    """What a reader sees of an HTML fragment: its text, the code marks of `@` and `#` taken away."""
+    return unescape(re.sub(r"</?code>", "", html))
+
+
+def test_markdown_shows_hostile_names_as_written_when_rendered() -> None:
+    """The comment is pasted into a pull request: a name must not link, load an image, mention someone,
+    insert HTML or markup, or start a list, heading, quote or task box of its own."""
+    agent, run_name = "tool [x](https://evil.example) @admin <script>", "**pr** @someone #1 <b>"
+    base = RunRecord(id="b", name="main", started_at="b",
+                     results=tuple(_result(s, "passed", {agent: 1.0}) for s in HOSTILE))  # fmt: skip
+    cand = RunRecord(id="c", name=run_name, started_at="c",
+                     results=tuple(_result(s, "failed", {agent: 0.5}) for s in HOSTILE))  # fmt: skip
+    html = _rendered(compare_markdown(compare_runs(base, cand, CompareConfig(), metrics=METRICS), METRICS))
+
+    tags = set(re.findall(r"</?([a-z0-9]+)", html))
+    assert tags <= {"h3", "p", "blockquote", "table", "thead", "tbody", "tr", "th", "td", "ul", "li",
+                    "strong", "code"}  # fmt: skip
+    assert set(re.findall(r"<code>(.*?)</code>", html)) == {"@", "#"}  # no code but the marks
+    assert "@" not in re.sub(r"<code>@</code>", "", html)  # each @ in code: no mention
+    heading = re.search(r"<h3>(.*?)</h3>", html)
+    assert heading and _text(heading[1]).startswith(f":x: {run_name} vs main: REGRESSION")
+    cells = re.findall(r"<tr>\s*<td>(.*?)</td>", html)
+    assert f"{agent}: tool use" in [_text(cell) for cell in cells]
+    items = [_text(item) for item in re.findall(r"<li>(.*?)</li>", html)]
+    assert sorted(item.split(": passed -> failed")[0] for item in items) == sorted(HOSTILE)
+
+
+def test_markdown_escapes_only_what_could_be_markup() -> None:
+    """Ordinary names stay readable in the comment's source; what could be markup is escaped there."""
+    for name, written in [
+        ("booking_flow-2", "booking_flow-2"),  # `_` inside a word is no emphasis; `-` mid-line no list
+        ("agents/research v2.1 (draft) p < 0.05", "agents/research v2.1 (draft) p < 0.05"),
+        ("[click](https://evil)", "\\[click\\](https://evil)"),
+        ("![x](https://t/p.png)", "![x\\](https://t/p.png)"),
+        ("hi @someone", "hi `@`someone"),
+        ("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)>"),
+        ("<!-- x -->", "&lt;!-- x -->"),
+        ("&amp; R&D", "&amp;amp; R&D"),
+        ("_x_ *y* `z` ~w~ $v$ a\\b", "\\_x\\_ \\*y\\* \\`z\\` \\~w\\~ \\$v\\$ a\\\\b"),
+        ("# title", "\\# title"),
+        ("12. twelve", "12\\. twelve"),
+    ]:
+        base = RunRecord(id="b", name="b", started_at="b", results=(_result(name, "passed", {"a": 1.0}),))
+        cand = RunRecord(id="c", name="c", started_at="c", results=(_result(name, "failed", {"a": 1.0}),))
+        text = compare_markdown(compare_runs(base, cand, CompareConfig(), metrics=METRICS), METRICS)
+        assert f"\n- {written}: passed -> failed" in text, name
