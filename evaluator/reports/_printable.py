@@ -7,8 +7,9 @@ through `rich.markup.escape`, never as markup.
 So is each character that moves or hides text without being seen (`unhidden`, which the HTML report
 uses too): Unicode's format characters (category Cf: the bidirectional overrides and isolates, U+202A
 to U+202E and U+2066 to U+2069, which make `abc\\u202edcba` show as `abcabcd`; the zero-width space; the
-byte order mark; the tag characters that spell out hidden text) and the line and paragraph separators,
-each written as its escape (`\\u202e`). Kept as written: the zero-width non-joiner and joiner (U+200C,
+byte order mark; the tag characters that spell out hidden text), the line and paragraph separators, and
+a lone surrogate (JSON's `"\\ud800"` reads as one; writing it to a terminal or a UTF-8 file fails), each
+written as its escape (`\\u202e`). Kept as written: the zero-width non-joiner and joiner (U+200C,
 U+200D), which only join or part their neighbours (an emoji sequence such as a family, Persian and Indic
 spelling), and every other character: accents, CJK, emoji."""
 
@@ -21,7 +22,7 @@ __all__ = ["printable", "unhidden"]
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _NOT_ASCII = re.compile("[^\x00-\x7f]")
-_HIDING = frozenset({"Cf", "Zl", "Zp"})
+_HIDING = frozenset({"Cf", "Zl", "Zp", "Cs"})  # Cs: a lone surrogate, which no terminal or file takes
 _JOINERS = frozenset("\u200c\u200d")
 
 

@@ -4,6 +4,7 @@ and its control characters as their escapes (a terminal would obey them)."""
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from rich.console import Console
@@ -122,3 +123,22 @@ def test_report_shows_a_run_name_that_would_reorder_its_row_escaped() -> None:
     text = _shown(*history_tables(history(runs, "run", builtin_metrics(load_config(None)))))
 
     assert "nightly \\u202e2v-tpmorp" in text and "\u202e" not in text
+
+
+def test_a_lone_surrogate_is_written_as_its_escape_and_the_row_prints() -> None:
+    """JSON's `"\\ud800"` (in a trace, a run file) reads as a lone surrogate: writing it to a terminal or
+    a UTF-8 file raised UnicodeEncodeError, and the command ended in a traceback."""
+    assert printable("a\ud800b\udfff") == "a\\ud800b\\udfff"
+    runs = (
+        RunRecord(
+            id="run-1", name="nightly \ud800", started_at="2026-11-22T10:00:00Z", results=(_result(1.0),)
+        ),
+    )
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")  # strict, as a terminal's or a file's
+    console = Console(file=out, width=400, force_terminal=False)
+
+    for table in history_tables(history(runs, "run", builtin_metrics(load_config(None)))):
+        console.print(table)
+    out.flush()
+
+    assert "nightly \\ud800" in out.buffer.getvalue().decode()
