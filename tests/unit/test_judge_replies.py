@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from evaluator.judge import AgentReply, CorrectnessReply, QualityReply, read_reply
+from evaluator.judge import AgentReply, CorrectnessReply, QualityReply, read_reply, replies
 from evaluator.judge.replies import repair_request
 from evaluator.prompts import PromptLibrary
 
@@ -190,3 +191,76 @@ def test_a_reply_nested_too_deeply_to_decode_is_no_verdict_not_a_crash(junk: str
     assert read_reply(f"{junk}\n{verdict}", CorrectnessReply) == CorrectnessReply(
         verdict="WRONG", reason="no"
     )
+
+
+class _Counted:
+    """One of the reader's tools (its JSON decoder, `re`, a compiled pattern) adding up the length of
+    every text handed to it: what a reply costs to read, measured without a clock."""
+
+    def __init__(self, tool: Any) -> None:
+        self.tool, self.handed = tool, 0
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.tool, name)
+        if not callable(attribute):
+            return attribute
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.handed += sum(len(arg) for arg in args if isinstance(arg, str))
+            return attribute(*args, **kwargs)
+
+        return counted
+
+
+VERDICT = '{"verdict": "WRONG", "reason": "no"}'
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        "{" * 20_000,
+        '{"a": ' * 3_000,
+        '{"' * 10_000,
+        "Scores {x} and {y}: " * 1_000,
+        ('{"a": ' * 100 + "x" + "}" * 100) * 30,
+        ('{"a": [1, 2], "b": ' * 100 + "1, x" + "}" * 100) * 10,
+    ],
+    ids=["open-braces", "nested-keys", "quoted-braces", "prose", "broken-inside", "broken-deep-inside"],
+)
+def test_a_reply_full_of_braces_is_decoded_about_once(junk: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that ignores `max_tokens` can send a reply of 100 KB of `{`: the reader decoded from
+    every `{` to the end of the reply (seconds). Each character is now handed to the decoder about
+    once, and a verdict after the junk is still the answer."""
+    decoder = _Counted(replies._DECODER)
+    monkeypatch.setattr(replies, "_DECODER", decoder)
+    assert read_reply(junk, CorrectnessReply) == "the reply holds no JSON object"
+    assert decoder.handed <= 2 * len(junk)
+    text = f"{junk}\n{VERDICT}"
+    assert read_reply(text, CorrectnessReply) == CorrectnessReply(verdict="WRONG", reason="no")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'{{"note": "the answer says {VERDICT}',
+        f'{{"a": 1, "b" x, "c": {VERDICT}}}',
+        f'{{"a": {VERDICT}, "b" x}}',
+        f'{{"a": {{"b": {{"c" x, "d": {VERDICT}}}}}}}',
+        f'{{"a": [{VERDICT}}}',
+        f'{{"a": \\ {VERDICT}}}',
+        f'{{"a": "{{", "b": "{VERDICT}',
+    ],
+    ids=[
+        "in-a-string",
+        "after-the-break",
+        "before-the-break",
+        "deep-after-the-break",
+        "bad-bracket",
+        "backslash",
+        "odd-quotes",
+    ],
+)
+def test_a_verdict_inside_an_object_that_does_not_decode_is_read(text: str) -> None:
+    """The reader skips what cannot decode without losing what can inside it: an object is the answer
+    wherever it sits in a broken one, as when each `{` was decoded on its own."""
+    assert read_reply(text, CorrectnessReply) == CorrectnessReply(verdict="WRONG", reason="no")
