@@ -51,6 +51,7 @@ _THINKING = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.D
 # DeepSeek-R1 and its distills under a chat template that opens the block in the prompt reply with its
 # end alone: everything up to the last closing tag no opening tag comes before is reasoning too.
 _THINKING_END = re.compile(r"</(think|thinking|reasoning)>", re.IGNORECASE)
+_THINKING_START = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)
 
 
 class JudgeReply(BaseModel):
@@ -191,10 +192,13 @@ def _without_reasoning(text: str) -> str:
     first: reasoning that names its own closing tag ("then I close with </think>") goes on after it,
     and a draft verdict there is still a draft."""
     text = _THINKING.sub("", text, count=1)
+    first_opened: dict[str, int] = {}  # each tag's first opening: where it ends
+    for tag in _THINKING_START.finditer(text):
+        first_opened.setdefault(tag.group(1).lower(), tag.end())
     orphans = [
         end
         for end in _THINKING_END.finditer(text)
-        if not re.search(f"<{end.group(1)}>", text[: end.start()], re.IGNORECASE)
+        if first_opened.get(end.group(1).lower(), len(text) + 1) > end.start()
     ]
     return text[orphans[-1].end() :] if orphans else text
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -264,3 +265,21 @@ def test_a_verdict_inside_an_object_that_does_not_decode_is_read(text: str) -> N
     """The reader skips what cannot decode without losing what can inside it: an object is the answer
     wherever it sits in a broken one, as when each `{` was decoded on its own."""
     assert read_reply(text, CorrectnessReply) == CorrectnessReply(verdict="WRONG", reason="no")
+
+
+def test_a_reply_full_of_closing_tags_is_searched_about_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """For each `</think>`, the reader searched all the text before it for an opening tag: 100 KB of
+    closing tags took over a second. The patterns now go over the reply a few times in all."""
+    tools = {
+        name: _Counted(value)
+        for name, value in vars(replies).items()
+        if value is re or isinstance(value, re.Pattern)
+    }
+    for name, tool in tools.items():
+        monkeypatch.setattr(replies, name, tool)
+    text = "</think>" * 2_000
+    assert read_reply(text, CorrectnessReply) == "the reply holds only the model's reasoning, no answer"
+    assert sum(tool.handed for tool in tools.values()) <= 10 * len(text)
+    assert read_reply(f"{text}\n{VERDICT}", CorrectnessReply) == CorrectnessReply(
+        verdict="WRONG", reason="no"
+    )
