@@ -62,6 +62,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_agent_checks.py
 	$(BIN)/python benchmarks/bench_runner.py
 	$(BIN)/python benchmarks/bench_judge.py
+	$(BIN)/python benchmarks/bench_replies.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_overhead.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_stages.py
 	PYTHONPATH=. $(BIN)/python benchmarks/bench_judges.py
