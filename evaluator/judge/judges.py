@@ -38,6 +38,7 @@ from evaluator.judge.correctness import CorrectnessJudge
 from evaluator.judge.metric import Answer, Ask, JudgeMetric, PlannedJudgeMetric, PromptRef, ask_each
 from evaluator.judge.model import AsyncJudgeModel, JudgeModel, ModelReply, TokenUsage, added
 from evaluator.judge.quality import QualityJudge
+from evaluator.judge.render import untrusted
 from evaluator.judge.replies import Reply, read_reply, repair_request
 from evaluator.judge.retry import RetryPolicy
 from evaluator.judge.tracing import NO_TRACING, GenerationRecord, JudgementTrace, JudgeTracer
@@ -812,10 +813,12 @@ class _Conversation:
         if not isinstance(parsed, str) or self.unrepairable:
             return parsed
         first = self.last_reply
+        # The reply goes back to the judge, and the problem quotes it: either can echo the judged text,
+        # so each is neutralised as that text was in the first request (`untrusted`).
         repair = [
             *messages,
-            ChatMessage(role="assistant", content=first or ""),
-            ChatMessage(role="user", content=repair_request(parsed, reply_type)),
+            ChatMessage(role="assistant", content=untrusted(first or "")),
+            ChatMessage(role="user", content=repair_request(untrusted(parsed), reply_type)),
         ]
         try:
             again = yield from self._send(repair, reply_type)
