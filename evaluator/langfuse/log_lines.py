@@ -1,18 +1,23 @@
 """Log lines of the Langfuse SDK and of its span exporter that a run says itself, better, kept out of
-the output: each filter goes on its logger once, however often it is asked for."""
+the output, and the keys kept out of the SDK's other lines: each filter goes on its logger once, however
+often it is asked for."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+
+from evaluator._secrets import redact
 
 __all__ = [
     "OwnPromptFetchLines",
+    "RedactedLines",
     "own_prompt_fetch",
     "quiet_accounted_lines",
     "quiet_own_prompt_fetch_lines",
+    "redact_sdk_lines",
 ]
 
 # The span exporter's lines on a batch it will retry or gave up retrying: a run accounts for every
@@ -51,6 +56,33 @@ def own_prompt_fetch() -> Iterator[None]:
         yield
     finally:
         _own_fetch.active = False
+
+
+class RedactedLines(logging.Filter):
+    """For the `langfuse` logger: the keys out of each line (`redact`), its template kept (the filters
+    here tell lines by it). The SDK logs a refused request's error whole: a prompt fetch's "Error while
+    fetching prompt" holds the response's headers and body, so a server, or a proxy in front of it,
+    quoting the key it refused (401 "Invalid key: Basic ...") put the key in the user's terminal."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = _redacted(record.msg)
+        if isinstance(record.args, Mapping):
+            record.args = {key: _redacted(value) for key, value in record.args.items()}
+        elif record.args:
+            record.args = tuple(_redacted(value) for value in record.args)
+        return True
+
+
+def _redacted(value: object) -> object:
+    """`value` as it is, or its text with the keys replaced when it holds one."""
+    text = str(value)
+    shown = redact(text)
+    return value if shown == text else shown
+
+
+def redact_sdk_lines() -> None:
+    """`RedactedLines` on the `langfuse` logger: wherever the evaluator connects to Langfuse."""
+    _filter_once("langfuse", RedactedLines)
 
 
 def quiet_own_prompt_fetch_lines() -> None:

@@ -21,6 +21,7 @@ from opentelemetry.exporter.http.transport._base import BaseHTTPResult, BaseHTTP
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
+from evaluator._secrets import redact
 from evaluator.langfuse._http import otlp_endpoint, otlp_headers, tls_context
 from evaluator.langfuse.settings import LangfuseSettings
 
@@ -60,7 +61,10 @@ class HttpxTransport(BaseHTTPTransport):
             response = self._client.request(method, url, headers=headers, content=data, timeout=timeout)
         except httpx.HTTPError as error:
             return _Result(error=error)
-        return _Result(status_code=response.status_code, reason=response.reason_phrase, response=response)
+        # The exporter logs a refusal's reason phrase, which the server writes: one quoting the key it
+        # refused ("401 Invalid key Basic ...") would put the key in the user's terminal.
+        reason = redact(response.reason_phrase)
+        return _Result(status_code=response.status_code, reason=reason, response=response)
 
     def is_connection_error(self, exception: Exception | None) -> bool:
         return isinstance(exception, _CONNECTION_ERRORS)

@@ -51,6 +51,7 @@ from evaluator._time import bounded
 from evaluator.langfuse._http import tls_context
 from evaluator.langfuse.experiments import ExperimentLink, linked
 from evaluator.langfuse.lifetime import in_command, shut_down_at_exit, shut_down_now
+from evaluator.langfuse.log_lines import redact_sdk_lines
 from evaluator.langfuse.otlp_transport import span_exporter
 from evaluator.langfuse.settings import EMBEDDED_PUBLIC_KEY, LangfuseSettings, check_sdk_environment
 from evaluator.langfuse.span_outbox import Ack, AckingExporter
@@ -258,8 +259,10 @@ class Tracing:
     @classmethod
     def connected(cls, settings: LangfuseSettings) -> Tracing:
         """Spans exported to Langfuse and captured in-process. ConfigError when a setting the SDK reads
-        from the environment is bad (`check_sdk_environment`)."""
+        from the environment is bad (`check_sdk_environment`). The SDK's log lines lose the keys
+        (`redact_sdk_lines`): its errors quote what the server answered."""
         check_sdk_environment()
+        redact_sdk_lines()
         capture = _capture_for(settings)
         client = Langfuse(
             public_key=settings.public_key,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Iterator
 
 import pytest
 
 from evaluator.langfuse import OwnPromptFetchLines, quiet_accounted_lines
-from evaluator.langfuse.log_lines import own_prompt_fetch
+from evaluator.langfuse.log_lines import RedactedLines, own_prompt_fetch, redact_sdk_lines
 
 EXPORTER = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
 
@@ -48,3 +49,47 @@ def test_the_sdk_s_prompt_lines_go_only_during_the_evaluator_s_own_fetch() -> No
     with own_prompt_fetch():
         assert not OwnPromptFetchLines().filter(line)
     assert OwnPromptFetchLines().filter(line)  # and after it
+
+
+PUBLIC, SECRET = "pk-lf-0123456789", "sk-lf-9876543210"
+BASIC = base64.b64encode(f"{PUBLIC}:{SECRET}".encode()).decode()
+PROMPT_ERROR = "Error while fetching prompt '%s': %s"
+
+
+@pytest.fixture
+def keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", PUBLIC)
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET)
+
+
+def _refusal() -> logging.LogRecord:
+    """The SDK's line on a prompt it could not fetch, from a proxy quoting the key it refused."""
+    error = f"headers: {{}}, status_code: 401, body: {{'message': 'Invalid key: Basic {BASIC}'}}"
+    return logging.LogRecord("langfuse", logging.ERROR, __file__, 0, PROMPT_ERROR, ("p", error), None)
+
+
+def test_the_sdk_s_lines_lose_the_keys_and_keep_their_template(keys: None, clean_filters: None) -> None:
+    """The SDK logs a refused request's response whole (headers and body): a server quoting the key
+    put it in the user's terminal."""
+    redact_sdk_lines()
+    redact_sdk_lines()
+    sdk = logging.getLogger("langfuse")
+    assert sum(isinstance(f, RedactedLines) for f in sdk.filters) == 1
+    line = _refusal()
+    assert sdk.filter(line)
+    assert line.getMessage() == (
+        "Error while fetching prompt 'p': headers: {}, status_code: 401, body: {'message': 'Invalid key: "
+        "Basic ***'}"
+    )
+    assert line.msg == PROMPT_ERROR  # what the other filters tell the line by
+    quiet_accounted_lines()  # installed after the redaction, as a connected run does
+    with own_prompt_fetch():
+        assert not sdk.filter(_refusal())
+    raised = logging.LogRecord(
+        "langfuse", logging.WARNING, __file__, 0, ValueError(f"Bearer {SECRET}"), (), None
+    )
+    named = logging.LogRecord("langfuse", logging.WARNING, __file__, 0, "%(key)s", ({"key": SECRET},), None)
+    assert sdk.filter(raised) and sdk.filter(named)
+    assert (raised.getMessage(), named.getMessage()) == ("Bearer ***", "***")
+    plain = logging.LogRecord("langfuse", logging.WARNING, __file__, 0, "%d spans", (3,), None)
+    assert sdk.filter(plain) and plain.args == (3,)
