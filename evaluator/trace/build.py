@@ -31,12 +31,12 @@ Rules that hold under every convention (DESIGN.md, Trace model):
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from evaluator._json import loads_or
 from evaluator.trace.conventions import (
     DEFAULT_RULES,
     Role,
@@ -376,10 +376,7 @@ def _reported(ordered: Iterable[Observation], keys: tuple[str, ...]) -> dict[str
 
 def _parsed(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("{", "["):
-        try:
-            return json.loads(value)
-        except (ValueError, RecursionError):
-            return value
+        return loads_or(value, value)
     return value
 
 

@@ -3,11 +3,11 @@ targets, parsed tool arguments, and warnings for names that cannot tell agents a
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from evaluator._json import loads_or
 from evaluator.trace.conventions import Role, Tree
 from evaluator.trace.model import Observation
 
@@ -24,10 +24,7 @@ def parse_arguments(obs: Observation) -> Mapping[str, Any] | None:
         if isinstance(value, Mapping):
             return value
         if isinstance(value, str) and value.startswith("{"):
-            try:
-                decoded = json.loads(value)
-            except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
-                continue
+            decoded = loads_or(value, None)
             if isinstance(decoded, dict):
                 return decoded
     return None

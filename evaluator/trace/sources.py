@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from evaluator._json import loads_or
 from evaluator.errors import TraceError
 from evaluator.trace.build import build_trace
 from evaluator.trace.conventions import DEFAULT_RULES, TraceRules
@@ -206,10 +207,7 @@ def _timestamp(value: object) -> float | None:
 def decode_metadata_value(value: Any) -> Any:
     """A metadata value: the SDK JSON-encodes every value (strings too), so decode any JSON."""
     if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except (ValueError, RecursionError):  # not JSON, or nested too deeply to read: the text itself
-            return value
+        return loads_or(value, value)  # not JSON: the text itself
     return value
 
 

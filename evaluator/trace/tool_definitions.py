@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from evaluator._json import loads_or
 from evaluator.errors import InputError
 from evaluator.trace.model import GENERATION, TOOL, Observation
 
@@ -177,10 +178,7 @@ def _json(value: object) -> object:
     """Attributes hold JSON text (Langfuse stores every attribute value as a string)."""
     if not isinstance(value, str):
         return value
-    try:
-        return json.loads(value)
-    except (ValueError, RecursionError):
-        return None
+    return loads_or(value, None)
 
 
 _FILE_FIX = (

@@ -18,12 +18,12 @@ which the server maps to its keys on ingestion; its total is `total_tokens`, nev
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from evaluator._json import loads_or
 from evaluator.trace.model import Observation
 
 __all__ = ["NOT_REPORTED", "Usage", "usage_from_langfuse", "usage_of"]
@@ -83,10 +83,7 @@ def usage_from_langfuse(fields: Mapping[str, object]) -> Usage:
 
 def _details(value: object) -> dict[str, float]:
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):
-            return {}
+        value = loads_or(value, None)
     if not isinstance(value, Mapping):
         return {}
     return {str(k): n for k, v in value.items() if (n := _number(v)) is not None}

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from evaluator._json import loads_or
 from evaluator.metrics.agents._attribution import enclosing_agents
 from evaluator.trace import GENERATION, AgentCall, Handoff, Observation, ToolCall, Trace, normalize_name
 
@@ -212,11 +213,7 @@ def _strings(value: Any) -> Iterator[str]:
         yield value
         stripped = value.strip()
         if stripped[:1] in ("{", "["):
-            try:
-                parsed = json.loads(stripped)
-            except (ValueError, RecursionError):
-                return
-            yield from _strings(parsed)
+            yield from _strings(loads_or(stripped, None))
     elif isinstance(value, Mapping):
         for item in value.values():
             yield from _strings(item)
