@@ -13,8 +13,10 @@ Only what could start markup is changed, so ordinary text (`booking_flow-2`, `ag
   (the end of a link's or an image's text) and `_` unless it is inside a word (where it is no emphasis);
 - `&lt;` for `<` before what can make it a tag, a comment or an autolink (a letter, `/`, `!`, `?`),
   `&amp;` for `&` that starts an entity (`&amp;`, `&#64;`);
-- `@`, and `#` before a digit, as code (`` `@`someone ``): GitHub finds mentions and issue references in
-  the rendered text, where a backslash-escaped `\\@` is a plain `@` again, but never in code;
+- `@`, `#` before a digit, and the `:` that opens an emoji code (`:white_check_mark:`, which would show
+  as the verdict's own mark) as code (`` `@`someone ``): GitHub finds mentions, issue references and
+  emoji codes in the rendered text, where a backslash-escaped `\\@` is a plain `@` again, but never in
+  code; a time (`10:30:00`) is no emoji code and stays as written;
 - at the start of the line, where a list item's text begins, a backslash before a list, quote,
   heading or task-box marker (`-`, `+`, `>`, `#`, `[`, `1.`).
 
@@ -31,7 +33,7 @@ _INLINE = re.compile(
     r"(?P<escaped>[\\`*~$|]|\](?=\()|(?<![^\W_])_|_(?![^\W_]))"
     r"|(?P<tag><(?=[A-Za-z/!?]))"
     r"|(?P<entity>&(?=#?[0-9A-Za-z]+;))"
-    r"|(?P<reference>@|#(?=[0-9]))"
+    r"|(?P<reference>@|#(?=[0-9])|:(?=(?:[\w+-]*[A-Za-z][\w+-]*|100|1234|\+1|-1):))"
 )
 _BLOCK_MARKER = re.compile(r"[ \t]*(?:[-+>#\[]|[0-9]{1,9}[.)])")
 

@@ -106,3 +106,19 @@ def test_markdown_escapes_only_what_could_be_markup() -> None:
         cand = RunRecord(id="c", name="c", started_at="c", results=(_result(name, "failed", {"a": 1.0}),))
         text = compare_markdown(compare_runs(base, cand, CompareConfig(), metrics=METRICS), METRICS)
         assert f"\n- {written}: passed -> failed" in text, name
+
+
+def test_an_emoji_code_in_a_name_is_shown_as_written_and_a_time_untouched() -> None:
+    """GitHub turns `:white_check_mark:` in the rendered text into the emoji the heading's own verdict
+    uses, so a run named with it could pass for a good one; never inside code. A time is no emoji code."""
+    base = RunRecord(
+        id="b", name="10:30:00 main", started_at="b", results=(_result("s", "passed", {"a": 1.0}),)
+    )
+    cand = RunRecord(id="c", name=":white_check_mark: PASS", started_at="c",
+                     results=(_result("s", "failed", {"a": 1.0}),))  # fmt: skip
+    markdown = compare_markdown(compare_runs(base, cand, CompareConfig(), metrics=METRICS), METRICS)
+    html = _rendered(markdown)
+
+    assert html.count(":white_check_mark:") == 1  # the heading's own mark; the name's `:` in code
+    assert "<code>:</code>white_check_mark: PASS" in html
+    assert "10:30:00 main" in markdown
