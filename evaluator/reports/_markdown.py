@@ -13,12 +13,13 @@ Only what could start markup is changed, so ordinary text (`booking_flow-2`, `ag
   (the end of a link's or an image's text) and `_` unless it is inside a word (where it is no emphasis);
 - `&lt;` for `<` before what can make it a tag, a comment or an autolink (a letter, `/`, `!`, `?`),
   `&amp;` for `&` that starts an entity (`&amp;`, `&#64;`);
-- `@`, `#` before a digit, and the `:` that opens an emoji code (`:white_check_mark:`, which would show
-  as the verdict's own mark) as code (`` `@`someone ``): GitHub finds mentions, issue references and
-  emoji codes in the rendered text, where a backslash-escaped `\\@` is a plain `@` again, but never in
-  code; a time (`10:30:00`) is no emoji code and stays as written;
+- `@`, `#` or `GH-` before a digit, and the `:` that opens an emoji code (`:white_check_mark:`, which
+  would show as the verdict's own mark) as code (`` `@`someone ``): GitHub finds mentions, issue
+  references and emoji codes in the rendered text, where a backslash-escaped `\\@` is a plain `@` again,
+  but never in code; a time (`10:30:00`) is no emoji code and stays as written;
 - at the start of the line, where a list item's text begins, a backslash before a list, quote,
-  heading or task-box marker (`-`, `+`, `>`, `#`, `[`, `1.`).
+  heading or task-box marker (`-`, `+`, `>`, `#`, `[`, `1.`), and spaces or tabs before it as entities
+  (four would start a code block).
 
 A URL in the text is left as it is: GitHub links it, but shows it as written.
 """
@@ -33,9 +34,12 @@ _INLINE = re.compile(
     r"(?P<escaped>[\\`*~$|]|\](?=\()|(?<![^\W_])_|_(?![^\W_]))"
     r"|(?P<tag><(?=[A-Za-z/!?]))"
     r"|(?P<entity>&(?=#?[0-9A-Za-z]+;))"
-    r"|(?P<reference>@|#(?=[0-9])|:(?=(?:[\w+-]*[A-Za-z][\w+-]*|100|1234|\+1|-1):))"
+    r"|(?P<reference>@|#(?=[0-9])|G(?=H-[0-9]))"
+    r"|(?P<colon>:(?=(?P<code>[\w+-]*):))"  # one run of name characters: linear, whatever follows
 )
-_BLOCK_MARKER = re.compile(r"[ \t]*(?:[-+>#\[]|[0-9]{1,9}[.)])")
+_EMOJI_DIGITS = frozenset({"100", "1234", "+1", "-1"})  # GitHub's emoji codes without a letter
+_BLOCK_MARKER = re.compile(r"[-+>#\[]|[0-9]{1,9}[.)]")
+_WHITESPACE = {" ": "&#32;", "\t": "&#9;"}
 
 
 def _literal(found: re.Match[str]) -> str:
@@ -46,14 +50,23 @@ def _literal(found: re.Match[str]) -> str:
         return "&lt;"
     if found.lastgroup == "entity":
         return "&amp;"
+    if found.lastgroup == "colon" and not _is_emoji_code(found["code"]):
+        return char  # a time (10:30:00), a port: no emoji code
     return f"`{char}`"
+
+
+def _is_emoji_code(name: str) -> bool:
+    return name in _EMOJI_DIGITS or any("a" <= c.lower() <= "z" for c in name)
 
 
 def markdown_text(line: str) -> str:
     """`line` (no line break in it) written so that GitHub-flavoured Markdown shows it as it is."""
     text = _INLINE.sub(_literal, line)
-    marker = _BLOCK_MARKER.match(text)
-    if marker is None:
-        return text
-    at = marker.end() - 1
-    return text[:at] + "\\" + text[at:]
+    body = text.lstrip(" \t")
+    # Leading whitespace as entities: four spaces would start a code block in a list item.
+    lead = "".join(_WHITESPACE[char] for char in text[: len(text) - len(body)])
+    marker = _BLOCK_MARKER.match(body)
+    if marker is not None:
+        at = marker.end() - 1
+        body = body[:at] + "\\" + body[at:]
+    return lead + body

@@ -12,6 +12,7 @@ from markdown_it import MarkdownIt
 from evaluator.config import CompareConfig
 from evaluator.metrics import MetricSet, PerAgentMetric
 from evaluator.reports import compare_markdown, compare_runs
+from evaluator.reports._markdown import markdown_text
 from evaluator.reports.runs import RunRecord
 
 METRICS = MetricSet([PerAgentMetric()])
@@ -122,3 +123,28 @@ def test_an_emoji_code_in_a_name_is_shown_as_written_and_a_time_untouched() -> N
     assert html.count(":white_check_mark:") == 1  # the heading's own mark; the name's `:` in code
     assert "<code>:</code>white_check_mark: PASS" in html
     assert "10:30:00 main" in markdown
+
+
+def test_a_name_indented_four_spaces_or_naming_gh_issues_renders_as_written() -> None:
+    """Four leading spaces made a name a code block inside its list item (its escapes shown); `GH-12`
+    is an issue reference on GitHub, as `#12` is."""
+    names = ["    spaced name", "see GH-12 first", "\t- tabbed"]
+    base = RunRecord(
+        id="b", name="b", started_at="b", results=tuple(_result(n, "passed", {"a": 1.0}) for n in names)
+    )
+    cand = RunRecord(
+        id="c", name="c", started_at="c", results=tuple(_result(n, "failed", {"a": 1.0}) for n in names)
+    )
+    html = _rendered(compare_markdown(compare_runs(base, cand, CompareConfig(), metrics=METRICS), METRICS))
+
+    assert "<pre>" not in html and "<ul>\n<li>" in html and html.count("<li>") == 3
+    items = sorted(_text(item).split(": passed -> failed")[0] for item in re.findall(r"<li>(.*?)</li>", html))
+    assert items == sorted(names)
+    assert "<code>G</code>H-12" in html
+
+
+def test_an_emoji_code_is_told_from_a_time_by_its_name() -> None:
+    """Only a name with a letter (or GitHub's 100, 1234, +1, -1) is an emoji code; a long name with no
+    closing `:` is none (its check reads the characters after the `:` once: see _markdown._INLINE)."""
+    assert markdown_text("qwen3:8b 10:30:00 :100: :1:") == "qwen3:8b 10:30:00 `:`100: :1:"
+    assert markdown_text("x:" + "a" * 50_000 + " y") == "x:" + "a" * 50_000 + " y"
