@@ -39,7 +39,7 @@ from evaluator.judge.metric import Answer, Ask, JudgeMetric, PlannedJudgeMetric,
 from evaluator.judge.model import AsyncJudgeModel, JudgeModel, ModelReply, TokenUsage, added
 from evaluator.judge.quality import QualityJudge
 from evaluator.judge.render import untrusted
-from evaluator.judge.replies import Reply, read_reply, repair_request
+from evaluator.judge.replies import Reply, read_reply, repair_request, without_reasoning
 from evaluator.judge.retry import RetryPolicy
 from evaluator.judge.tracing import NO_TRACING, GenerationRecord, JudgementTrace, JudgeTracer
 from evaluator.judge.verdicts import Judgement
@@ -814,10 +814,12 @@ class _Conversation:
             return parsed
         first = self.last_reply
         # The reply goes back to the judge, and the problem quotes it: either can echo the judged text,
-        # so each is neutralised as that text was in the first request (`untrusted`).
+        # so each is neutralised as that text was in the first request (`untrusted`). The reply goes
+        # back without its reasoning (`<think>...`): a chat template drops an earlier turn's reasoning
+        # by its tags, which `untrusted` breaks, and the repair needs only the answer.
         repair = [
             *messages,
-            ChatMessage(role="assistant", content=untrusted(first or "")),
+            ChatMessage(role="assistant", content=untrusted(without_reasoning(first or ""))),
             ChatMessage(role="user", content=repair_request(untrusted(parsed), reply_type)),
         ]
         try:

@@ -32,6 +32,7 @@ __all__ = [
     "json_objects",
     "read_reply",
     "repair_request",
+    "without_reasoning",
 ]
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
@@ -109,7 +110,7 @@ def json_objects(text: str) -> list[Any]:
     reasoning block), the fenced blocks, then the objects in the prose (outermost ones only: an object
     inside another is part of it, not an answer), each group from last to first."""
     whole = text.strip()
-    text = _without_reasoning(text)
+    text = without_reasoning(text)
     found: list[Any] = []
     for candidate in (whole, text.strip(), *reversed([m.strip() for m in _FENCE.findall(text)])):
         try:
@@ -186,7 +187,7 @@ def _spans(text: str, start: int, spans: dict[int, _Span]) -> None:
             spans.setdefault(opened, (None, parent))
 
 
-def _without_reasoning(text: str) -> str:
+def without_reasoning(text: str) -> str:
     """The reply after its reasoning: a leading `<think>` block, or everything up to the last closing
     tag that no opening tag comes before (the block's start was in the prompt). The last, not the
     first: reasoning that names its own closing tag ("then I close with </think>") goes on after it,
@@ -212,7 +213,7 @@ def read_reply(text: str, model: type[Reply]) -> Reply | str:
     if not candidates:
         if not text.strip():
             return "the reply is empty"
-        if not _without_reasoning(text).strip():
+        if not without_reasoning(text).strip():
             return "the reply holds only the model's reasoning, no answer"
         return "the reply holds no JSON object"
     problems = ""
@@ -231,7 +232,7 @@ def _one_verdict(text: str, reply: Reply, model: type[Reply]) -> Reply | str:
     that differs from it. Else the last verdict when nothing but whitespace or a closing fence follows
     it (the earlier ones are drafts or quotes); else why none is taken: an object quoted in a note
     after the verdict ("the answer contained {...}, which I disregarded") must not override it."""
-    answer = _without_reasoning(text)
+    answer = without_reasoning(text)
     verdicts = [(v, end) for value, end in _outermost_objects(answer) if (v := _as(value, model)) is not None]
     if len({verdict for verdict, _ in verdicts}) < 2:
         return reply

@@ -519,3 +519,17 @@ def test_a_judge_prompt_that_would_send_the_judged_text_as_instructions_is_not_a
     assert fake.calls == [] and outcome.status.status == "unscored"
     assert "the judged text (answer, sources, input) would go into" in outcome.status.reason
     assert "Fix: write the judge prompt as type: chat" in outcome.status.reason
+
+
+def test_a_reply_sent_back_for_repair_goes_without_its_reasoning() -> None:
+    """A reasoning model's `<think>` block went back in the repair request with its tags broken
+    (`untrusted`), so the chat template, which drops an earlier turn's reasoning by those tags, sent it
+    all back to the model as the answer's text; the repair needs only the answer."""
+    reply = "<think>" + "Let me weigh the sources. " * 200 + "</think>\nIt is probably right."
+    fake = FakeJudgeModel([reply, CORRECT])
+    outcome = _judges(fake).judge(_scenario(ground_truth="DIN-SQL"), "It is DIN-SQL.", _trace(), run_id="r")
+
+    assert outcome.status.status == "scored"
+    repair = fake.calls[1].messages
+    assert repair[2].role == "assistant" and repair[2].content.strip() == "It is probably right."
+    assert all("weigh the sources" not in message.content for message in repair)
