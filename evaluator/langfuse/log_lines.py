@@ -8,6 +8,7 @@ import logging
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 from evaluator._secrets import redact
 
@@ -59,30 +60,66 @@ def own_prompt_fetch() -> Iterator[None]:
 
 
 class RedactedLines(logging.Filter):
-    """For the `langfuse` logger: the keys out of each line (`redact`), its template kept (the filters
-    here tell lines by it). The SDK logs a refused request's error whole: a prompt fetch's "Error while
+    """For the SDK's loggers: the keys out of each line (`redact`), its template kept (the filters here
+    tell lines by it). The SDK logs a refused request's error whole: a prompt fetch's "Error while
     fetching prompt" holds the response's headers and body, so a server, or a proxy in front of it,
-    quoting the key it refused (401 "Invalid key: Basic ...") put the key in the user's terminal."""
+    quoting the key it refused (401 "Invalid key: Basic ...") put the key in the user's terminal. The
+    arguments (as `%s` and as `%r` show them, a mapping's keys too), the message and a traceback or stack
+    the line carries lose the keys; a number is left as it is (`%d`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.msg = _redacted(record.msg)
         if isinstance(record.args, Mapping):
-            record.args = {key: _redacted(value) for key, value in record.args.items()}
+            record.args = {_redacted_key(key): _redacted(value) for key, value in record.args.items()}
         elif record.args:
             record.args = tuple(_redacted(value) for value in record.args)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        elif record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
         return True
 
 
+class _Shown:
+    """A log argument as the line shows it, without the keys (`str` for `%s`, `repr` for `%r`)."""
+
+    def __init__(self, text: str, written: str) -> None:
+        self._text, self._written = text, written
+
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return self._written
+
+
 def _redacted(value: object) -> object:
-    """`value` as it is, or its text with the keys replaced when it holds one."""
-    text = str(value)
-    shown = redact(text)
-    return value if shown == text else shown
+    """`value` as it is, or as it shows without the keys when its text or repr holds one. A value whose
+    text cannot be had is left to logging (which reports it), not raised from here into the SDK."""
+    if value is None or isinstance(value, (int, float)):
+        return value
+    try:
+        text, written = str(value), repr(value)
+    except Exception:  # noqa: BLE001 - its __str__ or __repr__ fails: logging says so, as without us
+        return value
+    shown, shown_written = redact(text), redact(written)
+    if (shown, shown_written) == (text, written):
+        return value
+    return shown if isinstance(value, str) else _Shown(shown, shown_written)
+
+
+def _redacted_key(key: object) -> Any:  # Any: a mapping's key as it came (LogRecord types them str)
+    return redact(key) if isinstance(key, str) else key
 
 
 def redact_sdk_lines() -> None:
-    """`RedactedLines` on the `langfuse` logger: wherever the evaluator connects to Langfuse."""
-    _filter_once("langfuse", RedactedLines)
+    """`RedactedLines` on the SDK's loggers (`langfuse` and those under it, such as its serializer's; a
+    logger's filters do not see its children's lines): wherever the evaluator connects to Langfuse."""
+    children = [name for name in list(logging.root.manager.loggerDict) if name.startswith("langfuse.")]
+    for name in ["langfuse", *children]:
+        _filter_once(name, RedactedLines)
 
 
 def quiet_own_prompt_fetch_lines() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -93,3 +94,37 @@ def test_the_sdk_s_lines_lose_the_keys_and_keep_their_template(keys: None, clean
     assert (raised.getMessage(), named.getMessage()) == ("Bearer ***", "***")
     plain = logging.LogRecord("langfuse", logging.WARNING, __file__, 0, "%d spans", (3,), None)
     assert sdk.filter(plain) and plain.args == (3,)
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+def test_the_sdk_s_tracebacks_reprs_keys_and_child_loggers_lose_the_keys_too(
+    keys: None, clean_filters: None
+) -> None:
+    """The SDK logs some errors with their traceback (exc_info), an argument can be shown by `%r`, a
+    mapping's keys show with `%s`, and a logger under `langfuse` (its serializer's) is filtered only by
+    its own filters: each of these kept the key; a value whose text fails raised into the SDK's call."""
+    child = logging.getLogger("langfuse._utils.serializer")
+    child_filters = list(child.filters)
+    try:
+        redact_sdk_lines()
+        sdk = logging.getLogger("langfuse")
+        try:
+            raise ValueError(f"401 Invalid key: Basic {BASIC}")
+        except ValueError:
+            traced = logging.LogRecord("langfuse", logging.ERROR, __file__, 0, "failed", (), sys.exc_info())
+        shown = logging.LogRecord("langfuse", logging.ERROR, __file__, 0, "got %r", (SECRET.encode(),), None)
+        mapping = logging.LogRecord("langfuse", logging.ERROR, __file__, 0, "got %s", ({SECRET: 1},), None)
+        serializer = logging.LogRecord(child.name, logging.WARNING, __file__, 0, "bad %s", (SECRET,), None)
+        broken = logging.LogRecord("langfuse", logging.WARNING, __file__, 0, "%s", (_Unprintable(),), None)
+
+        assert sdk.filter(traced) and sdk.filter(shown) and sdk.filter(mapping) and sdk.filter(broken)
+        assert child.filter(serializer)
+        lines = [logging.Formatter().format(record) for record in (traced, shown, mapping, serializer)]
+        assert all(SECRET not in line and BASIC not in line for line in lines), lines
+        assert "ValueError: 401 Invalid key: Basic ***" in lines[0]
+    finally:
+        child.filters[:] = child_filters
