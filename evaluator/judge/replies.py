@@ -41,7 +41,8 @@ _DECODER = json.JSONDecoder()
 # runs to the end), brackets, and a backslash outside a string (which no JSON text holds).
 _LEXEME = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[{}\[\]\\]', re.DOTALL)
 # An object nested deeper is not read (Python's own decoder gives up near 1,000 levels, fewer on a
-# deep stack, so it did not depend on this reply alone).
+# deep stack, so it did not depend on this reply alone); the objects inside it are then read as the
+# outermost ones, a verdict among them too (up to 1,000 levels the whole object was read, no verdict).
 _MAX_DEPTH = 200
 # Where a `{`'s object would end (None: it cannot be read), and the `{` it is in (None: none).
 _Span = tuple[int | None, int | None]
