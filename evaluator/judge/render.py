@@ -76,14 +76,21 @@ _CONTROL = re.compile(
     r"<(?=[|\uff5c]|[\w.-]{1,40}[|\uff5c]>|/?(?:s|bos|eos|pad|unk|start_of_turn|end_of_turn|think|thinking)>)"
     r"|\[(?=/?(?:INST|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS)\])",
 )
+# Characters that show as nothing but that a model may read: Unicode's tag characters (U+E0000 to
+# U+E007F, an invisible copy of ASCII: "ASCII smuggling") and the variation selectors 17 to 256 (U+E0100
+# to U+E01EF, bytes hidden after a visible character). An instruction spelled in them reaches the judge
+# while no one reading the answer in Langfuse sees it: written as their escapes, they are seen.
+_HIDDEN = re.compile("[\U000e0000-\U000e007f\U000e0100-\U000e01ef]")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.:-]+")
 
 
 def untrusted(text: str) -> str:
-    """`text` with every block tag neutralised (its brackets as `&lt;` and `&gt;`, however written)
-    and every control token broken (its `<` as `&lt;`, `[` as `&#91;`); nothing else changes."""
+    """`text` with every block tag neutralised (its brackets as `&lt;` and `&gt;`, however written),
+    every control token broken (its `<` as `&lt;`, `[` as `&#91;`) and each character that hides text
+    from people but not from a model written as its escape (`\\U000e0041`); nothing else changes."""
     text = _TAG.sub(lambda m: m.group(0).translate(_NEUTRAL), text)
-    return _CONTROL.sub(lambda m: "&lt;" if m.group(0) == "<" else "&#91;", text)
+    text = _CONTROL.sub(lambda m: "&lt;" if m.group(0) == "<" else "&#91;", text)
+    return _HIDDEN.sub(lambda m: f"\\U{ord(m.group(0)):08x}", text)
 
 
 @dataclass(frozen=True, kw_only=True)
