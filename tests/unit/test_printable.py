@@ -142,3 +142,10 @@ def test_a_lone_surrogate_is_written_as_its_escape_and_the_row_prints() -> None:
     out.flush()
 
     assert "nightly \\ud800" in out.buffer.getvalue().decode()
+
+
+def test_variation_selectors_that_carry_hidden_bytes_are_written_as_escapes() -> None:
+    """Variation selectors 17 to 256 after a visible character show as nothing and can carry bytes (a
+    message hidden in a name); the first 16 choose how an emoji or a character shows, and stay."""
+    assert printable("ok\U000e0100\U000e01ef") == "ok\\U000e0100\\U000e01ef"
+    assert printable("\u2764\ufe0f \u2603\ufe0e") == "\u2764\ufe0f \u2603\ufe0e"
