@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence, Set
 from pathlib import Path
 
 from evaluator.errors import ConfigError
+from evaluator.reports._printable import unhidden
 from evaluator.results import RunInfo, ScenarioResult, totals
 from evaluator.storage import write_whole
 
@@ -30,8 +31,9 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _xml_text(text: str) -> str:
-    """`text` with each character XML cannot hold written as its Python escape (ESC as `\\x1b`)."""
-    return _NOT_XML.sub(lambda found: repr(found.group())[1:-1], text)
+    """`text` with each character XML cannot hold written as its Python escape (ESC as `\\x1b`), and
+    each that reorders or hides text too (`unhidden`: a CI page shows the file's names and messages)."""
+    return unhidden(_NOT_XML.sub(lambda found: repr(found.group())[1:-1], text))
 
 
 def junit_xml(

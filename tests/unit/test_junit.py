@@ -124,3 +124,17 @@ def test_a_result_the_store_did_not_take_says_so() -> None:
     said = {case.get("name"): case.findtext("system-out") or "" for case in root.iter("testcase")}
     assert "not in the local store" not in said["kept"]
     assert said["only-here"].endswith("\nnot in the local store: it failed during the run")
+
+
+def test_characters_that_reorder_or_hide_text_are_written_as_escapes() -> None:
+    """A CI page shows the file's names and messages: a right-to-left override in a target's error
+    showed the rest of the line reversed, as in the terminal before."""
+    results = [
+        error_result(scenario(id="s"), "t", "failed: \u202etxt.exe", judge_status=SKIPPED, latency_ms=1.0)
+    ]
+    run = RunInfo(id="run-1", name="nightly\u200b", started_at="2026-11-22T10:00:00.000Z")
+    root = ET.fromstring(junit_xml(run, results, {}))  # noqa: S314 (our own output)
+    suite = root.find("testsuite")
+    assert suite is not None and suite.get("name") == "nightly\\u200b"
+    error = next(suite.iter("testcase")).find("error")
+    assert error is not None and error.get("message") == "failed: \\u202etxt.exe"
