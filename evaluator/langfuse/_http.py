@@ -8,7 +8,8 @@ from __future__ import annotations
 import base64
 import functools
 import ssl
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import httpx
@@ -30,11 +31,10 @@ class LangfuseApi:
         self.client = client
         self.settings = settings
         # Plain requests share one keep-alive connection pool (httpx.Client is thread-safe).
-        self._http = httpx.Client(
+        self._http = bounded_client(
             base_url=settings.base_url,
             auth=(settings.public_key, settings.secret_key.get_secret_value()),
             timeout=settings.timeout_seconds,
-            verify=tls_context(),
         )
 
     @property
@@ -116,6 +116,48 @@ class LangfuseApi:
 
     def close(self) -> None:
         self._http.close()
+
+
+def bounded_client(**options: Any) -> httpx.Client:
+    """An httpx client (the process's TLS context) whose request timeout bounds each whole reply, not
+    each read: httpx's read timeout starts again at every byte, so a Langfuse (or a proxy before it)
+    that sends its headers and then a byte now and then would hold a request, and the deadline of
+    every step waiting on it, for ever. The reply then fails as a timeout (`httpx.ReadTimeout`)."""
+    hooks: dict[str, list[Callable[..., Any]]] = {"request": [_stamp_start], "response": [_bound_whole_reply]}
+    return httpx.Client(verify=tls_context(), event_hooks=hooks, **options)
+
+
+_STARTED = "evaluator.started"
+
+
+def _stamp_start(request: httpx.Request) -> None:
+    request.extensions[_STARTED] = time.monotonic()
+
+
+def _bound_whole_reply(response: httpx.Response) -> None:
+    extensions = response.request.extensions
+    seconds = (extensions.get("timeout") or {}).get("read")
+    started = extensions.get(_STARTED)
+    if isinstance(seconds, int | float) and seconds > 0 and isinstance(started, float):
+        response.stream = _WholeReplyBound(response.stream, started + seconds, float(seconds))
+
+
+class _WholeReplyBound(httpx.SyncByteStream):
+    """The reply's body, cut off (`httpx.ReadTimeout`) once the request has taken its timeout."""
+
+    def __init__(self, stream: Any, ends: float, seconds: float) -> None:
+        self._stream, self._ends, self._seconds = stream, ends, seconds
+
+    def __iter__(self) -> Iterator[bytes]:
+        if time.monotonic() > self._ends:  # the headers alone took the time (sent a byte at a time)
+            raise httpx.ReadTimeout(f"the reply took longer than {self._seconds:g} s in all")
+        for chunk in self._stream:
+            if time.monotonic() > self._ends:
+                raise httpx.ReadTimeout(f"the reply took longer than {self._seconds:g} s in all")
+            yield chunk
+
+    def close(self) -> None:
+        self._stream.close()
 
 
 @functools.cache

@@ -22,7 +22,7 @@ from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 from evaluator._secrets import redact
-from evaluator.langfuse._http import otlp_endpoint, otlp_headers, tls_context
+from evaluator.langfuse._http import bounded_client, otlp_endpoint, otlp_headers
 from evaluator.langfuse.settings import LangfuseSettings
 
 __all__ = ["HttpxTransport", "span_exporter"]
@@ -43,10 +43,11 @@ class _Result(BaseHTTPResult):
 
 
 class HttpxTransport(BaseHTTPTransport):
-    """One keep-alive httpx client (thread-safe) with the process's TLS context."""
+    """One keep-alive httpx client (thread-safe) with the process's TLS context; the exporter's timeout
+    bounds each whole reply (`bounded_client`)."""
 
     def __init__(self) -> None:
-        self._client = httpx.Client(verify=tls_context())
+        self._client = bounded_client()
 
     def request(
         self,

@@ -48,7 +48,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from evaluator._time import bounded
-from evaluator.langfuse._http import tls_context
+from evaluator.langfuse._http import bounded_client
 from evaluator.langfuse.experiments import ExperimentLink, linked
 from evaluator.langfuse.lifetime import in_command, shut_down_at_exit, shut_down_now
 from evaluator.langfuse.log_lines import redact_sdk_lines
@@ -421,7 +421,8 @@ def _fitting(value: str) -> str:
 
 def _sdk_http(timeout: float) -> httpx.Client:
     """The SDK's API client as it would make it (`httpx.Client(timeout=...)`), but with the process's
-    one TLS context (`tls_context`): each context loads the CA bundle again, about 1.5 MB and 50 ms.
-    The SDK uses it for its API calls (prompts, media) and leaves it open at shutdown, as a client it
-    was given; the SDK keeps one per public key for the process, so it lives as long anyway."""
-    return httpx.Client(timeout=timeout, verify=tls_context())
+    one TLS context (`tls_context`): each context loads the CA bundle again, about 1.5 MB and 50 ms;
+    and each request's timeout bounds its whole reply (`bounded_client`). The SDK uses it for its API
+    calls (prompts, media) and leaves it open at shutdown, as a client it was given; the SDK keeps one
+    per public key for the process, so it lives as long anyway."""
+    return bounded_client(timeout=timeout)
