@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from evaluator._time import Deadline
 from evaluator.cli._common import (
     EXIT_FAILED,
     EXIT_PASSED,
@@ -235,7 +236,8 @@ def _read(
     connection.project_id()
     deadline = config.settings.langfuse.read_deadline_seconds
     with err.status(f"Reading trace {trace_id} from Langfuse (until it settles, up to {deadline:g} s)..."):
-        read = read_trace(connection.traces, trace_id, deadline_seconds=deadline, rules=rules)
+        reader = connection.traces.within(Deadline(deadline))
+        read = read_trace(reader, trace_id, deadline_seconds=deadline, rules=rules)
     if not read.settled:
         notice(
             err,

@@ -51,11 +51,13 @@ class LangfuseApi:
         call: Callable[..., Any],
         *args: Any,
         deadline: Deadline | None = None,
+        timeout: float | None = None,
         **kwargs: Any,
     ) -> Any:
-        """One API call without the SDK's own retries, translating failures. With a `deadline`, the
-        request may take only the time left (none is made once it passed)."""
-        timeout: float = self.timeout
+        """One API call without the SDK's own retries, translating failures, within `timeout` (default
+        LANGFUSE_TIMEOUT). With a `deadline`, the request may take only the time left (none is made
+        once it passed)."""
+        timeout = self.timeout if timeout is None else timeout
         if deadline is not None:
             if deadline.passed:
                 raise LangfuseUnavailableError(f"not {what}: the {deadline.seconds:g} s deadline passed")
@@ -100,12 +102,15 @@ class LangfuseApi:
         *,
         deadline: Deadline | None = None,
         attempt: int = 1,
+        timeout: float | None = None,
         **kwargs: Any,
     ) -> httpx.Response:
         """A plain HTTP request with Basic auth, for endpoints the SDK's client lacks and for the hot
         path (posting scores: the SDK's request encoding costs more CPU than the request). An answer
-        of 401/403, 429 or >= 500 raises; other statuses are the caller's to read."""
-        timeout = self.timeout_for(deadline, attempt, what)
+        of 401/403, 429 or >= 500 raises; other statuses are the caller's to read. A `timeout` given
+        replaces the one `timeout_for` would give."""
+        if timeout is None:
+            timeout = self.timeout_for(deadline, attempt, what)
         try:
             response = self._http.request(method, path, timeout=timeout, **kwargs)
         except httpx.HTTPError as exc:

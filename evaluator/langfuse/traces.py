@@ -7,16 +7,34 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
+from evaluator._time import Deadline
 from evaluator.errors import LangfuseUnavailableError
 from evaluator.langfuse._http import LangfuseApi, api_failure
 from evaluator.trace import OBSERVATION_FIELDS
 
 __all__ = ["LangfuseTraces"]
 
+# A request made at the read deadline still gets this long, so that the traces endpoint, asked when the
+# observations API did not answer in time, gives its own answer (the error the read-back then names).
+_LAST_REQUEST_SECONDS = 1.0
+
 
 class LangfuseTraces:
-    def __init__(self, api: LangfuseApi) -> None:
+    def __init__(self, api: LangfuseApi, deadline: Deadline | None = None) -> None:
         self._api = api
+        self._deadline = deadline
+
+    def within(self, deadline: Deadline) -> LangfuseTraces:
+        """This reader, each of its requests taking at most the time left before `deadline` (and at
+        least a second) instead of LANGFUSE_TIMEOUT: a read-back polls until its deadline, and a
+        request begun just before it would otherwise run on for LANGFUSE_TIMEOUT, twice (the
+        observations API, then the traces endpoint as the fallback)."""
+        return LangfuseTraces(self._api, deadline)
+
+    def _timeout(self) -> float | None:
+        if self._deadline is None:
+            return None
+        return min(float(self._api.timeout), max(_LAST_REQUEST_SECONDS, self._deadline.remaining()))
 
     def observation_pages(
         self, trace_id: str, *, expand_metadata: Sequence[str] = ()
@@ -40,7 +58,14 @@ class LangfuseTraces:
         pages: list[dict[str, Any]] = []
         cursor: str | None = None
         while True:
-            page = api.call(what, api.client.api.observations.get_many, limit=1000, cursor=cursor, **query)
+            page = api.call(
+                what,
+                api.client.api.observations.get_many,
+                timeout=self._timeout(),
+                limit=1000,
+                cursor=cursor,
+                **query,
+            )
             pages.append(json.loads(page.json()))
             cursor = page.meta.cursor if page.meta else None
             if not cursor or not page.data:
@@ -49,7 +74,8 @@ class LangfuseTraces:
     def trace_body(self, trace_id: str) -> dict[str, Any] | None:
         """`GET /api/public/traces/{id}` (no longer in the SDK's client, still served): None on 404."""
         what = f"reading trace {trace_id}"
-        response = self._api.http("GET", f"/api/public/traces/{urllib.parse.quote(trace_id, safe='')}", what)
+        path = f"/api/public/traces/{urllib.parse.quote(trace_id, safe='')}"
+        response = self._api.http("GET", path, what, timeout=self._timeout())
         if response.status_code == 404:
             return None
         if response.status_code >= 400:

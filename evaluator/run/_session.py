@@ -193,7 +193,7 @@ class Session:
         if verify and not stop.is_set() and not refused:  # after a signal, no more work than the sending
             by_id = {s.scenario.id: s.scenario for s in scenarios}
             report = verify_run(
-                connection.traces,
+                connection.traces.within(Deadline(limits.verify_deadline_seconds)),
                 by_id,
                 suite.results,
                 deadline_seconds=limits.verify_deadline_seconds,

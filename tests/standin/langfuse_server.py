@@ -29,7 +29,8 @@ server); every JSON response is validated against Langfuse's openapi.yml (`opena
 mismatch is recorded in `.schema_errors` and answered with a 500.
 
 Fault switches, all thread-safe: `go_down()` / `come_back()` (listening socket closed, so
-connections are refused, then re-opened on the same port), `slow` (seconds added to every request),
+connections are refused, then re-opened on the same port), `slow` (seconds added to every request, or
+only to those whose path starts with one of `slow_paths`),
 `fail_next(n, status)`, `rate_limit_next(n, retry_after)`, `reject_scores(predicate, status=)` (207
 per-item errors; `score_errors` says how an error names its score: by id in the message, as `id` with
 `status` as the ingestion API's IngestionError does, by `index`, or not at all), `visibility_delay`
@@ -222,6 +223,7 @@ class LangfuseStandIn:
         self.contract = contract or load_contract()
         # Plain switches: assign at any time.
         self.slow: float = 0.0
+        self.slow_paths: tuple[str, ...] = ()  # `slow` only for paths starting with one of these
         self.visibility_delay: float = 0.0
         self.duplicate_observations: int = 0  # extra copies of each observation row ...
         self.merge_after: float | None = None  # ... until it has been visible this long
@@ -363,6 +365,7 @@ class LangfuseStandIn:
             self._faults.clear()
             self._score_rejector = None
             self.slow = 0.0
+            self.slow_paths = ()
 
     # -- what arrived ---------------------------------------------------------------------------
 
@@ -448,7 +451,7 @@ class LangfuseStandIn:
         if self._down:
             self._record(request, None)
             return None
-        if self.slow > 0:
+        if self.slow > 0 and (not self.slow_paths or request.path.startswith(self.slow_paths)):
             time.sleep(self.slow)
         response = self._injected_fault(request) or self._unauthorized(request)
         if response is None:
