@@ -302,6 +302,25 @@ class Session:
             )
             return {}
         judges = judge_prompt_names(self._metrics, scenarios)
+        deadline = Deadline(self._config.settings.langfuse.read_deadline_seconds)
+
+        def metadata() -> Mapping[str, Any]:  # once the dataset is found: each prompt is a request
+            served = served_versions(
+                library,
+                connection.prompts.fetch_prompt,
+                pins=options.prompt_pins,
+                skip=judges,
+                deadline=deadline,
+            )
+            return experiment_metadata(
+                run_id=options.run_id,
+                pins=options.prompt_pins,
+                served=served,
+                judge_prompts=judges,
+                git=git,
+                targets=targets_of(scenarios),
+            )
+
         try:
             plan = plan_experiment(
                 connection.datasets,
@@ -310,17 +329,8 @@ class Session:
                 project_id=connection.project_id(),
                 run_name=options.run_name or options.run_id,
                 run_id=options.run_id,
-                metadata=experiment_metadata(
-                    run_id=options.run_id,
-                    pins=options.prompt_pins,
-                    served=served_versions(
-                        library, connection.prompts.fetch_prompt, pins=options.prompt_pins, skip=judges
-                    ),
-                    judge_prompts=judges,
-                    git=git,
-                    targets=targets_of(scenarios),
-                ),
-                deadline=Deadline(self._config.settings.langfuse.read_deadline_seconds),
+                metadata=metadata,
+                deadline=deadline,
             )
         except EvaluatorError as exc:
             self._notice(

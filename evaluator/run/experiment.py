@@ -191,12 +191,14 @@ def served_versions(
     *,
     pins: Mapping[str, int],
     skip: Collection[str] = (),
+    deadline: Deadline | None = None,
 ) -> dict[str, int]:
     """The version of each prompt of the library (but those in `skip`: the judges') that the run's
     targets are served: the pinned one; else the one Langfuse serves now (its `production` label;
     the SDK caches it, so a target asking during the run gets the same), else the local file's the
     run falls back to. A prompt no target asks for is listed too: which ones a target uses is known
-    only once it has run, and the experiment's metadata is set before."""
+    only once it has run, and the experiment's metadata is set before. Once `deadline` has passed,
+    Langfuse is not asked for the rest: they get the local file's, as a prompt it did not serve."""
     versions: dict[str, int] = {}
     for name in library.names():
         if name in skip:
@@ -205,6 +207,9 @@ def served_versions(
             versions[name] = pins[name]
             continue
         local = library.get(name)
+        if deadline is not None and deadline.passed:
+            versions[name] = local.version
+            continue
         try:
             versions[name] = fetch(local, None, None).version
         except EvaluatorError:  # the run falls back to the file, and says so when a target asks for it
@@ -220,11 +225,12 @@ def plan_experiment(
     project_id: str,
     run_name: str,
     run_id: str,
-    metadata: Mapping[str, Any],
+    metadata: Mapping[str, Any] | Callable[[], Mapping[str, Any]],
     deadline: Deadline,
 ) -> ExperimentPlan | None:
     """The run's experiment on `dataset` and the link of every scenario that has an item there; None
-    when the project has no such dataset. A failed lookup raises (LangfuseUnavailableError, ...)."""
+    when the project has no such dataset. A failed lookup raises (LangfuseUnavailableError, ...).
+    The experiment's `metadata` may be a function, called only once the dataset is found."""
     found = datasets.get_dataset(dataset, deadline=deadline)
     if found is None:
         return None
@@ -234,7 +240,7 @@ def plan_experiment(
         name=run_name,
         dataset_id=str(found["id"]),
         description=f"evaluator run {run_id}",
-        metadata=dict(metadata),
+        metadata=dict(metadata() if callable(metadata) else metadata),
     )
     items = ((traced_id(s.scenario), dataset_item(s, dataset)) for s in scenarios)
     links = {
