@@ -75,6 +75,9 @@ class Session:
         # The spans Langfuse took, per trace: a trace with all its captured spans taken is in Langfuse.
         self.tracing.acknowledge_with(lambda delivered: store.ack_spans(destination, delivered))
         if self._reachable:
+            # From now, not from the session's making: the experiment lookup before the run has its own
+            # deadline, and must not use up this one before the check begins.
+            self._configs_deadline = Deadline(self._config.settings.langfuse.delivery_deadline_seconds)
             self.live = LiveDelivery(
                 store,
                 connection.scores,

@@ -61,3 +61,25 @@ def test_the_experiment_lookup_before_the_run_ends_within_the_read_deadline(
     before_the_run = started[0] - began
     assert before_the_run < 16, f"the run started {before_the_run:.0f} s after it was asked for"
     assert _prompt_fetches(langfuse_standin) <= 2
+
+
+def test_the_score_configs_are_checked_beside_the_run_however_long_the_experiment_lookup_took(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check has the delivery deadline from the run's start: before, that deadline began before the
+    experiment lookup, which used it up (4 s here, against 2), and the run warned "score configs were
+    not checked (not listing score configs: the 2 s deadline passed)" of a Langfuse that answers them."""
+    code, out = cli("datasets", "push", SUITE, "--tag", "smoke")
+    assert code == 0, out
+    langfuse_deadlines(with_langfuse, delivery=2, read_deadline_seconds=1)
+    monkeypatch.setenv("LANGFUSE_TIMEOUT", "4")
+    langfuse_standin.slow = 10.0
+    langfuse_standin.slow_paths = (PROMPTS,)
+    notices: list[str] = []
+    run_suite(
+        scenarios=[scenario(id="quick", target="quick")],
+        targets={"quick": _quick},
+        on_notice=lambda kind, text: notices.append(text),
+    )
+    assert not [n for n in notices if "score configs were not checked" in n], notices
+    assert langfuse_standin.score_configs
