@@ -389,9 +389,9 @@ def check_langfuse(connection: LangfuseConnection | None, on_notice: Notice) -> 
     except LangfuseUnavailableError as exc:
         on_notice(
             "warning",
-            f"{exc}. The run goes on; results are stored locally and scores wait in the outbox for "
-            "`evaluator sync`; prompts come from the local files (their generations are not linked to "
-            "Langfuse prompt versions).",
+            f"{exc}. The run goes on; results are stored locally, and its traces and scores are sent "
+            "after the run if Langfuse answers then, else wait in the outbox for `evaluator sync`; prompts "
+            "come from the local files (their generations are not linked to Langfuse prompt versions).",
         )
         return False
     return True
