@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from evaluator._time import Deadline
 from evaluator.cli._common import EXIT_FAILED, EXIT_PASSED, err, langfuse, out, warnings_only
 from evaluator.config import Config
 from evaluator.errors import ConfigError, LangfuseUnavailableError
@@ -148,7 +149,10 @@ def _read_session(
     expected = len(item.scenario.turns or ())
     with err.status(f"Listing session {session} in Langfuse (until it settles, up to {deadline:g} s)..."):
         listing = list_session(
-            connection.traces, session, deadline_seconds=deadline, expected_traces=expected
+            connection.traces.within(Deadline(deadline)),
+            session,
+            deadline_seconds=deadline,
+            expected_traces=expected,
         )
     count = len(listing.traces)
     if not listing.settled and count < expected:  # waited for the missing turns, changing or not
@@ -181,7 +185,8 @@ def _read_session(
         ),
     )
     with err.status(f"Reading the {count} traces of session {escape(printable(session))} from Langfuse..."):
-        reads = read_session(connection.traces, listing.traces, deadline_seconds=deadline, rules=rules)
+        reader = connection.traces.each_within(deadline)
+        reads = read_session(reader, listing.traces, deadline_seconds=deadline, rules=rules)
     reads = in_turn_order(listing.traces, reads, [turn.user for turn in item.scenario.turns or ()])
     for index, read in enumerate(reads):
         if not read.settled:

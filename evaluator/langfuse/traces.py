@@ -20,9 +20,13 @@ _LAST_REQUEST_SECONDS = 1.0
 
 
 class LangfuseTraces:
-    def __init__(self, api: LangfuseApi, deadline: Deadline | None = None) -> None:
+    def __init__(
+        self, api: LangfuseApi, deadline: Deadline | None = None, *, each_seconds: float | None = None
+    ) -> None:
         self._api = api
         self._deadline = deadline
+        self._each_seconds = each_seconds
+        self._each: dict[str, Deadline] = {}  # by trace (or session) id, from its first request
 
     def within(self, deadline: Deadline) -> LangfuseTraces:
         """This reader, each of its requests taking at most the time left before `deadline` (and at
@@ -31,10 +35,20 @@ class LangfuseTraces:
         observations API, then the traces endpoint as the fallback)."""
         return LangfuseTraces(self._api, deadline)
 
-    def _timeout(self) -> float | None:
-        if self._deadline is None:
+    def each_within(self, seconds: float) -> LangfuseTraces:
+        """As `within`, but each trace read has a deadline of its own, `seconds` from its first request
+        (a session's turns, each read within the read deadline)."""
+        return LangfuseTraces(self._api, each_seconds=seconds)
+
+    def _timeout(self, key: str) -> float | None:
+        deadline = self._deadline
+        if deadline is None and self._each_seconds is not None:
+            deadline = self._each.get(key)
+            if deadline is None:
+                deadline = self._each[key] = Deadline(self._each_seconds)
+        if deadline is None:
             return None
-        return min(float(self._api.timeout), max(_LAST_REQUEST_SECONDS, self._deadline.remaining()))
+        return min(float(self._api.timeout), max(_LAST_REQUEST_SECONDS, deadline.remaining()))
 
     def observation_pages(
         self, trace_id: str, *, expand_metadata: Sequence[str] = ()
@@ -43,6 +57,7 @@ class LangfuseTraces:
         the metadata keys of `expand_metadata` whole (Langfuse cuts longer values at 200 characters)."""
         return self._pages(
             "reading observations",
+            trace_id,
             trace_id=trace_id,
             fields=OBSERVATION_FIELDS,
             expand_metadata=",".join(expand_metadata) or None,
@@ -51,9 +66,11 @@ class LangfuseTraces:
     def session_pages(self, session_id: str) -> list[dict[str, Any]]:
         """Every page of `GET /api/public/v2/observations?sessionId=...&fields=core,basic`: the
         session's observations, enough to tell its traces apart (`traceId`, `startTime`)."""
-        return self._pages(f"listing session {session_id}", session_id=session_id, fields="core,basic")
+        return self._pages(
+            f"listing session {session_id}", session_id, session_id=session_id, fields="core,basic"
+        )
 
-    def _pages(self, what: str, **query: Any) -> list[dict[str, Any]]:
+    def _pages(self, what: str, key: str, **query: Any) -> list[dict[str, Any]]:
         api = self._api
         pages: list[dict[str, Any]] = []
         cursor: str | None = None
@@ -61,7 +78,7 @@ class LangfuseTraces:
             page = api.call(
                 what,
                 api.client.api.observations.get_many,
-                timeout=self._timeout(),
+                timeout=self._timeout(key),
                 limit=1000,
                 cursor=cursor,
                 **query,
@@ -75,7 +92,7 @@ class LangfuseTraces:
         """`GET /api/public/traces/{id}` (no longer in the SDK's client, still served): None on 404."""
         what = f"reading trace {trace_id}"
         path = f"/api/public/traces/{urllib.parse.quote(trace_id, safe='')}"
-        response = self._api.http("GET", path, what, timeout=self._timeout())
+        response = self._api.http("GET", path, what, timeout=self._timeout(trace_id))
         if response.status_code == 404:
             return None
         if response.status_code >= 400:
