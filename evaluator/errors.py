@@ -190,7 +190,12 @@ class ModelNotServedError(JudgeUnavailableError):
 
 
 class TraceError(EvaluatorError):
-    """A trace that cannot be read at all (as opposed to one that fails validation)."""
+    """A trace that cannot be read at all (as opposed to one that fails validation); `unanswered` when
+    Langfuse did not answer the last read (as opposed to answering without the trace)."""
+
+    def __init__(self, message: str, *, unanswered: bool = False) -> None:
+        super().__init__(message)
+        self.unanswered = unanswered
 
 
 class TargetTimeoutError(Exception):

@@ -304,11 +304,13 @@ def _print_langfuse(suite: SuiteRun) -> None:
     if report is None:
         return
     out.print(f"Verified in Langfuse: {len(report.matched)} traces give the same verdict", highlight=False)
-    missing = {k: v for k, v in report.missing.items() if k not in report.not_covered}
+    missing = {k: v for k, v in report.missing.items() if k not in report.not_covered | report.not_read}
+    not_read = {k: v for k, v in report.missing.items() if k in report.not_read}
     not_covered = {k: v for k, v in report.missing.items() if k in report.not_covered}
     for label, entries in (
         ("different", report.differ),
         ("missing", missing),
+        ("not verified", not_read),
         ("unsure", report.ambiguous),
         ("note", not_covered),
     ):

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from evaluator.errors import EvaluatorError
+from evaluator.errors import EvaluatorError, LangfuseUnavailableError, TraceError
 from evaluator.metrics import MetricSet
 from evaluator.results import ScenarioResult, evaluate
 from evaluator.scenarios import Scenario
@@ -34,6 +34,9 @@ class VerifyReport:
     ambiguous: dict[str, str] = field(default_factory=dict)  # scenario id -> why the order is unsure
     # Of `missing`: those verification does not cover yet (dialogues), said but not a failure
     not_covered: set[str] = field(default_factory=set)
+    # Of `missing`: those not read back because Langfuse did not answer, or the deadline passed first:
+    # not known to be missing from Langfuse (said as "not verified"; still not verified, so not ok)
+    not_read: set[str] = field(default_factory=set)
 
     @property
     def ok(self) -> bool:
@@ -92,6 +95,7 @@ def verify_run(
         remaining = deadline_seconds - (time.monotonic() - started)
         if remaining <= 0:
             report.missing[result.scenario_id] = f"not checked: the {deadline_seconds:g} s deadline passed"
+            report.not_read.add(result.scenario_id)
             continue
         try:
             scenario = scenarios[result.scenario_id]
@@ -104,6 +108,8 @@ def verify_run(
             )
         except EvaluatorError as exc:
             report.missing[result.scenario_id] = str(exc)
+            if isinstance(exc, LangfuseUnavailableError) or (isinstance(exc, TraceError) and exc.unanswered):
+                report.not_read.add(result.scenario_id)
             continue
         _compare(report, scenarios[result.scenario_id], result, read.trace, read.detail)
     return report

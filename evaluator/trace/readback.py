@@ -97,11 +97,13 @@ def read_trace(
         last = exc.last_attempt.exception()
         if isinstance(last, _NotSettledError) and last.read.trace.observation_count:
             return ReadBack(trace=last.read.trace, settled=False, detail=last.read.detail)
-        detail = f" (last error: {last})" if isinstance(last, LangfuseUnavailableError) else ""
+        unanswered = isinstance(last, LangfuseUnavailableError)
+        detail = f" (last error: {last})" if unanswered else ""
         raise TraceError(
             f"trace {trace_id} was not readable in Langfuse within {deadline_seconds:g} s{detail}. Fix: "
             "check the trace id and that the keys belong to its project; ingestion can lag, so a "
-            "trace sent moments ago may need a longer wait ([langfuse] read_deadline_seconds)."
+            "trace sent moments ago may need a longer wait ([langfuse] read_deadline_seconds).",
+            unanswered=unanswered,
         ) from None
 
 

@@ -52,3 +52,16 @@ def test_verify_langfuse_ends_at_the_verify_deadline(with_langfuse: Path) -> Non
     assert suite.verify is not None and len(suite.verify.missing) == len(suite.results) == 3
     # the 15 s delivery deadline of the demo project, then the 1 s verification, with a wide margin
     assert after_run < 15 + 10, f"the steps after the run took {after_run:.0f} s"
+
+
+@pytest.mark.usefixtures("reads_hang")
+def test_verify_langfuse_says_traces_it_could_not_read_are_not_verified_not_missing(
+    with_langfuse: Path, cli: Cli
+) -> None:
+    """Langfuse took every span, then did not answer the reads: each trace was reported "missing", as
+    a trace Langfuse lost is, though nothing said it was not there (the exit stays 1: not verified)."""
+    langfuse_deadlines(with_langfuse, verify_deadline_seconds=1)
+    code, text = cli("run", SUITE, "--tag", "smoke", "--verify-langfuse")
+    assert code == 1, text
+    assert "missing:" not in text and text.count("not verified:") == 3, text
+    assert "did not answer in time" in text or "deadline passed" in text
