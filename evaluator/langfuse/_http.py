@@ -76,9 +76,11 @@ class LangfuseApi:
 
     def unreachable(self, what: str, exc: Exception) -> LangfuseUnavailableError:
         if isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout):
+            # A read (GET) changes nothing: only a request that writes may have been taken meanwhile.
+            writes = _method(exc) not in ("GET", "HEAD")
+            taken = "; it may have taken the request" if writes else ""
             return LangfuseUnavailableError(
-                f"Langfuse at {self.base_url} did not answer in time ({what}); it may have taken the request",
-                timed_out=True,
+                f"Langfuse at {self.base_url} did not answer in time ({what}){taken}", timed_out=True
             )
         return LangfuseUnavailableError(
             f"Langfuse at {self.base_url} is unreachable ({what}: {type(exc).__name__}: {exc})"
@@ -121,6 +123,14 @@ class LangfuseApi:
 
     def close(self) -> None:
         self._http.close()
+
+
+def _method(exc: Exception) -> str | None:
+    """The HTTP method of the request an httpx error is about (None: not known)."""
+    try:
+        return exc.request.method if isinstance(exc, httpx.RequestError) else None
+    except RuntimeError:  # raised outside a request: httpx has none to give
+        return None
 
 
 def bounded_client(**options: Any) -> httpx.Client:
