@@ -5,11 +5,11 @@ title) and a CI log stays readable. Markup is a separate matter: such text goes 
 through `rich.markup.escape`, never as markup.
 
 So is each character that moves or hides text without being seen (`unhidden`, which the HTML report
-uses too): Unicode's format characters (category Cf: the bidirectional overrides and isolates, U+202A
-to U+202E and U+2066 to U+2069, which make `abc\\u202edcba` show as `abcabcd`; the zero-width space; the
-byte order mark; the tag characters that spell out hidden text), the variation selectors 17 to 256
-(bytes hidden after a visible character), the line and paragraph separators, and
-a lone surrogate (JSON's `"\\ud800"` reads as one; writing it to a terminal or a UTF-8 file fails), each
+and JUnit XML use too): Unicode's format characters (category Cf: the bidirectional overrides and
+isolates, U+202A to U+202E and U+2066 to U+2069, which make `abc\\u202edcba` show as `abcabcd`; the
+zero-width space; the byte order mark; the tag characters that spell out hidden text), the variation
+selectors 17 to 256 (bytes hidden after a visible character), the line and paragraph separators, and a
+lone surrogate (JSON's `"\\ud800"` reads as one; writing it to a terminal or a UTF-8 file fails), each
 written as its escape (`\\u202e`). Kept as written: the zero-width non-joiner and joiner (U+200C,
 U+200D), which only join or part their neighbours (an emoji sequence such as a family, Persian and Indic
 spelling), and every other character: accents, CJK, emoji."""
