@@ -81,7 +81,11 @@ def sync(
                         notice(err, "warning", f"run-level scores not posted: {failed}")
                     connection.scores.ensure_score_configs(builtin_metrics(config).definitions, deadline)
                 except LangfuseUnavailableError as exc:
-                    notice(err, "error", str(exc))
+                    fix = (
+                        "Fix: once Langfuse answers (check LANGFUSE_BASE_URL and the network), run "
+                        "`evaluator sync` again; what was not sent stays in the outbox."
+                    )
+                    notice(err, "error", f"{exc}. {fix}")
         status = store.delivery_status(destination)
         elsewhere = sum(n for where, n in store.waiting_by_destination().items() if where != destination)
         print_delivery(out, status, scores=scores, spans=spans, elsewhere=elsewhere)

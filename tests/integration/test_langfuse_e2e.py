@@ -497,3 +497,17 @@ def test_a_command_langfuse_rate_limits_says_how_long_to_wait(
     assert (
         "Fix: Langfuse is rate-limiting these keys: wait 7 s, as it asks, then run the command again." in text
     )
+
+
+def test_sync_with_langfuse_down_says_how_to_finish_the_job(
+    with_langfuse: Path, langfuse_standin: LangfuseStandIn, cli: Cli, monkeypatch: Any
+) -> None:
+    """`sync` against a Langfuse that is down said only that it is unreachable: no fix."""
+    monkeypatch.setenv("LANGFUSE_TIMEOUT", "2")
+    langfuse_deadlines(with_langfuse, flush=2, delivery=3)
+    langfuse_standin.go_down()
+    cli("run", SUITE, "--tag", "smoke")
+    code, text = cli("sync")
+    assert code == 1, text
+    assert "is unreachable" in text and "Fix: once Langfuse answers" in text, text
+    assert "run `evaluator sync` again; what was not sent stays in the outbox." in text
