@@ -3,11 +3,12 @@ prompt management with the files as the fallback."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
-from evaluator.errors import EvaluatorError, Problem, PromptError, did_you_mean
+from evaluator.errors import EvaluatorError, LangfuseUnavailableError, Problem, PromptError, did_you_mean
 from evaluator.prompts.files import parse_prompt_file
 from evaluator.prompts.model import PRODUCTION_LABEL, Prompt
 
@@ -155,12 +156,26 @@ class ManagedPrompts:
         self._fetch = fetch
         self._on_fallback = on_fallback
         self._on_differs = on_differs
+        # Prompts Langfuse did not answer for (no reply in time, unreachable), with why: the rest of the
+        # run uses their local file at once. Asking again made each scenario's target wait out the
+        # request timeout per prompt, into its own timeout; and the run's scenarios keep one version.
+        self._unanswered: dict[tuple[str, int | None, str | None], LangfuseUnavailableError] = {}
+        self._lock = threading.Lock()
 
     def get(self, name: str, *, version: int | None = None, label: str | None = None) -> Prompt:
         local = self._library.get(name, version=version, label=label)
+        key = (name, version, label)
+        with self._lock:
+            unanswered = self._unanswered.get(key)
+        if unanswered is not None:
+            self._on_fallback(local.ref, unanswered)
+            return local
         try:
             served = self._fetch(local, version, label)
         except EvaluatorError as exc:
+            if isinstance(exc, LangfuseUnavailableError) and exc.status is None:
+                with self._lock:
+                    self._unanswered.setdefault(key, exc)
             self._on_fallback(local.ref, exc)
             return local
         mine = self._library.version(name, served.version)

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from langfuse.model import TemplateParser
 
-from evaluator.errors import PromptError, PromptVariableError
-from evaluator.prompts import BUNDLED_PROMPTS, PromptLibrary
+from evaluator.errors import LangfuseUnavailableError, PromptError, PromptVariableError
+from evaluator.prompts import BUNDLED_PROMPTS, ManagedPrompts, Prompt, PromptLibrary
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -190,3 +190,25 @@ def test_every_judge_prompt_of_the_repository_is_shipped_as_a_file_of_its_own() 
         shipped = BUNDLED_PROMPTS / rel
         assert not shipped.is_symlink() and shipped.is_file(), shipped
         assert shipped.read_bytes() == (ROOT / "prompts" / rel).read_bytes()
+
+
+def test_a_prompt_langfuse_did_not_answer_for_comes_from_its_file_for_the_rest_of_the_run() -> None:
+    """Langfuse's prompt API not answering made every scenario's target wait out the request timeout
+    for each prompt again (into its own timeout): the first such failure now decides for the run. A
+    refusal with a status (429, 5xx) is asked again: it is quick, and may pass."""
+    library = PromptLibrary.of_project(ROOT / "prompts")
+    asked: list[str] = []
+    fallbacks: list[str] = []
+
+    def fetch(local: Prompt, version: int | None, label: str | None) -> Prompt:
+        asked.append(local.name)
+        status = 503 if local.name == "evaluation/correctness" else None
+        raise LangfuseUnavailableError(f"no prompt {local.name}", status=status, timed_out=status is None)
+
+    prompts = ManagedPrompts(library, fetch, lambda ref, exc: fallbacks.append(ref))
+    for _ in range(3):
+        assert prompts.get("evaluation/quality").source == "local"
+        assert prompts.get("evaluation/correctness").source == "local"
+
+    assert asked.count("evaluation/quality") == 1 and asked.count("evaluation/correctness") == 3
+    assert len(fallbacks) == 6  # each use said (the run's callback says each prompt once)
