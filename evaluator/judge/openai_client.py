@@ -16,7 +16,6 @@ import json
 import re
 import ssl
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -24,6 +23,7 @@ import httpx2
 import openai
 from openai import AsyncOpenAI, DefaultHttpxClient, OpenAI
 
+from evaluator._reply_bound import achunks_within, chunks_within, reply_deadline, stamp_start
 from evaluator._secrets import redact
 from evaluator.config import LLMEndpoint, shown_url
 from evaluator.errors import (
@@ -61,7 +61,7 @@ class OpenAIJudgeModel:
                     max_retries=0,
                     http_client=DefaultHttpxClient(
                         verify=_tls_context(),
-                        event_hooks={"request": [_stamp_start], "response": [_bound_whole_reply]},
+                        event_hooks={"request": [stamp_start], "response": [_bound_whole_reply]},
                     ),
                 )
             return self._sync
@@ -404,28 +404,11 @@ def _retry_after(response: Any) -> float | None:
         return None
 
 
-# The request's read timeout bounds its whole reply, not each read: a server that sends a byte now and
-# then (a stalled proxy, keep-alive whitespace) would otherwise hold a judge for ever. Done with the
-# client's event hooks, so the client keeps its own transports (and the environment's proxies).
-_STARTED = "evaluator.started"
-
-
-def _stamp_start(request: httpx2.Request) -> None:
-    request.extensions[_STARTED] = time.monotonic()
-
-
-def _whole_reply_deadline(response: httpx2.Response) -> tuple[float, float] | None:
-    """(when the reply must have ended, the read timeout) of a request stamped by `_stamp_start`."""
-    extensions = response.request.extensions
-    seconds = (extensions.get("timeout") or {}).get("read")
-    started = extensions.get(_STARTED)
-    if isinstance(seconds, int | float) and seconds > 0 and isinstance(started, float):
-        return started + seconds, float(seconds)
-    return None
-
-
+# The request's read timeout bounds its whole reply, not each read (evaluator/_reply_bound.py): a server
+# that sends a byte now and then (a stalled proxy, keep-alive whitespace) would otherwise hold a judge
+# for ever.
 def _bound_whole_reply(response: httpx2.Response) -> None:
-    if (deadline := _whole_reply_deadline(response)) is not None:
+    if (deadline := reply_deadline(response)) is not None:
         response.stream = _Bounded(response.stream, *deadline)
 
 
@@ -434,21 +417,18 @@ class _Bounded(httpx2.SyncByteStream):
         self._stream, self._ends, self._seconds = stream, ends, seconds
 
     def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._stream:
-            if time.monotonic() > self._ends:
-                raise httpx2.ReadTimeout(f"the reply took longer than {self._seconds:g} s in all")
-            yield chunk
+        return chunks_within(self._stream, self._ends, self._seconds, httpx2.ReadTimeout)
 
     def close(self) -> None:
         self._stream.close()
 
 
 async def _astamp_start(request: httpx2.Request) -> None:
-    _stamp_start(request)
+    stamp_start(request)
 
 
 async def _abound_whole_reply(response: httpx2.Response) -> None:
-    if (deadline := _whole_reply_deadline(response)) is not None:
+    if (deadline := reply_deadline(response)) is not None:
         response.stream = _AsyncBounded(response.stream, *deadline)
 
 
@@ -456,11 +436,8 @@ class _AsyncBounded(httpx2.AsyncByteStream):
     def __init__(self, stream: Any, ends: float, seconds: float) -> None:
         self._stream, self._ends, self._seconds = stream, ends, seconds
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._stream:
-            if time.monotonic() > self._ends:
-                raise httpx2.ReadTimeout(f"the reply took longer than {self._seconds:g} s in all")
-            yield chunk
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return achunks_within(self._stream, self._ends, self._seconds, httpx2.ReadTimeout)
 
     async def aclose(self) -> None:
         await self._stream.aclose()

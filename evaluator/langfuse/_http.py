@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import functools
 import ssl
-import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -16,6 +15,7 @@ import httpx
 from langfuse import Langfuse
 from langfuse.api.core.api_error import ApiError
 
+from evaluator._reply_bound import chunks_within, reply_deadline, stamp_start
 from evaluator._secrets import redact
 from evaluator._time import Deadline
 from evaluator.errors import LangfuseAuthError, LangfuseUnavailableError
@@ -138,23 +138,13 @@ def bounded_client(**options: Any) -> httpx.Client:
     each read: httpx's read timeout starts again at every byte, so a Langfuse (or a proxy before it)
     that sends its headers and then a byte now and then would hold a request, and the deadline of
     every step waiting on it, for ever. The reply then fails as a timeout (`httpx.ReadTimeout`)."""
-    hooks: dict[str, list[Callable[..., Any]]] = {"request": [_stamp_start], "response": [_bound_whole_reply]}
+    hooks: dict[str, list[Callable[..., Any]]] = {"request": [stamp_start], "response": [_bound_whole_reply]}
     return httpx.Client(verify=tls_context(), event_hooks=hooks, **options)
 
 
-_STARTED = "evaluator.started"
-
-
-def _stamp_start(request: httpx.Request) -> None:
-    request.extensions[_STARTED] = time.monotonic()
-
-
 def _bound_whole_reply(response: httpx.Response) -> None:
-    extensions = response.request.extensions
-    seconds = (extensions.get("timeout") or {}).get("read")
-    started = extensions.get(_STARTED)
-    if isinstance(seconds, int | float) and seconds > 0 and isinstance(started, float):
-        response.stream = _WholeReplyBound(response.stream, started + seconds, float(seconds))
+    if (deadline := reply_deadline(response)) is not None:
+        response.stream = _WholeReplyBound(response.stream, *deadline)
 
 
 class _WholeReplyBound(httpx.SyncByteStream):
@@ -164,12 +154,7 @@ class _WholeReplyBound(httpx.SyncByteStream):
         self._stream, self._ends, self._seconds = stream, ends, seconds
 
     def __iter__(self) -> Iterator[bytes]:
-        if time.monotonic() > self._ends:  # the headers alone took the time (sent a byte at a time)
-            raise httpx.ReadTimeout(f"the reply took longer than {self._seconds:g} s in all")
-        for chunk in self._stream:
-            if time.monotonic() > self._ends:
-                raise httpx.ReadTimeout(f"the reply took longer than {self._seconds:g} s in all")
-            yield chunk
+        return chunks_within(self._stream, self._ends, self._seconds, httpx.ReadTimeout)
 
     def close(self) -> None:
         self._stream.close()
