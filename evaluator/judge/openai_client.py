@@ -25,6 +25,7 @@ from openai import AsyncOpenAI, DefaultHttpxClient, OpenAI
 
 from evaluator._reply_bound import achunks_within, chunks_within, reply_deadline, stamp_start
 from evaluator._secrets import redact
+from evaluator._tls import shared_context
 from evaluator.config import LLMEndpoint, shown_url
 from evaluator.errors import (
     JudgeUnavailableError,
@@ -241,9 +242,10 @@ class OpenAIJudgeModel:
 
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
-    """The TLS settings httpx makes for each client (the CA bundle, or SSL_CERT_FILE and SSL_CERT_DIR),
-    made once per process: loading the CA bundle costs some 50 ms of CPU and 1 MB per client."""
-    return httpx2.create_ssl_context()
+    """The TLS settings httpx makes for each client (the system's trust store, or SSL_CERT_FILE and
+    SSL_CERT_DIR), made once per process, and shared with Langfuse's clients when the environment names
+    the trust store."""
+    return shared_context(httpx2.create_ssl_context)
 
 
 def _body(

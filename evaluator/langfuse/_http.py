@@ -18,6 +18,7 @@ from langfuse.api.core.api_error import ApiError
 from evaluator._reply_bound import chunks_within, reply_deadline, stamp_start
 from evaluator._secrets import redact
 from evaluator._time import Deadline
+from evaluator._tls import shared_context
 from evaluator.errors import LangfuseAuthError, LangfuseUnavailableError
 from evaluator.langfuse.settings import LangfuseSettings
 
@@ -163,9 +164,9 @@ class _WholeReplyBound(httpx.SyncByteStream):
 @functools.cache
 def tls_context() -> ssl.SSLContext:
     """The TLS settings httpx would make for each client (the CA bundle, or SSL_CERT_FILE and
-    SSL_CERT_DIR), made once per process: loading the CA bundle costs some 50 ms of CPU and 1 MB per
-    client, and a connected run makes two (the API's and the span exporter's: otlp_transport)."""
-    return httpx.create_ssl_context()
+    SSL_CERT_DIR), made once per process for the API's client and the span exporter's
+    (otlp_transport), and shared with the judge's when the environment names the trust store."""
+    return shared_context(httpx.create_ssl_context)
 
 
 def api_failure(

@@ -78,8 +78,10 @@ _FLUSH_AT = "LANGFUSE_FLUSH_AT"  # spans per export batch; the SDK's default is 
 # encoded and compressed at once, and the memory that takes is the process's for good (freed into
 # fragments its later allocations do not fill): at 1,000 scenarios with their judges, 512-span batches
 # (the SDK's default) held some 4 MB more at the peak than 128. Batches of 32 held 2-3 MB less again,
-# but cost about 0.5 ms more CPU per scenario (four times the requests, sent in turn) and a quarter of
-# the spans a second a slow Langfuse takes (benchmarks/bench_judges.py; issue 22's notes).
+# for about 0.1 ms more CPU per scenario, but a slow Langfuse takes a quarter of the spans a second (the
+# exporter sends four times the requests, one at a time): a run against one 200 ms away took 60% longer.
+# Exporting every 50 ms (LANGFUSE_FLUSH_INTERVAL) kept as little waiting, for 0.2-1.5 ms more CPU per
+# scenario (benchmarks/bench_judges.py; issue 22's notes).
 _DEFAULT_FLUSH_AT = 128
 
 

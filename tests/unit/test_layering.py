@@ -11,7 +11,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "evaluator"
 # Bottom to top; a module may import its own layer and the ones before it.
 LAYERS = [
-    {"errors", "config", "_time", "_json", "_reply_bound", "_yaml", "_problems", "_secrets", "_lazy"},
+    {"errors", "config", "_time", "_json", "_reply_bound", "_tls", "_yaml", "_problems", "_secrets", "_lazy"},
     {"scenarios"},
     {"trace"},
     {"metrics"},
