@@ -19,7 +19,9 @@ The names below are imported on first use (evaluator._lazy), so that `evaluator`
 command, which starts by importing it) costs nothing until they are needed: a Ctrl-C while the command
 starts is then caught by the command, not shown as a traceback from the middle of an import. So are
 `evaluator.langfuse`'s and `evaluator.run`'s, and `evaluator.judge.OpenAIJudgeModel`: a command loads the
-Langfuse SDK and `openai` only when it uses them.
+Langfuse SDK and `openai` only when it uses them. And so are the per-agent analysis's and the dialogues'
+names of `evaluator.metrics`, `evaluator.judge` and `evaluator.results`: a run loads that code only when
+a target declares `agent_tools` or `tool_schemas`, or a scenario is a dialogue.
 """
 
 from __future__ import annotations

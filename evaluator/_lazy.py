@@ -2,9 +2,10 @@
 
 A package that lists its names here costs nothing to import until one of them is used, so a command that
 needs neither the Langfuse SDK nor `openai` (`lint`, `report`, `compare`, `--help`) does not load them:
-together they are about a second of start-up and 50 MB. Each such package keeps the same names under
-`if TYPE_CHECKING:` imports, for type checkers and readers; tests/unit/test_lazy.py checks that
-the two lists agree with `__all__`.
+together they are about a second of start-up and 50 MB. A package may list only some of its names, such
+as those of the per-agent analysis and the dialogues (about 1 MB), which a single-turn run without them
+never loads. Each such package keeps the same names under `if TYPE_CHECKING:` imports, for type checkers
+and readers; tests/unit/test_lazy.py checks that the two lists agree with `__all__`.
 """
 
 from __future__ import annotations

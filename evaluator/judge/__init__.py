@@ -3,12 +3,12 @@ what the judges are shown, their reply models with the tolerant reader and one r
 policy and its shared limiter, the verdict cache, `Judges` (the runtime that puts them together), and the
 built-in judge metrics: `QualityJudge`, `CorrectnessJudge` and the per-agent `AgentJudge`.
 
-`OpenAIJudgeModel` is imported on first use (evaluator._lazy): the rest of the package loads no `openai`."""
+`OpenAIJudgeModel` is imported on first use (evaluator._lazy): the rest of the package loads no `openai`.
+So are the per-agent judge's names (`agents`): a run without the per-agent analysis does not load it."""
 
 from typing import TYPE_CHECKING
 
 from evaluator._lazy import lazy_names
-from evaluator.judge.agents import AgentJudge, AgentJudgeVerdict, AgentRating, with_agent_judgement
 from evaluator.judge.cache import CacheKey, MemoryVerdictCache, VerdictCache
 from evaluator.judge.correctness import CorrectnessJudge, crag_metrics
 from evaluator.judge.crag import exact_match, miss_phrase, normalise
@@ -38,6 +38,7 @@ from evaluator.judge.tracing import (
 from evaluator.judge.verdicts import CorrectnessVerdict, Judgement, QualityVerdict
 
 if TYPE_CHECKING:
+    from evaluator.judge.agents import AgentJudge, AgentJudgeVerdict, AgentRating, with_agent_judgement
     from evaluator.judge.openai_client import OpenAIJudgeModel
 
 __all__ = [
@@ -95,4 +96,13 @@ __all__ = [
     "with_agent_judgement",
 ]
 
-__getattr__, __dir__ = lazy_names(__name__, {"OpenAIJudgeModel": "evaluator.judge.openai_client"})
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        **dict.fromkeys(
+            ("AgentJudge", "AgentJudgeVerdict", "AgentRating", "with_agent_judgement"),
+            "evaluator.judge.agents",
+        ),
+        "OpenAIJudgeModel": "evaluator.judge.openai_client",
+    },
+)

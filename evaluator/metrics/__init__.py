@@ -1,14 +1,12 @@
 """The metric shape (`base`: every metric, rule check or judge, declares its key, stage, level, scores and
-figures), the `MetricSet` of a run, and the rule checks: `workflow`, `trajectory`, `answer`."""
+figures), the `MetricSet` of a run, and the rule checks: `workflow`, `trajectory`, `answer`.
 
-from evaluator.metrics.agents import (
-    AgentWeights,
-    OverallWeights,
-    PerAgentMetric,
-    PerAgentVerdict,
-    ScoreWeights,
-    TargetAgents,
-)
+The per-agent analysis's names (`agents`: `PerAgentMetric` and its types) are imported on first use
+(evaluator._lazy): a run whose targets declare no `agent_tools` or `tool_schemas` does not load it."""
+
+from typing import TYPE_CHECKING
+
+from evaluator._lazy import lazy_names
 from evaluator.metrics.answer import (
     AnswerCheck,
     AnswerContainsMetric,
@@ -41,6 +39,16 @@ from evaluator.metrics.base import (
 from evaluator.metrics.metric_set import MetricSet
 from evaluator.metrics.trajectory import TrajectoryMetric, TrajectoryScore, score_paths, score_trajectory
 from evaluator.metrics.workflow import KindVerdict, WorkflowValidator, WorkflowVerdict, validate_kind
+
+if TYPE_CHECKING:
+    from evaluator.metrics.agents import (
+        AgentWeights,
+        OverallWeights,
+        PerAgentMetric,
+        PerAgentVerdict,
+        ScoreWeights,
+        TargetAgents,
+    )
 
 __all__ = [
     "AgentWeights",
@@ -84,3 +92,18 @@ __all__ = [
     "validate_kind",
     "weighted_mean",
 ]
+
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    dict.fromkeys(
+        (
+            "AgentWeights",
+            "OverallWeights",
+            "PerAgentMetric",
+            "PerAgentVerdict",
+            "ScoreWeights",
+            "TargetAgents",
+        ),
+        "evaluator.metrics.agents",
+    ),
+)

@@ -1,7 +1,12 @@
-"""Result values, the JSON contract, the scores a result yields, and the built-in `MetricSet`."""
+"""Result values, the JSON contract, the scores a result yields, and the built-in `MetricSet`.
 
+A dialogue's result (`dialogue`: `DialogueOutcome` and its turns) is imported on first use
+(evaluator._lazy): a run without dialogues does not load it, nor the dialogue metric."""
+
+from typing import TYPE_CHECKING
+
+from evaluator._lazy import lazy_names
 from evaluator.results.builtin import builtin_metrics, default_metrics, with_dialogues, with_dialogues_for
-from evaluator.results.dialogue import DECIDING_KEYS, DialogueOutcome, TurnOutcome, turn_status
 from evaluator.results.evaluate import as_evaluator_error, error_result, evaluate, evaluator_error_result
 from evaluator.results.figures import agent_prompts, judge_prompts, scenario_values, summarize
 from evaluator.results.model import (
@@ -23,6 +28,9 @@ from evaluator.results.model import (
 from evaluator.results.scores import Score, score_id, scores_for
 from evaluator.results.summary import judge_usage, run_summaries, with_turns
 from evaluator.results.tool_schema_files import ToolSchemaFile, check_tool_schemas, tool_schema_problems
+
+if TYPE_CHECKING:
+    from evaluator.results.dialogue import DECIDING_KEYS, DialogueOutcome, TurnOutcome, turn_status
 
 __all__ = [
     "DECIDING_KEYS",
@@ -65,3 +73,10 @@ __all__ = [
     "with_dialogues_for",
     "with_turns",
 ]
+
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    dict.fromkeys(
+        ("DECIDING_KEYS", "DialogueOutcome", "TurnOutcome", "turn_status"), "evaluator.results.dialogue"
+    ),
+)

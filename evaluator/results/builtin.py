@@ -4,7 +4,8 @@ trajectory, answer), the per-agent analysis with each target's declared tools an
 configured prompts, source budget and miss phrases, then the
 project's own (`[metrics] extra`, each `module:attribute`). Commands build it once per run (and
 `report`, `compare` once per command) and pass it on. A run with dialogues (and a report of one) adds
-the dialogue metric (`with_dialogues`).
+the dialogue metric (`with_dialogues`). The per-agent analysis and the dialogue metric are imported
+only when the configuration or the run has them: a single-turn run without them does not load them.
 """
 
 from __future__ import annotations
@@ -14,26 +15,17 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from evaluator._secrets import failure_text
 from evaluator.config import Config, JudgeConfig
 from evaluator.errors import ConfigError
-from evaluator.judge import AgentJudge, CorrectnessJudge, QualityJudge
-from evaluator.metrics import (
-    AgentWeights,
-    AnswerContainsMetric,
-    Metric,
-    MetricSet,
-    OverallWeights,
-    PerAgentMetric,
-    ScoreWeights,
-    TargetAgents,
-    TrajectoryMetric,
-    WorkflowValidator,
-)
-from evaluator.metrics import dialogue as dialogue_metrics
+from evaluator.judge import CorrectnessJudge, QualityJudge
+from evaluator.metrics import AnswerContainsMetric, Metric, MetricSet, TrajectoryMetric, WorkflowValidator
 from evaluator.results.tool_schema_files import ToolSchemaFile
+
+if TYPE_CHECKING:
+    from evaluator.metrics import TargetAgents
 
 __all__ = ["builtin_metrics", "configured_metric", "default_metrics", "with_dialogues", "with_dialogues_for"]
 
@@ -65,6 +57,8 @@ def with_dialogues(metrics: MetricSet) -> MetricSet:
     """`metrics` with the dialogue metric (DESIGN.md, Dialogues) after them, unless it has it already.
     It is added only where dialogues are: a single-turn run's result objects and figures stay as they
     were."""
+    from evaluator.metrics import dialogue as dialogue_metrics  # here: loaded only where dialogues are
+
     if metrics.get(dialogue_metrics.DialogueMetric.key) is not None:
         return metrics
     return MetricSet((*metrics, dialogue_metrics.DialogueMetric()))
@@ -83,6 +77,8 @@ def _agent_judge(targets: Mapping[str, TargetAgents], judge: JudgeConfig) -> lis
     unless `[judge] per_agent = false`."""
     if not targets or not judge.per_agent:
         return []
+    from evaluator.judge import AgentJudge  # here: only with the per-agent analysis (_target_agents)
+
     return [AgentJudge(targets, prompt=judge.agent_prompt, budget_chars=judge.source_budget_chars)]
 
 
@@ -92,6 +88,8 @@ def _per_agent(config: Config | None, targets: Mapping[str, TargetAgents]) -> li
     weights and recommendation threshold."""
     if config is None or not targets:
         return []
+    from evaluator.metrics import AgentWeights, OverallWeights, PerAgentMetric, ScoreWeights  # here: as above
+
     settings = config.settings.per_agent
     weights = ScoreWeights(
         agent=AgentWeights(**settings.agent_weights.model_dump()),
@@ -104,13 +102,17 @@ def _target_agents(config: Config) -> dict[str, TargetAgents]:
     """Each target's per-agent declarations: its `agent_tools`, and its `tool_schemas` file, read when
     a check first needs it (results/tool_schema_files.py: InputError names evaluator.toml, the field
     and the fix)."""
+    declaring = {n: t for n, t in config.settings.targets.items() if t.agent_tools or t.tool_schemas}
+    if not declaring:
+        return {}
+    from evaluator.metrics import TargetAgents  # here: a run without the analysis does not load it
+
     return {
         name: TargetAgents(
             agent_tools=target.agent_tools,
             schemas=ToolSchemaFile(config, name, target.tool_schemas) if target.tool_schemas else {},
         )
-        for name, target in config.settings.targets.items()
-        if target.agent_tools or target.tool_schemas
+        for name, target in declaring.items()
     }
 
 

@@ -19,6 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+# `ScenarioResult.dialogue`'s type, named through its package: results.dialogue is imported on first use
+# (evaluator._lazy), and `typing.get_type_hints(ScenarioResult)` still finds it
+import evaluator
 from evaluator._secrets import redact
 from evaluator.metrics import (
     AnswerCheck,
@@ -32,7 +35,6 @@ from evaluator.metrics import (
     WorkflowVerdict,
 )
 from evaluator.results.builtin import default_metrics
-from evaluator.results.dialogue import DialogueOutcome
 from evaluator.results.figures import agent_prompts
 from evaluator.results.summary import judge_usage, run_summaries
 
@@ -112,7 +114,7 @@ class ScenarioResult:
     handoffs: tuple[Mapping[str, Any], ...] = ()  # agent transitions ({"from", "to", "via"}), call order
     warnings: tuple[str, ...] = ()  # what makes the verdict less certain, and how to fix it
     metrics: MetricSet = field(default_factory=default_metrics, compare=False, repr=False)
-    dialogue: DialogueOutcome | None = None  # a dialogue's turns and figures (results.dialogue)
+    dialogue: evaluator.results.DialogueOutcome | None = None  # a dialogue's turns and figures
 
     @property
     def workflow(self) -> WorkflowVerdict | None:

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluator.metrics import DataType, ScoreValue, session_id
-from evaluator.results.dialogue import turn_scores
 from evaluator.results.model import ScenarioResult
 
 __all__ = ["OBSERVATION_KEY", "Score", "score_id", "scores_for"]
@@ -178,6 +177,8 @@ def _turn_scores(result: ScenarioResult, *, run_id: str, metadata: Mapping[str, 
     dialogue = result.dialogue
     if dialogue is None or result.evaluator_error is not None:
         return []
+    from evaluator.results.dialogue import turn_scores  # here: a run without dialogues does not load them
+
     scores: list[Score] = []
     for turn in dialogue.turns:
         if turn.result is None:

@@ -14,7 +14,6 @@ from evaluator._lazy import lazy_names
 if TYPE_CHECKING:
     from evaluator.config import LLMEndpoint
     from evaluator.run.crag_turns import CragRecord, TurnDecision, TurnScores, load_turn_data, score_turn_data
-    from evaluator.run.dialogue import DialogueSettings
     from evaluator.run.experiment import (
         ExperimentPlan,
         PushReport,
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
         recorded_dialogue,
     )
     from evaluator.run.selection import (
+        DialogueSettings,
         catalogs,
         dialogue_settings,
         entity_problems,
@@ -108,7 +108,6 @@ __getattr__, __dir__ = lazy_names(
             ("CragRecord", "TurnDecision", "TurnScores", "load_turn_data", "score_turn_data"),
             "evaluator.run.crag_turns",
         ),
-        "DialogueSettings": "evaluator.run.dialogue",
         **dict.fromkeys(
             (
                 "ExperimentPlan",
@@ -133,6 +132,7 @@ __getattr__, __dir__ = lazy_names(
         ),
         **dict.fromkeys(
             (
+                "DialogueSettings",
                 "catalogs",
                 "dialogue_settings",
                 "entity_problems",

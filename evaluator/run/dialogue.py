@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any, Literal
 
@@ -50,13 +50,13 @@ from evaluator.results import (
     turn_status,
     with_dialogues,
 )
+from evaluator.run.selection import DialogueSettings
 from evaluator.scenarios import AnswerSpec, DialogueTurn, LoadedScenario, Scenario, TurnExpected
 from evaluator.storage import Finished, KeptTrace
 from evaluator.trace import Trace
 
 __all__ = [
     "STATE_KEYS",
-    "DialogueSettings",
     "JudgeTurn",
     "TurnCall",
     "TurnRan",
@@ -90,16 +90,6 @@ class TurnToJudge:
 
 JudgeTurn = Callable[[TurnToJudge], None]
 """The run's judge stage for dialogue turns: it calls the turn's `verdict` exactly once."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class DialogueSettings:
-    """What a target's configuration says about its dialogues: the policy (a scenario's own replaces
-    it), the metadata names of its state keys (canonical key -> name), its entity catalog's names."""
-
-    policy: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    state_keys: Mapping[str, str] = field(default_factory=dict)
-    entities: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

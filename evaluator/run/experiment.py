@@ -48,7 +48,6 @@ from evaluator.langfuse import (
 from evaluator.metrics import MetricSet
 from evaluator.prompts import Prompt, PromptLibrary
 from evaluator.results import RunInfo, ScenarioResult, run_provenance, run_summaries
-from evaluator.run.dialogue import turn_scenario
 from evaluator.run.suite import ExperimentReport
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Store
@@ -116,7 +115,11 @@ def dataset_item(scenario: LoadedScenario, dataset: str) -> DatasetItem:
 def traced_id(s: Scenario) -> str:
     """The id of the scenario run whose trace joins the experiment: the scenario's own, or for a
     dialogue its first turn's (module docstring), as the dialogue runner names it."""
-    return s.id if not s.turns else turn_scenario(s, 0, s.turns[0]).id
+    if not s.turns:
+        return s.id
+    from evaluator.run.dialogue import turn_scenario  # here: a run without dialogues does not load them
+
+    return turn_scenario(s, 0, s.turns[0]).id
 
 
 def _expected_output(s: Scenario) -> Any:

@@ -29,7 +29,6 @@ from evaluator.judge import (
     JudgeTracer,
     RetryPolicy,
     VerdictCache,
-    with_agent_judgement,
 )
 from evaluator.langfuse import JudgeTracing, LangfuseConnection, Tracing
 from evaluator.metrics import MetricSet
@@ -73,6 +72,7 @@ HOW_TO_ENABLE = (
     "evaluator.toml: [judge] model = ..."
 )
 Notice = Callable[[str, str], None]
+AGENT_JUDGE = "agent_judge"  # judge.AgentJudge.key: its module is imported only for a result it judged
 
 
 def judge_metrics(metrics: MetricSet) -> tuple[JudgeMetric, ...]:
@@ -341,9 +341,14 @@ def partly_judged_result(
 
 def _with_outcome(result: ScenarioResult, outcome: JudgeOutcome) -> ScenarioResult:
     """The result with the judges' verdicts, and the per-agent judge's values in its `per_agent`."""
+    verdicts = result.verdicts
+    if AGENT_JUDGE in outcome.judged:
+        from evaluator.judge import with_agent_judgement  # here: see AGENT_JUDGE
+
+        verdicts = with_agent_judgement(verdicts, outcome.judged)
     return replace(
         result,
-        verdicts=with_agent_judgement(result.verdicts, outcome.judged),
+        verdicts=verdicts,
         judged=outcome.judged,
         judge_detail=outcome.detail,
         judge_status=outcome.status,

@@ -46,7 +46,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, Never, Protocol, cast
+from typing import TYPE_CHECKING, Any, Never, Protocol, cast
 
 from evaluator._secrets import failure_text
 from evaluator._time import utc_now
@@ -73,12 +73,15 @@ from evaluator.results import (
 from evaluator.run._async import EventLoopThread
 from evaluator.run._gc import collector_tuned_for_run
 from evaluator.run._watchdog import Watchdog
-from evaluator.run.dialogue import STATE_KEYS, DialogueSettings, TurnCall, TurnToJudge, run_dialogue
 from evaluator.run.judging import ajudged_result, judged_result, partly_judged_result
 from evaluator.run.target import PromptResolver, Reply, Target, TargetRequest
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Finished, KeptTrace
 from evaluator.trace import DEFAULT_RULES, Trace, TraceDetail, TraceRules
+
+if TYPE_CHECKING:  # run.dialogue is imported by `_dialogue`: a run without dialogues does not load it
+    from evaluator.run.dialogue import TurnCall, TurnToJudge
+    from evaluator.run.selection import DialogueSettings
 
 __all__ = [
     "JUDGE_NOT_AVAILABLE",
@@ -651,6 +654,8 @@ class _Run:
     def _dialogue(self, item: LoadedScenario) -> None:
         """Run a dialogue's turns in this worker, one single-turn attempt each (run.dialogue); its
         result goes to the record stage as one scenario's. Never raises."""
+        from evaluator.run.dialogue import run_dialogue  # here: a run without dialogues does not load it
+
         run_id = self._options.run_id
 
         def attempt_turn(turn_item: LoadedScenario, call: TurnCall) -> None:
@@ -771,6 +776,8 @@ class _Run:
         from its traces: `validate --session-id`)."""
         if attempt.turn is None or not attempt.reply_state:
             return
+        from evaluator.run.dialogue import STATE_KEYS  # a dialogue's turn: run.dialogue is loaded already
+
         settings = self._p._dialogue_settings.get(attempt.item.scenario.target)
         names = settings.state_keys if settings is not None else {}
         state = attempt.reply_state.items()

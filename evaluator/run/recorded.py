@@ -25,7 +25,6 @@ from evaluator.langfuse import LangfuseConnection
 from evaluator.metrics import MetricSet
 from evaluator.results import JudgeStatus, ScenarioResult, evaluate
 from evaluator.run.dialogue import (
-    DialogueSettings,
     TurnRan,
     dialogue_finished,
     exchange,
@@ -34,6 +33,7 @@ from evaluator.run.dialogue import (
     turn_scenario,
 )
 from evaluator.run.judging import NOT_FINISHED, Notice, judged_result, judges_outside_a_run, validate_run_id
+from evaluator.run.selection import DialogueSettings
 from evaluator.scenarios import LoadedScenario, Scenario
 from evaluator.storage import Finished
 from evaluator.trace import DetailSource, Trace

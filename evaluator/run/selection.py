@@ -1,22 +1,20 @@
 """Which scenarios a run runs, and the configuration as the run's parts take it: the prompt pins
 (`--prompt NAME=VERSION`), the scenarios chosen by path, tag and target (files or `Scenario` objects,
 checked alike), what each configured target declares (`catalogs`), how its traces are read
-(`trace_rules`, `rules_for`), its dialogues' settings (`dialogue_settings`) and its callable
-(`load_targets`). Bad input raises an `EvaluatorError`
-before anything runs."""
+(`trace_rules`, `rules_for`), its dialogues' settings (`dialogue_settings`: `DialogueSettings`) and its
+callable (`load_targets`). Bad input raises an `EvaluatorError` before anything runs."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
-from dataclasses import replace
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import get_args
 
 from evaluator.config import CONFIG_FILE, NO_CONFIG_FIX, Config, StateKey, TargetConfig
 from evaluator.errors import ConfigError, Problem, PromptError, ScenarioError, did_you_mean
 from evaluator.prompts import PromptLibrary
-from evaluator.run.dialogue import DialogueSettings
 from evaluator.run.target import Target, load_target
 from evaluator.scenarios import (
     LoadedScenario,
@@ -29,6 +27,7 @@ from evaluator.scenarios import (
 from evaluator.trace import TraceRules
 
 __all__ = [
+    "DialogueSettings",
     "catalogs",
     "entity_problems",
     "judge_prompt_problems",
@@ -213,6 +212,18 @@ def rules_for(target: TargetConfig, convention: str | None = None) -> TraceRules
         handoff_patterns=target.handoff_patterns,
         state_keys=state_keys(target),
     )
+
+
+# Here, not in run.dialogue: every run takes its targets' settings, and one without dialogues does not
+# import that module.
+@dataclass(frozen=True, kw_only=True)
+class DialogueSettings:
+    """What a target's configuration says about its dialogues: the policy (a scenario's own replaces
+    it), the metadata names of its state keys (canonical key -> name), its entity catalog's names."""
+
+    policy: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    state_keys: Mapping[str, str] = field(default_factory=dict)
+    entities: tuple[str, ...] = ()
 
 
 def dialogue_settings(config: Config, names: Collection[str] | None = None) -> dict[str, DialogueSettings]:

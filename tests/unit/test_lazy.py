@@ -31,7 +31,9 @@ def _declared(package: str) -> list[tuple[str, str, str]]:
     return found
 
 
-@pytest.mark.parametrize("package", [*FULLY_LAZY, "evaluator.judge"])
+@pytest.mark.parametrize(
+    "package", [*FULLY_LAZY, "evaluator.judge", "evaluator.metrics", "evaluator.results"]
+)
 def test_each_declared_name_is_its_home_modules_object(package: str) -> None:
     module = importlib.import_module(package)
     declared = _declared(package)
