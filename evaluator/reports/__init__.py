@@ -1,5 +1,10 @@
 """What users read: the console output of a run; history per prompt version, scenario or run; compare
-with its regression verdict; the HTML page; JUnit XML; runs rebuilt from Langfuse scores."""
+with its regression verdict; the HTML page; JUnit XML; runs rebuilt from Langfuse scores.
+
+Every command imports these modules (the command line registers them all at start-up), so none of them
+imports the per-agent analysis or the dialogue code at import: the check of `[compare.thresholds]`, the
+HTML page's dialogues and a dialogue rebuilt from Langfuse's scores import it where they use it, and a
+single-turn `evaluator run` does not load it (tests/integration/test_run_imports.py)."""
 
 from evaluator.reports._printable import printable
 from evaluator.reports.agents import TraceLink, agent_tables, agents_document, trace_links

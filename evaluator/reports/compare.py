@@ -17,6 +17,10 @@ A figure whose value is made of different parts depending on how the run was set
 the per-agent judge's parts in `overall_score`, when that judge ran) is compared only on the scenarios
 where both runs' values were made of the same parts; the others are counted in `not_comparable`, so a
 run whose judge was down is not read as a change in the agents.
+
+The per-agent analysis and the dialogue metric are imported by the check of `[compare.thresholds]`
+(`threshold_problems`) only, which knows their figures: a command that imports this module and checks
+no thresholds (`evaluator run` without `--baseline`) does not load them.
 """
 
 from __future__ import annotations
@@ -28,8 +32,7 @@ from typing import Any, Literal
 
 from evaluator.config import CONFIG_FILE, CompareConfig, Config
 from evaluator.errors import ConfigError, Problem, did_you_mean
-from evaluator.metrics import Breakdown, Figure, Gate, MetricSet, PerAgentMetric, Unit, weighted_mean
-from evaluator.metrics import dialogue as dm
+from evaluator.metrics import Breakdown, Figure, Gate, MetricSet, Unit, weighted_mean
 from evaluator.reports.noise import METHOD, sign_flip_p
 from evaluator.reports.runs import RunRecord
 from evaluator.results import agent_prompts, default_metrics
@@ -81,6 +84,10 @@ def threshold_problems(config: Config, metrics: MetricSet) -> list[Problem]:
     configuration turns on (the per-agent analysis), so a threshold kept for those is no error. Of
     `<breakdown>.<group>`, only the breakdown is checked: the groups (agents) come from the runs'
     results, which may hold agents no target declares."""
+    # here: only this check reads these metrics' figures; a run without --baseline does not load them
+    from evaluator.metrics import PerAgentMetric
+    from evaluator.metrics import dialogue as dm
+
     figures = (*metrics.figures, *PerAgentMetric.figures, *dm.DialogueMetric.figures)
     gated = {f.name for f in figures if f.gate is not None}
     breakdowns = {b.name: b.group_kind for b in (*metrics.breakdowns, *PerAgentMetric.breakdowns)}

@@ -10,7 +10,8 @@ from the network) that someone who never used a terminal can read and pass on:
 4. the latest run against the one before it (reports/compare.py), flips first, its numbers written as
    the terminal writes them (reports/compare_text.py);
 5. a table per scenario: its status in each run;
-6. the dialogues of the latest run with dialogues, turn by turn (reports/dialogues.py).
+6. the dialogues of the latest run with dialogues, turn by turn (reports/dialogues.py, imported with the
+   dialogue metric's code only for a page with dialogues).
 
 The page fits a phone: charts scale with the page (an SVG viewBox), and a table wider than the screen
 scrolls sideways in a box of its own, never the page.
@@ -37,7 +38,6 @@ from evaluator.reports._printable import unhidden
 from evaluator.reports.agents import TraceLink, agents_html
 from evaluator.reports.compare import compare_runs
 from evaluator.reports.compare_text import figure_value, headline, p_value_text, signed_change
-from evaluator.reports.dialogues import dialogues_html
 from evaluator.reports.history import history
 from evaluator.reports.runs import RunRecord
 from evaluator.results import agent_prompts, default_metrics
@@ -131,7 +131,7 @@ def html_report(
         _trends_section(runs, metrics),
         _comparison_section(runs, config, metrics),
         _scenarios_section(runs),
-        dialogues_html(runs, link),
+        _dialogues_section(runs, link),
     ]
     return unhidden(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -139,6 +139,16 @@ def html_report(
         f"<title>Agent evaluation report</title><style>{_CSS}</style></head>"
         f"<body><main>{''.join(body)}</main><script>{_JS}</script></body></html>\n"
     )
+
+
+def _dialogues_section(runs: Sequence[RunRecord], link: TraceLink | None) -> str:
+    """The dialogues' section (reports/dialogues.py), "" when no run has a dialogue, as that section says
+    then: its module, and with it the dialogue metric's code, is imported only for a page with one."""
+    if not any(result.get("kind") == "dialogue" for run in runs for result in run.results):
+        return ""
+    from evaluator.reports.dialogues import dialogues_html  # here: see above
+
+    return dialogues_html(runs, link)
 
 
 def _cell(name: str, value: Any, metrics: MetricSet) -> str:

@@ -27,6 +27,7 @@ Scores carry no messages or states: a rebuilt turn has no `input`, `output`, `st
 the turns that never ran have no scores, so they are absent. A turn's per-agent scores (observations)
 are not rebuilt: a turn's `per_agent` is absent; they go to the dialogue's rows with their turn (in
 `turn`), where its `per_agent` finds the issues of calls no agent made, which no session score carries.
+The dialogue metric's code (its keys) is imported only to rebuild a dialogue's turns.
 """
 
 from __future__ import annotations
@@ -35,9 +36,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evaluator.metrics import Metric, MetricSet, session_id
-from evaluator.metrics import dialogue as dm
 from evaluator.reports.runs import RunRecord
-from evaluator.results import DECIDING_KEYS, default_metrics
+from evaluator.results import default_metrics
 
 __all__ = ["runs_from_scores"]
 
@@ -243,6 +243,9 @@ def _dialogue(
 
 def _turn(index: int, by_name: ByName, metrics: MetricSet) -> dict[str, Any]:
     """One turn of a dialogue from its trace's scores (module docstring)."""
+    from evaluator.metrics import dialogue as dm  # here: runs without dialogues do not load their code
+    from evaluator.results import DECIDING_KEYS
+
     figures = {key: by_name.get(f"{_TURN_SCORE}{key}") for key in dm.TURN_KEYS}
     single = {name: score for name, score in by_name.items() if not name.startswith(_TURN_SCORE)}
     errored = _errored(single, metrics)

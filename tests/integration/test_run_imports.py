@@ -3,7 +3,9 @@ that has no dialogues, loads neither the per-agent code nor the dialogue code (i
 its memory). Each run is `run_suite` with its judges asking the judge stand-in, as the benchmark runs
 it (benchmarks/bench_judges.py), embedded and connected (the Langfuse stand-in), in a fresh interpreter,
 which then lists what of that code it imported. The controls: a run with a dialogue, and one whose
-target declares its agents' tools, load what they use, with the same measure."""
+target declares its agents' tools, load what they use, with the same measure. The command line's
+`evaluator run` (every command registered, the report modules with them) is measured the same way: its
+`main` in a fresh interpreter, on scenario files of a temporary project."""
 
 from __future__ import annotations
 
@@ -78,6 +80,42 @@ suite = run_suite(
 results = [r.to_json() for r in suite.results]
 print(json.dumps([{k: r.get(k) for k in ("kind", "status", "judge_status", "per_agent")} for r in results]))
 print(json.dumps(sorted(m for m in json.loads(sys.argv[3]) if m in sys.modules)))
+"""
+
+# The command line in the fresh interpreter: argv[1:] the command; the last line of stderr its exit code
+# and the watched modules loaded (in WATCHED)
+_CLI = """
+import json, os, sys
+from evaluator.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+loaded = sorted(m for m in json.loads(os.environ["WATCHED"]) if m in sys.modules)
+print(json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
+"""
+_TARGETS = """
+def sync(request):
+    return "DIN-SQL reaches 85.3% on Spider."
+
+async def async_(request):
+    return "DIN-SQL reaches 85.3% on Spider."
+"""
+_SCENARIO = """
+id: s-{target}
+target: {target}
+input: Who leads?
+expected:
+  answer: {{criteria: Names DIN-SQL., ground_truth: DIN-SQL}}
+"""
+_DIALOGUE = """
+id: d
+target: sync
+turns:
+  - user: Who leads?
+  - user: By how much?
 """
 
 
@@ -164,3 +202,68 @@ def test_the_judge_stage_knows_the_per_agent_judges_key() -> None:
     """Without its verdict (under this key) no result's `per_agent` takes the judge's values, so the
     judge stage does not import the per-agent judge to find that out."""
     assert AgentJudge.key == AGENT_JUDGE
+
+
+def _cli_run(
+    tmp_path: Path, judge: JudgeStandIn, *, dialogue: bool
+) -> tuple[list[dict[str, object]], list[str]]:
+    """`evaluator run` of the project's scenarios (the two single-turn ones, and a dialogue if asked),
+    judged by the judge stand-in: the results' id, kind, status and judge status (from its --output),
+    and the watched modules loaded."""
+    (tmp_path / "evaluator.toml").write_text(CONFIG.format(prompts=ROOT / "prompts"))
+    (tmp_path / "x.py").write_text(_TARGETS)
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    for target in ("sync", "async"):
+        (scenarios / f"s-{target}.yaml").write_text(_SCENARIO.format(target=target))
+    if dialogue:
+        (scenarios / "d.yaml").write_text(_DIALOGUE)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("LANGFUSE_", "OPENAI_", "EVALUATOR_"))},
+        "EVALUATOR_JUDGE_BASE_URL": judge.base_url,
+        "EVALUATOR_JUDGE_API_KEY": "not-needed",
+        "PYTHONPATH": str(ROOT),
+        "WATCHED": json.dumps(PER_AGENT + DIALOGUE),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _CLI, "run", "scenarios", "--output", "results.json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    *_, last = done.stderr.strip().splitlines()
+    found = json.loads(last)
+    assert found["code"] in (0, 1), done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    results = json.loads((tmp_path / "results.json").read_text())["results"]
+    fields = ("scenario_id", "kind", "status", "judge_status")
+    return [{k: r.get(k) for k in fields} for r in results], found["loaded"]
+
+
+def test_the_command_lines_single_turn_run_loads_neither_the_per_agent_nor_the_dialogue_code(
+    tmp_path: Path, judge: JudgeStandIn
+) -> None:
+    """The report modules every command imports (compare's thresholds, the HTML page's dialogues, the
+    runs rebuilt from Langfuse's scores) import that code only where they use it."""
+    results, loaded = _cli_run(tmp_path, judge, dialogue=False)
+    assert sorted((r["scenario_id"], r["status"]) for r in results) == [
+        ("s-async", "passed"),
+        ("s-sync", "passed"),
+    ]
+    assert [r["judge_status"] for r in results] == [{"status": "scored", "reason": ""}] * 2  # judged indeed
+    assert loaded == []
+
+
+def test_the_command_lines_run_of_a_dialogue_loads_the_dialogue_code(
+    tmp_path: Path, judge: JudgeStandIn
+) -> None:
+    results, loaded = _cli_run(tmp_path, judge, dialogue=True)
+    assert sorted((r["scenario_id"], r["kind"]) for r in results) == [
+        ("d", "dialogue"),
+        ("s-async", None),
+        ("s-sync", None),
+    ]
+    assert loaded == sorted(DIALOGUE)
