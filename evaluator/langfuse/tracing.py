@@ -74,15 +74,16 @@ _EMBEDDED_SECRET_KEY = "sk-lf-evaluator-embedded"  # noqa: S105 - a placeholder,
 _METADATA_VALUE_LIMIT = 200
 _MEDIA_UPLOAD = "LANGFUSE_MEDIA_UPLOAD_ENABLED"  # langfuse._client.environment_variables
 _FLUSH_AT = "LANGFUSE_FLUSH_AT"  # spans per export batch; the SDK's default is 512
-# Connected runs export in batches of 128 spans (unless LANGFUSE_FLUSH_AT says otherwise): each batch is
-# encoded and compressed at once, and the memory that takes is the process's for good (freed into
-# fragments its later allocations do not fill): at 1,000 scenarios with their judges, 512-span batches
-# (the SDK's default) held some 4 MB more at the peak than 128. Batches of 32 held 2-3 MB less again,
-# for about 0.1 ms more CPU per scenario, but a slow Langfuse takes a quarter of the spans a second (the
-# exporter sends four times the requests, one at a time): a run against one 200 ms away took 60% longer.
-# Exporting every 50 ms (LANGFUSE_FLUSH_INTERVAL) kept as little waiting, for 0.2-1.5 ms more CPU per
-# scenario (benchmarks/bench_judges.py; issue 22's notes).
-_DEFAULT_FLUSH_AT = 128
+# Connected runs export in batches of 64 spans (unless LANGFUSE_FLUSH_AT says otherwise): spans waiting
+# for a batch are memory the process keeps for good (freed into fragments its later allocations do not
+# fill). At 1,000 scenarios with their judges, the SDK's 512-span batches held some 4 MB more at the peak
+# than 128, and 128 about 1.5 MB more than 64 (100.0 against 98.6 MB: issue 22's bound is 100), for no
+# CPU measurable. The exporter sends one batch at a time, so smaller batches cut the spans a second a
+# Langfuse far away takes: against one 200 ms away, 500 scenarios took 6.1 s at 64, 5.4 s at 128 and
+# 10.3 s at 32 (README: LANGFUSE_FLUSH_AT=128 for such a Langfuse). Exporting every 50 ms
+# (LANGFUSE_FLUSH_INTERVAL) kept as little waiting, for 0.2-1.5 ms more CPU per scenario
+# (benchmarks/bench_judges.py; issue 22's notes).
+_DEFAULT_FLUSH_AT = 64
 
 
 @dataclass(frozen=True)

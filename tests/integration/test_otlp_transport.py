@@ -41,6 +41,17 @@ def test_connected_spans_go_in_batches_of_128(langfuse_standin: LangfuseStandIn)
     assert len(posts) >= 2 and all(p.status == 200 for p in posts)  # the SDK's 512 would make one
 
 
+def test_connected_spans_go_in_batches_of_64(langfuse_standin: LangfuseStandIn) -> None:
+    tracing = Tracing.connected(_settings(langfuse_standin))
+    try:
+        _send_spans(tracing, 200)
+    finally:
+        tracing.shutdown(5)
+    posts = langfuse_standin.requests_to(OTEL_PATH, "POST")
+    assert len(langfuse_standin.spans) == 200
+    assert len(posts) >= 4 and all(p.status == 200 for p in posts)  # 128-span batches would make two
+
+
 def test_langfuse_flush_at_still_sets_the_batch(
     langfuse_standin: LangfuseStandIn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
