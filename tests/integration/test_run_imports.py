@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -119,6 +119,32 @@ turns:
 """
 
 
+def _python(
+    tmp_path: Path, judge: JudgeStandIn, args: Sequence[str], env: Mapping[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """`python -c *args` in a fresh interpreter in `tmp_path`: none of the caller's Langfuse, OpenAI or
+    evaluator settings, the judge stand-in as the judge's endpoint, and `env` on top."""
+    return subprocess.run(
+        [sys.executable, "-c", *args],
+        cwd=tmp_path,
+        env={
+            **{
+                k: v
+                for k, v in os.environ.items()
+                if not k.startswith(("LANGFUSE_", "OPENAI_", "EVALUATOR_"))
+            },
+            "EVALUATOR_JUDGE_BASE_URL": judge.base_url,
+            "EVALUATOR_JUDGE_API_KEY": "not-needed",
+            "PYTHONPATH": str(ROOT),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
 @pytest.fixture(scope="module")
 def judge() -> Iterator[JudgeStandIn]:
     with JudgeStandIn() as standin:
@@ -133,29 +159,8 @@ def _run(
     if case == "per_agent":
         config = config.replace('entry = "x:sync"\n', 'entry = "x:sync"\n' + PER_AGENT_CONFIG)
     (tmp_path / "evaluator.toml").write_text(config)
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("LANGFUSE_", "OPENAI_", "EVALUATOR_"))},
-        **(langfuse or {}),
-        "EVALUATOR_JUDGE_BASE_URL": judge.base_url,
-        "EVALUATOR_JUDGE_API_KEY": "not-needed",
-        "PYTHONPATH": str(ROOT),
-    }
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            _RUN,
-            case,
-            str(tmp_path / "evaluator.toml"),
-            json.dumps(PER_AGENT + DIALOGUE),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    watched = json.dumps(PER_AGENT + DIALOGUE)
+    done = _python(tmp_path, judge, [_RUN, case, str(tmp_path / "evaluator.toml"), watched], langfuse or {})
     assert done.returncode == 0, done.stderr
     *_, results, loaded = done.stdout.strip().splitlines()
     return json.loads(results), json.loads(loaded)
@@ -218,22 +223,8 @@ def _cli_run(
         (scenarios / f"s-{target}.yaml").write_text(_SCENARIO.format(target=target))
     if dialogue:
         (scenarios / "d.yaml").write_text(_DIALOGUE)
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("LANGFUSE_", "OPENAI_", "EVALUATOR_"))},
-        "EVALUATOR_JUDGE_BASE_URL": judge.base_url,
-        "EVALUATOR_JUDGE_API_KEY": "not-needed",
-        "PYTHONPATH": str(ROOT),
-        "WATCHED": json.dumps(PER_AGENT + DIALOGUE),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", _CLI, "run", "scenarios", "--output", "results.json"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    watched = {"WATCHED": json.dumps(PER_AGENT + DIALOGUE)}
+    done = _python(tmp_path, judge, [_CLI, "run", "scenarios", "--output", "results.json"], watched)
     *_, last = done.stderr.strip().splitlines()
     found = json.loads(last)
     assert found["code"] in (0, 1), done.stdout + done.stderr
